@@ -1,0 +1,5 @@
+import sys
+
+from ctxviewer.cli import main
+
+sys.exit(main())

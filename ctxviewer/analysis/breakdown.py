@@ -1,0 +1,270 @@
+"""The ``/context`` breakdown of one request (spec section 3).
+
+Categories, in order, sum to the context window: system prompt, built-in
+tools, MCP tools, skills, memory files, messages, free space, autocompact
+buffer (plus ``unrecorded_overhead`` for transcripts, whose system prompt and
+tools were never written down).
+
+Mode A (no API usage): estimated overhead only, no total, no Messages row.
+Mode B (API usage known): total = API prompt size; overhead categories are
+scaled by ``min(1, total / raw_overhead)``; Messages = ``max(0, total -
+scaled_overhead)`` and so absorbs the estimation error, which is reported.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.ingest.classify import skills_in
+from ctxviewer.model import MCP, MEMORY, SKILL, SKILL_LISTING, Block, Message, Request
+
+LABELS = {
+    "system_prompt": "System prompt",
+    "unrecorded_overhead": "System prompt + tools (not recorded)",
+    "builtin_tools": "Built-in tools",
+    "mcp_tools": "MCP tools",
+    "skills": "Skills",
+    "memory_files": "Memory files",
+    "messages": "Messages",
+    "free_space": "Free space",
+    "autocompact_buffer": "Autocompact buffer",
+}
+ORDER = tuple(LABELS)
+OVERHEAD = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
+            "memory_files")
+SPACE = ("free_space", "autocompact_buffer")
+
+
+@dataclass(frozen=True)
+class Item:
+    """A row under a category: a tool, a server, a memory file, a message, a block."""
+
+    name: str
+    tokens: int
+    kind: str  # tool | server | memory | skill | system | message | block | note
+    items: tuple[Item, ...] = ()
+    ref: object = None  # the model object (Block, ToolDef, Message) or text it stands for
+    index: int | None = None  # position in the request (messages, blocks)
+
+
+@dataclass(frozen=True)
+class Category:
+    name: str
+    tokens: int
+    items: tuple[Item, ...] = ()
+    estimated: int = 0  # the local estimate before scaling / subtraction
+    note: str = ""
+
+    @property
+    def label(self) -> str:
+        return LABELS[self.name]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    request: int
+    mode: str  # "A" | "B"
+    estimator: str
+    window: int
+    thresholds: Thresholds
+    total: int | None  # API prompt size (mode B)
+    used: int  # total (B) or estimated overhead (A)
+    categories: tuple[Category, ...]
+    overhead_scale: float = 1.0
+    raw_overhead: int = 0
+    messages_estimate: int = 0  # local estimate of the messages, whatever the mode
+    complete: bool = True
+    notes: tuple[str, ...] = field(default=())
+
+    def category(self, name: str) -> Category | None:
+        return next((c for c in self.categories if c.name == name), None)
+
+    def percent(self, tokens: int) -> float:
+        return round(100.0 * tokens / self.window, 2) if self.window else 0.0
+
+    @property
+    def messages_error(self) -> int | None:
+        """Messages row minus its local estimate: the estimation error it absorbs (mode B)."""
+        cat = self.category("messages")
+        return None if cat is None else cat.tokens - self.messages_estimate
+
+
+def _short(text: str, n: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _block_label(b: Block) -> str:
+    if b.kind == "tool_use":
+        return f"tool call {b.name}"
+    if b.kind == "tool_result":
+        return f"tool result{' (error)' if b.is_error else ''}: {_short(b.text, 40)}"
+    if b.kind in ("image", "document"):
+        return b.kind
+    tag = f"[{b.tag}] " if b.tag else ""
+    return f"{b.kind}: {tag}{_short(b.text, 48)}"
+
+
+def _message_label(i: int, m: Message) -> str:
+    first = next((b for b in m.blocks if b.text or b.kind != "text"), None)
+    what = _block_label(first) if first else "(empty)"
+    return f"#{i} {m.role}: {what}"
+
+
+def _counted(b: Block) -> bool:
+    """Blocks of a message that count under Messages (not memory / skill listing)."""
+    return b.tag not in (MEMORY, SKILL_LISTING)
+
+
+def message_items(messages: Iterable[Message], est: Estimator) -> tuple[list[Item], int]:
+    items: list[Item] = []
+    total = 0
+    for i, m in enumerate(messages):
+        blocks = [Item(_block_label(b), est.block(b), "block", ref=b, index=j)
+                  for j, b in enumerate(m.blocks) if _counted(b)]
+        if not blocks and any(not _counted(b) for b in m.blocks):
+            continue
+        tokens = sum(x.tokens for x in blocks) + est.message_overhead
+        total += tokens
+        items.append(Item(_message_label(i, m), tokens, "message", tuple(blocks), ref=m, index=i))
+    return items, total
+
+
+def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
+    parts: dict[str, tuple[int, list[Item]]] = {}
+    sys_items = [Item(f"block {i + 1}: {_short(b.text)}", est.block(b), "system", ref=b, index=i)
+                 for i, b in enumerate(req.system) if b.tag != MEMORY]
+    parts["system_prompt"] = (sum(x.tokens for x in sys_items), sys_items)
+    builtin = [Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools
+               if t.kind not in (MCP, SKILL)]
+    parts["builtin_tools"] = (sum(x.tokens for x in builtin), builtin)
+    servers: dict[str, list[Item]] = defaultdict(list)
+    for t in req.tools:
+        if t.kind == MCP:
+            servers[t.server or "mcp"].append(Item(t.name, est.tool(t), "tool", ref=t))
+    mcp = [Item(s, sum(x.tokens for x in tools), "server", tuple(_desc(tools)))
+           for s, tools in servers.items()]
+    parts["mcp_tools"] = (sum(x.tokens for x in mcp), mcp)
+    parts["skills"] = _skills(req, est)
+    parts["memory_files"] = _memory(req, est)
+    return parts
+
+
+def _skills(req: Request, est: Estimator) -> tuple[int, list[Item]]:
+    sources: list[tuple[str, str]] = []  # (text the skills are listed in, its kind)
+    total = 0
+    for t in req.tools:
+        if t.kind == SKILL:
+            total += est.tool(t)
+            sources.append((t.description, "tool"))
+    for m in req.messages:
+        for b in m.blocks:
+            if b.tag == SKILL_LISTING:
+                total += est.block(b)
+                sources.append((b.text, "listing"))
+    items: dict[str, Item] = {}
+    for text, _ in sources:
+        for name, desc in skills_in(text):
+            items.setdefault(name, Item(name, est.count(f"{name}: {desc}"), "skill",
+                                        ref=f"{name}: {desc}"))
+    return total, list(items.values())
+
+
+def _memory(req: Request, est: Estimator) -> tuple[int, list[Item]]:
+    files: dict[str, list[Block]] = defaultdict(list)
+    for b in req.system:
+        if b.tag == MEMORY:
+            files[b.name or "memory"].append(b)
+    for m in req.messages:
+        for b in m.blocks:
+            if b.tag == MEMORY:
+                files[b.name or "memory"].append(b)
+    items = [Item(path, sum(est.block(b) for b in blocks), "memory",
+                  ref=blocks[0] if len(blocks) == 1 else "\n".join(b.text for b in blocks))
+             for path, blocks in files.items()]
+    return sum(x.tokens for x in items), items
+
+
+def _desc(items: Iterable[Item]) -> list[Item]:
+    return sorted(items, key=lambda x: (-x.tokens, x.name))
+
+
+def _scaled(items: Iterable[Item], scale: float) -> tuple[Item, ...]:
+    if scale >= 1.0:
+        return tuple(_desc(items))
+    out = [Item(x.name, round(x.tokens * scale), x.kind, _scaled(x.items, scale), x.ref, x.index)
+           for x in items]
+    return tuple(_desc(out))
+
+
+def breakdown(
+    req: Request,
+    est: Estimator,
+    window: int,
+    thresholds: Thresholds,
+    inferred_overhead: int | None = None,
+) -> Breakdown:
+    """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see ``infer_overhead``)."""
+    parts = _overhead_parts(req, est)
+    notes: list[str] = []
+    if not req.complete:
+        unrec = inferred_overhead or 0
+        parts = {"unrecorded_overhead": (unrec, []), "memory_files": parts["memory_files"],
+                 "skills": parts["skills"]}
+        notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
+                     "tokens from the first API usage")
+    msg_items, msg_est = message_items(req.messages, est)
+    raw_overhead = sum(tokens for tokens, _ in parts.values())
+    total = req.api_prompt_tokens
+    mode = "B" if total is not None else "A"
+    scale = 1.0
+    if mode == "B" and raw_overhead > total:
+        scale = total / raw_overhead if raw_overhead else 1.0
+        notes.append(f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
+                     f"overhead scaled by {scale:.3f}")
+    cats: list[Category] = []
+    for name in OVERHEAD:
+        if name not in parts:
+            continue
+        tokens, items = parts[name]
+        note = notes[0] if name == "unrecorded_overhead" else ""
+        cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note))
+    scaled_overhead = sum(c.tokens for c in cats)
+    if mode == "B":
+        assert total is not None
+        messages = max(0, total - scaled_overhead)
+        diff = messages - msg_est
+        cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
+                             f"API total minus overhead; local estimate {msg_est:,} "
+                             f"({diff:+,} absorbed estimation error)"))
+        used = total
+    else:
+        used = scaled_overhead
+    buffer = min(thresholds.buffer, max(0, window - used))
+    free = max(0, window - used - buffer)
+    cats.append(Category("free_space", free))
+    cats.append(Category("autocompact_buffer", buffer,
+                         note=f"space above the auto-compaction threshold ({thresholds.auto:,})"))
+    return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
+                     scale, raw_overhead, msg_est, req.complete, tuple(notes))
+
+
+def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:
+    """System prompt + tools of a transcript, inferred from the first API usage.
+
+    The first request with usage in the same conversation (same role and
+    agent) as ``target``: its API prompt size minus the local estimate of its
+    messages. None for complete requests.
+    """
+    if target.complete:
+        return None
+    for r in requests:
+        if r.role == target.role and r.agent == target.agent and r.usage is not None:
+            _, msg_est = message_items(r.messages, est)
+            memory, _ = _memory(r, est)
+            return max(0, r.usage.prompt_tokens - msg_est - memory)
+    return None

@@ -1,0 +1,142 @@
+"""Local token estimators, in a registry (spec section 5).
+
+Each estimator counts one text. Counts are cached per estimator by content:
+real traces repeat the whole history in every request, so each distinct text
+is counted once. ``message_overhead`` is added once per message by the
+callers that count messages (only ``shannon`` has one).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ctxviewer.model import Block, Message, ToolDef
+
+_CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]")
+_CODE = re.compile(r"^```|function |class |const ")
+_SPECIAL = re.compile(r"[{}\[\]().,;:!?<>]")
+
+
+def _non_ascii(text: str) -> int:
+    return 0 if text.isascii() else len(text) - len(text.encode("ascii", "ignore"))
+
+
+def _utf16_len(text: str) -> int:
+    """JavaScript's ``string.length``."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def qwen(text: str) -> int:
+    """qwen-code: ceil(ascii/4 + non_ascii*1.5), over code points (seed 000)."""
+    non_ascii = _non_ascii(text)
+    return math.ceil((len(text) - non_ascii) / 4 + non_ascii * 1.5)
+
+
+def chars4(text: str) -> int:
+    """ceil(length / 4), length in UTF-16 units like JavaScript (seed 001)."""
+    return math.ceil(_utf16_len(text) / 4)
+
+
+def shannon(text: str) -> int:
+    """Shannon: (runes // 4) * 1.1, plus 5 per message (seed 004, Go integer math)."""
+    return int((len(text) // 4) * 1.1)
+
+
+def heuristic(text: str) -> int:
+    """3.5 chars/token; 2.0 with CJK; 3.0 for code; + 0.1/punct + 0.5/newline (seed 003)."""
+    if _CJK.search(text):
+        per = 2.0
+    elif _CODE.search(text):
+        per = 3.0
+    else:
+        per = 3.5
+    tokens = _utf16_len(text) / per
+    tokens += len(_SPECIAL.findall(text)) * 0.1
+    tokens += text.count("\n") * 0.5
+    return math.ceil(tokens)
+
+
+def _bpe(name: str) -> Callable[[str], int]:
+    def count(text: str) -> int:
+        from ctxviewer.analysis.bpe import encoding  # loaded on first use (~0.3 s)
+
+        return len(encoding(name).encode_ordinary(text))
+
+    return count
+
+
+@dataclass
+class Estimator:
+    """A named counting rule with a per-content cache."""
+
+    name: str
+    label: str
+    rule: Callable[[str], int]
+    message_overhead: int = 0
+    description: str = ""
+    _cache: dict[str, int] = field(default_factory=dict, repr=False)
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        cached = self._cache.get(text)
+        if cached is None:
+            cached = self._cache[text] = self.rule(text)
+        return cached
+
+    def block(self, block: Block) -> int:
+        if block.fixed_tokens is not None:
+            return block.fixed_tokens
+        return self.count(block.text)
+
+    def message(self, message: Message) -> int:
+        return sum(self.block(b) for b in message.blocks) + self.message_overhead
+
+    def messages(self, messages: Iterable[Message]) -> int:
+        return sum(self.message(m) for m in messages)
+
+    def tool(self, tool: ToolDef) -> int:
+        return self.count(tool.text)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+
+_REGISTRY: dict[str, Estimator] = {}
+
+
+def register(estimator: Estimator) -> Estimator:
+    _REGISTRY[estimator.name] = estimator
+    return estimator
+
+
+register(Estimator("qwen", "qwen-code (ASCII/4 + non-ASCII x1.5)", qwen,
+                   description="qwen-code's estimateTokens (seed 000)"))
+register(Estimator("chars4", "chars / 4", chars4, description="ceil(length/4) (seed 001)"))
+register(Estimator("shannon", "Shannon (runes/4 + 5/msg) x1.1", shannon, message_overhead=6,
+                   description="Shannon's estimator (seed 004)"))
+register(Estimator("heuristic", "heuristic (3.5 chars/token, CJK, code)", heuristic,
+                   description="content-aware heuristic (seed 003)"))
+register(Estimator("cl100k", "tiktoken cl100k_base", _bpe("cl100k_base"),
+                   description="GPT-4 BPE, offline"))
+register(Estimator("o200k", "tiktoken o200k_base", _bpe("o200k_base"),
+                   description="GPT-4o/GPT-5 BPE, offline"))
+
+DEFAULT = "qwen"
+
+
+def names() -> list[str]:
+    """Names of the registered local estimators."""
+    return list(_REGISTRY)
+
+
+def get_estimator(name: str) -> Estimator:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"unknown estimator {name!r} (known: {', '.join(_REGISTRY)})") from None

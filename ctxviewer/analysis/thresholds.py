@@ -1,0 +1,137 @@
+"""Compaction thresholds, tiers and the pre-send estimate (spec section 4).
+
+Policies:
+
+- ``qwen`` (default): qwen-code's three-tier ladder (seed 001);
+- ``qwen-legacy``: auto-compaction at 70% of the window;
+- ``claude-code``: usable input = window - 50,000 (80% for windows of 50,000
+  or less), auto-compaction there (seed 003);
+- ``shannon``: trigger at 75% of the budget, compress down to 37.5% (seed 004);
+- ``custom``: user-set numbers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PCT = 0.7
+WARN_PCT_OFFSET = 0.1
+SUMMARY_RESERVE = 20_000
+AUTOCOMPACT_BUFFER = 13_000
+WARN_BUFFER = 20_000
+HARD_BUFFER = 3_000
+MAX_CONSECUTIVE_FAILURES = 3
+
+CLAUDE_CODE_RESERVE = 50_000
+SHANNON_TRIGGER = 0.75
+SHANNON_TARGET = 0.375
+
+POLICIES = ("qwen", "qwen-legacy", "claude-code", "shannon", "custom")
+POLICY_LABELS = {
+    "qwen": "qwen-code three-tier",
+    "qwen-legacy": "qwen-code legacy (70%)",
+    "claude-code": "Claude Code (window - 50K)",
+    "shannon": "Shannon (75% / 37.5%)",
+    "custom": "custom",
+}
+TIERS = ("safe", "warn", "auto", "hard")
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    policy: str
+    window: int
+    warn: int
+    auto: int
+    hard: int
+    effective: int
+    target: int | None = None  # where compaction aims to bring the context (shannon)
+
+    @property
+    def buffer(self) -> int:
+        """The autocompact buffer: the space above the auto threshold."""
+        return max(0, self.window - self.auto)
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"warn": self.warn, "auto": self.auto, "hard": self.hard,
+                "effective": self.effective, "target": self.target}
+
+
+def _qwen(window: int) -> Thresholds:
+    effective = window - SUMMARY_RESERVE
+    auto = max(PCT * window, effective - AUTOCOMPACT_BUFFER)
+    warn = max((PCT - WARN_PCT_OFFSET) * window, auto - WARN_BUFFER)
+    hard = max(effective - HARD_BUFFER, auto)
+    return Thresholds("qwen", window, round(warn), round(auto), round(hard), max(0, effective))
+
+
+def _legacy(window: int) -> Thresholds:
+    auto = round(PCT * window)
+    warn = round((PCT - WARN_PCT_OFFSET) * window)
+    return Thresholds("qwen-legacy", window, warn, auto, window, window)
+
+
+def _claude_code(window: int) -> Thresholds:
+    usable = window - CLAUDE_CODE_RESERVE if window > CLAUDE_CODE_RESERVE else int(window * 0.8)
+    warn = max(0, usable - WARN_BUFFER) if window > CLAUDE_CODE_RESERVE else int(usable * 0.8)
+    return Thresholds("claude-code", window, min(warn, usable), usable, usable, usable)
+
+
+def _shannon(window: int) -> Thresholds:
+    auto = round(SHANNON_TRIGGER * window)
+    target = round(SHANNON_TARGET * window)
+    warn = round((SHANNON_TRIGGER - WARN_PCT_OFFSET) * window)
+    return Thresholds("shannon", window, warn, auto, window, window, target)
+
+
+def thresholds(window: int, policy: str = "qwen", custom: dict[str, int] | None = None) -> Thresholds:
+    """The threshold ladder of ``policy`` for a context window of ``window`` tokens."""
+    if window <= 0:
+        raise ValueError("window must be positive")
+    if policy == "qwen":
+        return _qwen(window)
+    if policy == "qwen-legacy":
+        return _legacy(window)
+    if policy == "claude-code":
+        return _claude_code(window)
+    if policy == "shannon":
+        return _shannon(window)
+    if policy == "custom":
+        return _custom(window, custom or {})
+    raise KeyError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
+
+
+def _custom(window: int, values: dict[str, int]) -> Thresholds:
+    base = _qwen(window)
+    auto = int(values.get("auto", base.auto))
+    warn = min(int(values.get("warn", base.warn)), auto)
+    hard = max(int(values.get("hard", max(base.hard, auto))), auto)
+    effective = int(values.get("effective", base.effective))
+    target = values.get("target")
+    return Thresholds("custom", window, warn, auto, hard, effective,
+                      int(target) if target is not None else None)
+
+
+def tier(tokens: int | None, t: Thresholds) -> str:
+    """``safe`` below warn, then ``warn``, ``auto``, ``hard``."""
+    if tokens is None:
+        return "safe"
+    if tokens >= t.hard:
+        return "hard"
+    if tokens >= t.auto:
+        return "auto"
+    if tokens >= t.warn:
+        return "warn"
+    return "safe"
+
+
+def pre_send_estimate(last_api_prompt: int | None, pending_tokens: int, history_tokens: int) -> int:
+    """Tokens the next request will carry, before it is sent (seed 001).
+
+    ``last API prompt size + estimate(pending user message)``, or, with no API
+    count yet, a full estimate of the history plus the pending message. This
+    closes the "lags one turn" and "first turn is 0" gaps.
+    """
+    if last_api_prompt:
+        return last_api_prompt + pending_tokens
+    return history_tokens + pending_tokens

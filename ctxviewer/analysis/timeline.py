@@ -1,0 +1,69 @@
+"""Prompt tokens per request over time: what the timeline plots and the report lists."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ctxviewer.analysis.breakdown import infer_overhead, message_items
+from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.thresholds import Thresholds, tier
+from ctxviewer.model import MEMORY, Request, Session
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    index: int
+    timestamp: str | None
+    model: str | None
+    role: str
+    sidechain: bool
+    api_prompt_tokens: int | None
+    estimated_prompt_tokens: int
+    output_tokens: int | None
+    cache_read: int | None
+    cache_write: int | None
+    uncached: int | None
+    tier: str
+    events: tuple[str, ...]
+
+    @property
+    def prompt_tokens(self) -> int:
+        """API count where known, else the estimate (what the tier is judged on)."""
+        return self.api_prompt_tokens if self.api_prompt_tokens is not None \
+            else self.estimated_prompt_tokens
+
+
+def estimate_request(req: Request, est: Estimator, inferred: int | None = None) -> int:
+    """The estimator's count of the whole prompt of ``req``.
+
+    For transcripts the unrecorded system prompt and tools are taken as
+    ``inferred`` (from the first API usage), since no estimator can see them.
+    """
+    _, messages = message_items(req.messages, est)
+    memory = sum(est.block(b) for m in req.messages for b in m.blocks if b.tag == MEMORY)
+    overhead = sum(est.block(b) for b in req.system) + sum(est.tool(t) for t in req.tools)
+    if not req.complete:
+        overhead = inferred or 0
+    return overhead + messages + memory
+
+
+def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[Point]:
+    points: list[Point] = []
+    inferred: dict[tuple[str, str | None], int | None] = {}
+    for r in session.requests:
+        key = (r.role, r.agent)
+        if not r.complete and key not in inferred:
+            inferred[key] = infer_overhead(session.requests, r, est)
+        estimate = estimate_request(r, est, inferred.get(key))
+        u = r.usage
+        api = u.prompt_tokens if u else None
+        points.append(Point(
+            r.index, r.timestamp, r.model, r.role, r.sidechain, api, estimate,
+            u.output_tokens if u else None,
+            u.cache_read_input_tokens if u else None,
+            u.cache_creation_input_tokens if u else None,
+            u.input_tokens if u else None,
+            tier(api if api is not None else estimate, thresholds),
+            tuple(e.kind for e in r.events),
+        ))
+    return points

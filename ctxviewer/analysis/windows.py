@@ -1,0 +1,69 @@
+"""Context window size of a model.
+
+Order of precedence: a user override, then what the source says the agent
+used (Codex's ``model_context_window``, Claude Code's 1M beta header), then
+the ``[1m]`` suffix rule, then this table, then a default.
+"""
+
+from __future__ import annotations
+
+DEFAULT_WINDOW = 200_000
+
+# (prefix of the lower-cased model name, window). First match wins, so more
+# specific prefixes come first.
+KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("claude-", 200_000),
+    ("gpt-5", 400_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4", 8_192),
+    ("gpt-3.5", 16_385),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4", 200_000),
+    ("codex-", 400_000),
+    ("gemini-", 1_048_576),
+    ("qwen3-coder", 262_144),
+    ("qwen3", 131_072),
+    ("qwen", 131_072),
+    ("deepseek", 128_000),
+    ("glm-", 131_072),
+    ("kimi-k2", 262_144),
+)
+
+
+def _strip_provider(model: str) -> str:
+    """'anthropic/claude-x' or 'openrouter/openai/gpt-4o' -> the last part."""
+    return model.rsplit("/", 1)[-1]
+
+
+def context_window(model: str | None, hint: int | None = None, override: int | None = None) -> int:
+    """The window the agent works with for ``model``."""
+    if override:
+        return int(override)
+    if hint:
+        return int(hint)
+    if not model:
+        return DEFAULT_WINDOW
+    name = _strip_provider(model.strip().lower())
+    if "[1m]" in name:
+        return 1_000_000
+    for prefix, window in KNOWN_WINDOWS:
+        if name.startswith(prefix) or f"-{prefix}" in name:
+            return window
+    return DEFAULT_WINDOW
+
+
+def window_source(model: str | None, hint: int | None = None, override: int | None = None) -> str:
+    """Where ``context_window`` took its number from, for the UI."""
+    if override:
+        return "override"
+    if hint:
+        return "recorded"
+    if model and "[1m]" in model.lower():
+        return "[1m] suffix"
+    name = _strip_provider((model or "").strip().lower())
+    if any(name.startswith(p) for p, _ in KNOWN_WINDOWS):
+        return "model table"
+    return "default"

@@ -1,0 +1,83 @@
+"""Command line: ``ctxviewer [FILE]`` opens the GUI, subcommands print analysis.
+
+Every subcommand exits 0 on success, 2 on bad input (one line on stderr,
+never a traceback) and 1 on an internal error. Each subcommand lives in its
+own module under ``ctxviewer.commands`` and is listed in ``COMMANDS``; the GUI
+is imported only when it is opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from ctxviewer import __version__
+from ctxviewer.commands.common import UsageError
+from ctxviewer.ingest.base import Cancelled, LoadError
+
+# subcommand name -> module under ctxviewer.commands
+COMMANDS: dict[str, str] = {
+    "report": "report",
+    "formats": "formats",
+    "proxy": "proxy",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="ctxviewer",
+        description="Inspect the context window of LLM coding agents.",
+    )
+    parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(f"ctxviewer.commands.{module_name}")
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="ctxviewer", description="Open the ctxviewer window.")
+    parser.add_argument("file", nargs="?", help="session log or API trace (default: demo session)")
+    parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help")):
+            args = build_parser().parse_args(args_list)
+            return int(args._run(args) or 0)
+        gui_args = _gui_parser().parse_args(args_list)
+        from ctxviewer.gui.app import run_app  # lazy: the CLI never needs Qt
+
+        return run_app(gui_args)
+    except (UsageError, LoadError) as e:
+        print(f"ctxviewer: {e}", file=sys.stderr)
+        return 2
+    except Cancelled:
+        print("ctxviewer: cancelled", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except SystemExit as e:  # argparse --help / --version
+        return int(e.code or 0)
+    except Exception as e:  # noqa: BLE001 - the contract is one line, exit 1
+        print(f"ctxviewer: internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+"""CLI subcommands, one module each: ``HELP``, ``add_arguments(parser)``, ``run(args) -> int``.
+
+May import the core (``model``, ``ingest``, ``analysis``, ``proxy``); never Qt.
+"""

@@ -1,0 +1,24 @@
+"""``ctxviewer formats``: the readers ctxviewer has, in detection order."""
+
+from __future__ import annotations
+
+import argparse
+
+from ctxviewer.commands.common import print_json
+from ctxviewer.ingest import READERS
+
+HELP = "list the formats ctxviewer reads (detected by content)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.json:
+        print_json([{"name": r.name, "label": r.label, "description": r.description}
+                    for r in READERS])
+        return 0
+    for r in READERS:
+        print(f"{r.name:<14} {r.label:<28} {r.description}")
+    return 0

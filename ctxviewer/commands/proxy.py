@@ -1,0 +1,146 @@
+"""``ctxviewer proxy``: record an agent's API calls through a local forwarding proxy."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import sys
+from datetime import datetime
+from typing import Any
+from urllib.parse import urlsplit
+
+from ctxviewer.commands.common import UsageError
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.server import (
+    DEFAULT_PORT,
+    DEFAULT_TIMEOUT,
+    ProxyConfig,
+    ProxyServer,
+    is_loopback,
+)
+
+HELP = "record API calls: a local proxy that forwards to the real API and writes JSONL"
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535 (0: any free port), not {value}")
+    return value
+
+
+def _url(text: str) -> str:
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"not an http(s) URL: {text!r}")
+    return text.rstrip("/")
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"timeout must be positive, not {text}")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+                        help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--upstream", type=_url, default=ANTHROPIC_UPSTREAM,
+                        help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})")
+    parser.add_argument("--openai-upstream", type=_url, default=OPENAI_UPSTREAM,
+                        help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})")
+    parser.add_argument("--out", help="recording file, appended to "
+                                      "(default ./ctxviewer-recording-<timestamp>.jsonl)")
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+                        help="seconds of upstream silence before giving up "
+                             f"(default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--quiet", action="store_true", help="no line per exchange")
+
+
+def default_out() -> str:
+    return f"ctxviewer-recording-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
+
+
+def run(args: argparse.Namespace) -> int:
+    out = os.path.abspath(args.out or default_out())
+    if not os.path.isdir(os.path.dirname(out)):
+        raise UsageError(f"no such directory for --out: {os.path.dirname(out)}")
+    config = ProxyConfig(
+        out=out, host=args.host, port=args.port, upstream=args.upstream,
+        openai_upstream=args.openai_upstream, timeout=args.timeout,
+        on_record=None if args.quiet else print_exchange,
+    )
+    server = ProxyServer(config)
+    try:
+        asyncio.run(_serve(server))
+    except KeyboardInterrupt:
+        pass
+    print(f"stopped: {server.recorder.count} exchanges recorded to {out}", flush=True)
+    return 0
+
+
+async def _serve(server: ProxyServer) -> None:
+    """Serve until SIGINT (Ctrl+C) or SIGTERM, then stop cleanly."""
+    try:
+        await server.start()
+    except OSError as e:
+        msg = " ".join(str(e).split())
+        raise UsageError(f"cannot start the proxy: {msg}") from None
+    print_banner(server)
+    stop = asyncio.Event()
+    try:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
+        pass
+    try:
+        await stop.wait()
+    finally:
+        await server.stop()
+
+
+def print_banner(server: ProxyServer) -> None:
+    """Where the proxy listens and records, and the lines to paste into the agent's shell."""
+    host = server.config.host
+    lines = [
+        f"ctxviewer proxy listening on {server.url}",
+        f"recording to {server.recorder.path}",
+        "point your agent at it (paste into its shell):",
+        f"export ANTHROPIC_BASE_URL={server.url}",
+        f"export OPENAI_BASE_URL={server.url}/v1",
+        "Ctrl+C to stop.",
+    ]
+    if not is_loopback(host):
+        lines.insert(1, f"warning: listening on {host}: other machines can use your API keys")
+    print("\n".join(lines), flush=True)
+
+
+def print_exchange(record: dict[str, Any]) -> None:
+    """One line per recorded exchange, for people watching the terminal."""
+    response = record.get("response") or {}
+    usage = record.get("usage") or {}
+    body = (record.get("request") or {}).get("body")
+    model = body.get("model", "") if isinstance(body, dict) else ""
+    total = (record.get("timing") or {}).get("total_ms") or 0
+    parts = [record["id"], f"{record['api']:<22}", str(response.get("status", "---")),
+             f"{total / 1000:6.1f}s", str(model)]
+    if usage:
+        prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
+                                                 "cache_read_input_tokens"))
+        parts.append(f"prompt={prompt} out={usage.get('output_tokens', 0)}")
+    if record.get("error"):
+        parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
+    try:
+        print("  ".join(parts), flush=True)
+    except (BrokenPipeError, OSError):
+        pass

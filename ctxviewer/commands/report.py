@@ -1,0 +1,111 @@
+"""``ctxviewer report``: the /context breakdown and the timeline, as text or JSON."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.estimators import names as estimator_names
+from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
+from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json
+from ctxviewer.ingest import load
+
+HELP = "print the context breakdown of a request and the prompt size of every request"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_file_argument(p)
+    p.add_argument("--request", default="last", help="request index (0-based), negative from "
+                   "the end, or 'last' (the last main request; default)")
+    p.add_argument("--estimator", default="qwen", choices=estimator_names())
+    p.add_argument("--window", type=int, help="override the context window size")
+    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
+    p.add_argument("--all-items", action="store_true", help="text: list every item row")
+
+
+def analysis_from_args(args: argparse.Namespace) -> Analysis:
+    if args.window is not None and args.window <= 0:
+        raise UsageError("--window must be a positive number of tokens")
+    session = load(args.file, format=args.format)
+    return Analysis(session, args.estimator, args.policy, args.window)
+
+
+def run(args: argparse.Namespace) -> int:
+    a = analysis_from_args(args)
+    try:
+        which = a.resolve_index(args.request) if a.session.requests else None
+    except (IndexError, ValueError) as e:
+        raise UsageError(f"--request: {e}") from None
+    if args.json:
+        print_json(report_json(a, which))
+        return 0
+    sys.stdout.write(render_text(a, which, args.all_items))
+    return 0
+
+
+def _bar(b: Breakdown, width: int = 50) -> str:
+    glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
+              "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
+              "free_space": ".", "autocompact_buffer": "~"}
+    out = "".join(glyphs[c.name] * round(width * c.tokens / b.window) for c in b.categories)
+    return (out + "." * width)[:width]
+
+
+def _items(lines: list[str], items: tuple[Item, ...], limit: int | None, depth: int = 1) -> None:
+    shown = items if limit is None else items[:limit]
+    for i, item in enumerate(shown):
+        branch = "└" if i == len(shown) - 1 and len(shown) == len(items) else "├"
+        lines.append(f"{'  ' * depth}{branch} {item.name}: {fmt_tokens(item.tokens)} tokens")
+        if item.kind == "server":
+            _items(lines, item.items, limit, depth + 1)
+    if limit is not None and len(items) > limit:
+        lines.append(f"{'  ' * depth}└ … {len(items) - limit} more")
+
+
+def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
+    s = a.session
+    t = a.thresholds
+    lines = [f"{s.path}  [{s.format}]  {len(s.requests)} requests"
+             + (f", {len(s.skipped)} records skipped" if s.skipped else "")]
+    lines.append(f"model {s.model or '?'}  window {a.window:,} ({a.window_source})  "
+                 f"policy {POLICY_LABELS[a.policy]}  estimator {a.estimator.name}")
+    lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
+                 f"effective {t.effective:,}")
+    if which is None:
+        lines.append("no requests in this session")
+        return "\n".join(lines) + "\n"
+    b = a.breakdown(which)
+    req = s.requests[which]
+    lines += ["", f"Context usage of request {which} ({req.role}, {req.model or '?'}, "
+              f"{req.timestamp or 'no time'})"]
+    if b.mode == "A":
+        lines.append("  No API usage for this request: estimated overhead only.")
+    else:
+        lines.append(f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
+                     f"({b.percent(b.used):.1f}%)")
+    lines.append("")
+    for c in b.categories:
+        lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
+    for note in b.notes:
+        lines.append(f"  note: {note}")
+    msgs = b.category("messages")
+    if msgs is not None:
+        lines.append(f"  note: {msgs.note}")
+    limit = None if all_items else 12
+    for c in b.categories:
+        if c.items and c.name != "messages":
+            lines += ["", f"  {c.label}"]
+            _items(lines, c.items, limit)
+    if msgs is not None and msgs.items:
+        lines += ["", "  Largest messages"]
+        _items(lines, msgs.items, None if all_items else 8)
+    points = a.timeline
+    peak = max((p.prompt_tokens for p in points), default=0)
+    lines += ["", f"Timeline: {len(points)} requests, peak prompt {peak:,} tokens"]
+    for p in points:
+        if p.events:
+            lines.append(f"  request {p.index}: {', '.join(p.events)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,171 @@
+"""Recognise what a piece of prompt content is, from its text alone.
+
+- Tools: ``mcp__server__tool`` (Claude Code) and ``server__tool`` (qwen-code)
+  are MCP tools grouped per server; ``Skill`` / ``skill`` is the skill tool.
+- Memory files: qwen-code wraps them in ``--- Context from: <path> ---`` /
+  ``--- End of Context from: <path> ---`` inside the system prompt; Claude Code
+  puts ``Contents of <path> (...):`` sections in a ``<system-reminder>`` of
+  the first user message.
+- Claude Code sends its skills listing in a message ("The following skills are
+  available for use with the Skill tool:"); qwen-code in the skill tool's
+  description (``<available_skills>``).
+- Compaction summaries and loaded skill bodies are recognised by the text the
+  agents put in front of them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ctxviewer.jsonish import js_dumps
+from ctxviewer.model import (
+    BUILTIN,
+    COMPACTION_SUMMARY,
+    MCP,
+    MEMORY,
+    SKILL,
+    SKILL_BODY,
+    SKILL_LISTING,
+    SYSTEM_REMINDER,
+    TEXT,
+    Block,
+    ToolDef,
+)
+
+SKILL_TOOL_NAMES = frozenset({"Skill", "skill"})
+
+_QWEN_MEMORY = re.compile(
+    r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)--- End of Context from: (?P=path) ---\n?",
+    re.S,
+)
+_CC_MEMORY_HEAD = re.compile(r"^Contents of (?P<path>\S[^\n]*?)(?: \((?P<what>[^()\n]*)\))?:\n",
+                             re.M)
+# A section key of Claude Code's context reminder ("# claudeMd", "# currentDate").
+_CC_SECTION = re.compile(r"^# [a-z][A-Za-z]+$", re.M)
+_SKILLS_LISTING = "The following skills are available for use with the Skill tool:"
+_SKILL_LINE = re.compile(r"^- (?P<name>[^:\n]{1,120}?): (?P<desc>.*)$", re.M)
+_SKILL_XML = re.compile(
+    r"<skill>\s*<name>(?P<name>.*?)</name>\s*<description>(?P<desc>.*?)</description>", re.S
+)
+_SUMMARY_PREFIXES = (
+    "This session is being continued from a previous conversation",
+    "This conversation is being continued from a previous",
+    "Another language model started to solve this problem",  # Codex handoff summary
+    "<state_snapshot>",  # qwen-code / Gemini CLI compression
+)
+_SKILL_BODY_PREFIXES = ("Base directory for this skill:", "Base directory:")
+
+
+def classify_tool(name: str, declaration: object, description: str = "") -> ToolDef:
+    """A ToolDef for a declaration, with its kind and MCP server."""
+    text = js_dumps(declaration)
+    if name in SKILL_TOOL_NAMES:
+        return ToolDef(name, SKILL, text, description=description)
+    if name.startswith("mcp__"):
+        server = name[5:].split("__", 1)[0] or "mcp"
+        return ToolDef(name, MCP, text, server=server, description=description)
+    if "__" in name.strip("_"):
+        server = name.split("__", 1)[0]
+        return ToolDef(name, MCP, text, server=server, description=description)
+    return ToolDef(name, BUILTIN, text, description=description)
+
+
+def split_system_text(text: str) -> list[Block]:
+    """System prompt text -> blocks, with qwen-code memory sections tagged."""
+    blocks: list[Block] = []
+    pos = 0
+    for m in _QWEN_MEMORY.finditer(text):
+        if m.start() > pos:
+            blocks.append(Block(TEXT, text[pos:m.start()]))
+        blocks.append(Block(TEXT, m.group(0), tag=MEMORY, name=m.group("path").strip()))
+        pos = m.end()
+    if pos < len(text) or not blocks:
+        blocks.append(Block(TEXT, text[pos:]))
+    return [b for b in blocks if b.text] or [Block(TEXT, text)]
+
+
+def split_message_text(text: str) -> list[Block]:
+    """A message text -> blocks tagged memory / skill listing / reminder / summary / skill body."""
+    stripped = text.lstrip()
+    if stripped.startswith(_SUMMARY_PREFIXES):
+        return [Block(TEXT, text, tag=COMPACTION_SUMMARY)]
+    if stripped.startswith(_SKILL_BODY_PREFIXES):
+        return [Block(TEXT, text, tag=SKILL_BODY)]
+    if "--- Context from: " in text:
+        parts = split_system_text(text)
+        if any(b.tag == MEMORY for b in parts):
+            return parts
+    blocks: list[Block] = []
+    if "<system-reminder>" in text and "Contents of " in text:
+        blocks = _split_claude_memory(text)
+    if _SKILLS_LISTING in text:
+        blocks = [piece for b in (blocks or [Block(TEXT, text)]) for piece in _split_listing(b)]
+    if not blocks:
+        blocks = [Block(TEXT, text)]
+    if "<system-reminder>" in text:
+        blocks = [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER) for b in blocks]
+    return blocks
+
+
+def _split_claude_memory(text: str) -> list[Block]:
+    heads = list(_CC_MEMORY_HEAD.finditer(text))
+    if not heads:
+        return []
+    blocks: list[Block] = []
+    pos = 0
+    for i, head in enumerate(heads):
+        if head.start() < pos:
+            continue
+        if head.start() > pos:
+            blocks.append(Block(TEXT, text[pos:head.start()]))
+        limit = heads[i + 1].start() if i + 1 < len(heads) else len(text)
+        end = _section_end(text, head.end(), limit)
+        blocks.append(Block(TEXT, text[head.start():head.end()]))  # "Contents of <path>:"
+        body = text[head.end():end]
+        if body.strip():
+            blocks.append(Block(TEXT, body, tag=MEMORY, name=head.group("path")))
+        pos = end
+    if pos < len(text):
+        blocks.append(Block(TEXT, text[pos:]))
+    return blocks
+
+
+def _section_end(text: str, start: int, limit: int) -> int:
+    """End of one memory file's contents: next section key, reminder end or ``limit``."""
+    end = limit
+    sec = _CC_SECTION.search(text, start, limit)
+    if sec:
+        end = sec.start()
+    close = text.find("</system-reminder>", start, end)
+    if close != -1:
+        end = close
+    return end
+
+
+def _split_listing(block: Block) -> list[Block]:
+    at = block.text.find(_SKILLS_LISTING)
+    if block.tag or at == -1:
+        return [block]
+    end = block.text.find("</system-reminder>", at)
+    end = len(block.text) if end == -1 else end
+    out = [Block(TEXT, block.text[:at])] if at else []
+    out.append(Block(TEXT, block.text[at:end], tag=SKILL_LISTING))
+    if end < len(block.text):
+        out.append(Block(TEXT, block.text[end:]))
+    return [b for b in out if b.text]
+
+
+def skills_in(text: str) -> Iterator[tuple[str, str]]:
+    """(name, description) of each skill listed in a listing or a skill tool description."""
+    found = False
+    for m in _SKILL_XML.finditer(text):
+        found = True
+        yield m.group("name").strip(), m.group("desc").strip()
+    if found:
+        return
+    at = text.find(_SKILLS_LISTING)
+    if at == -1:
+        return
+    for m in _SKILL_LINE.finditer(text, at):
+        yield m.group("name").strip(), m.group("desc").strip()

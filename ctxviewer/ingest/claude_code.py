@@ -1,0 +1,166 @@
+"""Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Each line is a record with ``uuid`` and ``parentUuid``; ``user`` and
+``assistant`` records carry an API ``message``. One API call streams into
+several assistant records (one per content block) with the same message id
+and request id: they are one request. The context of a request is the chain
+of messages from its first record's parent back to the root (a compaction
+boundary starts a new root), so rewinds and interleaved sidechains come out
+right. Transcripts never record the system prompt or tool schemas: requests
+are ``complete=False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ctxviewer.ingest.anthropic_body import Interner, content_blocks, usage_from
+from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.model import (
+    COMPACT_BOUNDARY,
+    CONTEXT_OVERFLOW,
+    MAIN,
+    SUBAGENT,
+    Event,
+    Message,
+    Request,
+    Skipped,
+)
+
+# Record types that carry no context; ignored without counting them as skipped.
+_QUIET_TYPES = frozenset({
+    "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
+    "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "attachment",
+})
+_OVERFLOW = ("prompt is too long", "context window", "context_length")
+
+
+class _Node:
+    __slots__ = ("parent", "message", "msg_id")
+
+    def __init__(self, parent: str | None, message: Message | None, msg_id: str | None) -> None:
+        self.parent = parent
+        self.message = message
+        self.msg_id = msg_id
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.seen: set[tuple[str, str]] = set()
+        self.intern = Interner()
+
+    def feed(self, line: int, record: Any) -> Iterator[Item]:
+        if not isinstance(record, dict):
+            yield Skipped(line, "not a JSON object")
+            return
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        parent = record.get("parentUuid")
+        if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
+            yield from self._message(line, record, kind)
+            return
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            meta = record.get("compactMetadata") or {}
+            yield Event(COMPACT_BOUNDARY, record.get("timestamp"),
+                        pre_tokens=as_int(meta.get("preTokens")) or None,
+                        post_tokens=as_int(meta.get("postTokens")) or None,
+                        trigger=meta.get("trigger"), detail=str(record.get("content", "")))
+            parent = None  # the conversation restarts from the summary
+        elif kind not in _QUIET_TYPES and kind != "system":
+            yield Skipped(line, f"unknown record type {kind!r}")
+        if isinstance(uuid, str):
+            self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None, None, None)
+
+    def _message(self, line: int, record: dict[str, Any], kind: str) -> Iterator[Item]:
+        raw = record["message"]
+        uuid = record.get("uuid")
+        parent = record.get("parentUuid")
+        parent = parent if isinstance(parent, str) else None
+        msg_id = raw.get("id") if kind == "assistant" else None
+        blocks = tuple(content_blocks(raw.get("content")))
+        message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
+        if isinstance(uuid, str):
+            self.nodes[uuid] = _Node(parent, message, msg_id)
+        if kind != "assistant":
+            return
+        if record.get("isApiErrorMessage") or raw.get("model") == "<synthetic>":
+            text = message.text.lower()
+            if any(h in text for h in _OVERFLOW):
+                yield Event(CONTEXT_OVERFLOW, record.get("timestamp"), detail=message.text[:300])
+            return
+        usage = usage_from(raw.get("usage"))
+        if usage is None:
+            return
+        key = (msg_id or "", record.get("requestId") or "")
+        first = key not in self.seen
+        self.seen.add(key)
+        sidechain = bool(record.get("isSidechain"))
+        yield Request(
+            index=0,
+            model=raw.get("model"),
+            timestamp=record.get("timestamp"),
+            system=(),
+            tools=(),
+            messages=self._context(parent) if first else (),
+            usage=usage,
+            complete=False,
+            sidechain=sidechain,
+            role=SUBAGENT if sidechain else MAIN,
+            agent=record.get("agentId"),
+            api="anthropic",
+            response=message,
+            message_id=msg_id,
+            request_id=record.get("requestId"),
+            line=line,
+        )
+
+    def _context(self, uuid: str | None) -> tuple[Message, ...]:
+        """Messages from the root to ``uuid``, one per API message."""
+        chain: list[Message] = []
+        last_id: str | None = None
+        guard = 0
+        while uuid is not None and guard < 1_000_000:
+            guard += 1
+            node = self.nodes.get(uuid)
+            if node is None:
+                break
+            msg = node.message
+            if msg is not None:
+                if node.msg_id is not None and node.msg_id == last_id and chain:
+                    later = chain[-1]
+                    chain[-1] = Message(msg.role, msg.blocks + later.blocks, msg.id, msg.timestamp)
+                else:
+                    chain.append(msg)
+                last_id = node.msg_id
+            uuid = node.parent
+        chain.reverse()
+        return tuple(self.intern(m) for m in chain)
+
+    def finish(self) -> Iterator[Item]:
+        return iter(())
+
+
+class ClaudeCodeReader:
+    name = "claude-code"
+    label = "Claude Code transcript"
+    description = "~/.claude/projects/**/*.jsonl session transcripts"
+    document = False
+
+    def sniff(self, head: Head) -> bool:
+        for r in head.records:
+            if "sessionId" in r and r.get("type") in ("user", "assistant", "system", "progress",
+                                                     "file-history-snapshot", "summary"):
+                return True
+            if r.get("type") == "summary" and "leafUuid" in r:
+                return True
+            if r.get("type") == "file-history-snapshot" and "messageId" in r:
+                return True
+        return False
+
+    def parser(self) -> _Parser:
+        return _Parser()
+
+
+READER = ClaudeCodeReader()

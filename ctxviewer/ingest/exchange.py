@@ -1,0 +1,106 @@
+"""One recorded API exchange (request body + response) -> a ``Request``.
+
+Used by the claude-trace reader and the ctxviewer recording reader: both see
+full request bodies, for Anthropic Messages, OpenAI Chat Completions and
+OpenAI Responses alike.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxviewer.ingest.anthropic_body import (
+    Interner,
+    is_anthropic_body,
+    message_from,
+    response_message,
+    system_from,
+    tools_from,
+    usage_from,
+)
+from ctxviewer.ingest.openai_body import (
+    chat_request_parts,
+    chat_response_message,
+    responses_request_parts,
+    usage_from_openai,
+)
+from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request
+
+_OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
+                   "context window", "too many tokens", "input is too long")
+
+
+def api_of(path: str, body: Any) -> str | None:
+    """Which API an exchange speaks, from its URL path and body; None if not a model call."""
+    if "count_tokens" in path:
+        return None
+    if path.endswith("/responses") or (isinstance(body, dict) and "input" in body
+                                        and "messages" not in body):
+        return "openai-responses"
+    if "chat/completions" in path:
+        return "openai-chat"
+    if isinstance(body, dict) and isinstance(body.get("messages"), list):
+        return "anthropic" if ("/messages" in path or is_anthropic_body(body)) else "openai-chat"
+    return None
+
+
+def _window_hint(headers: Any) -> int | None:
+    if isinstance(headers, dict):
+        for k, v in headers.items():
+            if str(k).lower() == "anthropic-beta" and "context-1m" in str(v):
+                return 1_000_000
+    return None
+
+
+def _error_events(status: int | None, body: Any, timestamp: str | None) -> tuple[Event, ...]:
+    if status is None or status < 400:
+        return ()
+    text = str(body)[:500]
+    kind = CONTEXT_OVERFLOW if any(h in text.lower() for h in _OVERFLOW_HINTS) else API_ERROR
+    return (Event(kind, timestamp, detail=f"HTTP {status}: {text}"),)
+
+
+def request_from_exchange(
+    *,
+    body: dict[str, Any],
+    path: str,
+    response: Any,
+    status: int | None,
+    timestamp: str | None,
+    line: int,
+    intern: Interner,
+    headers: Any = None,
+) -> Request | None:
+    """The Request of one exchange, or None when it is not a model call (count_tokens...)."""
+    api = api_of(path, body)
+    if api is None:
+        return None
+    if api == "anthropic":
+        system = system_from(body.get("system"))
+        tools = tools_from(body.get("tools"), intern)
+        messages = tuple(m for m in (message_from(m, intern) for m in body["messages"]) if m)
+        usage = usage_from(response.get("usage")) if isinstance(response, dict) else None
+        reply = response_message(response, intern)
+    else:
+        parts = chat_request_parts if api == "openai-chat" else responses_request_parts
+        system, tools, messages = parts(body, intern)
+        usage = usage_from_openai(response.get("usage")) if isinstance(response, dict) else None
+        reply = chat_response_message(response)
+    msg_id = response.get("id") if isinstance(response, dict) else None
+    return Request(
+        index=0,
+        model=str(body.get("model")) if body.get("model") else None,
+        timestamp=timestamp,
+        system=intern(system),
+        tools=tools,
+        messages=messages,
+        usage=usage,
+        complete=True,
+        api=api,
+        events=_error_events(status, response, timestamp),
+        response=reply,
+        message_id=msg_id if isinstance(msg_id, str) else None,
+        window_hint=_window_hint(headers),
+        status=status,
+        line=line,
+    )

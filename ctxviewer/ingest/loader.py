@@ -1,0 +1,155 @@
+"""Open a file, detect its format, stream its records through a reader."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import orjson
+
+from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader
+from ctxviewer.ingest.builder import SessionBuilder
+from ctxviewer.ingest.registry import READERS, get_reader
+from ctxviewer.model import Session, Skipped
+
+HEAD_BYTES = 256 * 1024
+HEAD_RECORDS = 30
+
+Progress = Callable[[int, int], None]  # (bytes read, total bytes)
+CancelCheck = Callable[[], bool]
+
+
+def read_head(path: str) -> Head:
+    """Read the start of ``path`` for sniffing. Raises ``LoadError`` for unreadable files."""
+    _check_file(path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(HEAD_BYTES)
+            whole = len(data) < HEAD_BYTES
+    except OSError as e:
+        raise LoadError(f"cannot read {path}: {e.strerror or e}") from None
+    if b"\x00" in data[:8192]:
+        raise LoadError(f"{path} is a binary file, not a session log")
+    head = Head(path=path, text=data.decode("utf-8", errors="replace"))
+    stripped = data.lstrip()
+    if stripped[:1] in (b"{", b"[") and whole:
+        try:
+            head.document = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    elif stripped[:1] in (b"{", b"[") and not whole:
+        # A large single JSON document (e.g. a Gemini chat file): parse it when
+        # the first line does not end: JSONL lines are self-contained.
+        first = data.split(b"\n", 1)[0]
+        if not _parses(first):
+            head.document = _parse_document(path)
+    for raw in data.split(b"\n")[:HEAD_RECORDS]:
+        raw = raw.strip()
+        if raw[:1] == b"{":
+            try:
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(value, dict):
+                head.records.append(value)
+    return head
+
+
+def _parses(raw: bytes) -> bool:
+    try:
+        orjson.loads(raw)
+        return True
+    except orjson.JSONDecodeError:
+        return False
+
+
+def _parse_document(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return orjson.loads(f.read())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+
+
+def _check_file(path: str) -> None:
+    if not os.path.exists(path):
+        raise LoadError(f"no such file: {path}")
+    if os.path.isdir(path):
+        raise LoadError(f"{path} is a directory, not a session log")
+    if not os.access(path, os.R_OK):
+        raise LoadError(f"cannot read {path}: permission denied")
+
+
+def detect(head: Head) -> Reader:
+    """The reader whose ``sniff`` accepts ``head``; ``LoadError`` when none does."""
+    if not head.text.strip():
+        raise LoadError(f"{head.path} is empty")
+    for reader in READERS:
+        if reader.sniff(head):
+            return reader
+    raise LoadError(f"{head.path}: unknown format (not a session log or API trace ctxviewer reads)")
+
+
+def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
+    """Yield (line number, raw line without newline, byte offset after it).
+
+    A last line without a newline is yielded too; callers decide whether it is
+    complete.
+    """
+    with open(path, "rb") as f:
+        f.seek(start)
+        offset = start
+        for lineno, raw in enumerate(f, 1):
+            offset += len(raw)
+            yield lineno, raw, offset
+
+
+def load(
+    path: str,
+    *,
+    format: str | None = None,
+    progress: Progress | None = None,
+    cancelled: CancelCheck | None = None,
+) -> Session:
+    """Read a whole file into a ``Session``.
+
+    Raises ``LoadError`` (one-line message) for files that are not session
+    logs, ``Cancelled`` when ``cancelled()`` turns true.
+    """
+    head = read_head(path)
+    reader = get_reader(format) if format else detect(head)
+    total = os.path.getsize(path)
+    builder = SessionBuilder(Session(path=path, format=reader.name))
+    parser = reader.parser()
+    if reader.document:
+        doc = head.document if head.document is not None else _parse_document(path)
+        if doc is None:
+            raise LoadError(f"{path}: not valid JSON")
+        for item in parser.feed(1, doc):
+            builder.add(item)
+    else:
+        step = max(total // 200, 1 << 16)
+        next_report = step
+        for lineno, raw, offset in iter_lines(path):
+            if cancelled is not None and cancelled():
+                raise Cancelled()
+            body = raw.strip()
+            if body:
+                try:
+                    record = orjson.loads(body)
+                except orjson.JSONDecodeError:
+                    last = not raw.endswith(b"\n") and offset >= total
+                    why = "truncated last line" if last else "not valid JSON"
+                    builder.add(Skipped(lineno, why))
+                    continue
+                for item in parser.feed(lineno, record):
+                    builder.add(item)
+            if progress is not None and offset >= next_report:
+                progress(offset, total)
+                next_report = offset + step
+    for item in parser.finish():
+        builder.add(item)
+    if progress is not None:
+        progress(total, total)
+    return builder.build()

@@ -1,0 +1,136 @@
+"""claude-trace logs and ctxviewer recordings: full request bodies, one exchange per line.
+
+claude-trace: ``{"request": {"timestamp", "url", "headers", "body"},
+"response": {"status_code", "body" | "body_raw" (SSE)}, "logged_at"}``. The
+same envelope is used by other proxies for OpenAI Chat Completions and
+Responses calls; each line is recognised by its URL and body.
+
+ctxviewer recordings: see ``docs/recording-format.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+from ctxviewer.ingest.anthropic_body import Interner, iso
+from ctxviewer.ingest.base import Head, Item
+from ctxviewer.ingest.exchange import request_from_exchange
+from ctxviewer.ingest.sse import reassemble
+from ctxviewer.model import Skipped
+
+
+def _response_body(response: dict[str, Any]) -> Any:
+    body = response.get("body")
+    if isinstance(body, dict):
+        return body
+    raw = response.get("body_raw")
+    if isinstance(raw, str) and raw:
+        return reassemble(raw)
+    events = response.get("events")
+    if isinstance(events, list):  # some forks keep parsed SSE events
+        from ctxviewer.jsonish import js_dumps
+
+        return reassemble("\n\n".join(f"data: {js_dumps(e)}" for e in events) + "\n\n")
+    return body
+
+
+class _TraceParser:
+    def __init__(self) -> None:
+        self.intern = Interner()
+
+    def feed(self, line: int, record: Any) -> Iterator[Item]:
+        if not isinstance(record, dict) or not isinstance(record.get("request"), dict):
+            yield Skipped(line, "not a request/response record")
+            return
+        req = record["request"]
+        body = req.get("body")
+        if not isinstance(body, dict):
+            yield Skipped(line, "request without a JSON body")
+            return
+        resp = record.get("response") if isinstance(record.get("response"), dict) else {}
+        result = request_from_exchange(
+            body=body,
+            path=urlsplit(str(req.get("url", ""))).path,
+            response=_response_body(resp),
+            status=resp.get("status_code"),
+            timestamp=iso(req.get("timestamp")) or iso(record.get("logged_at")),
+            line=line,
+            intern=self.intern,
+            headers=req.get("headers"),
+        )
+        if result is None:
+            yield Skipped(line, "not a model call (e.g. count_tokens)")
+        else:
+            yield result
+
+    def finish(self) -> Iterator[Item]:
+        return iter(())
+
+
+class ClaudeTraceReader:
+    name = "claude-trace"
+    label = "claude-trace / API trace"
+    description = "request/response pairs (claude-trace and compatible proxies): Anthropic and OpenAI"
+    document = False
+
+    def sniff(self, head: Head) -> bool:
+        return any(isinstance(r.get("request"), dict) and "response" in r
+                   and isinstance(r["request"].get("body"), (dict, type(None)))
+                   for r in head.records[:5])
+
+    def parser(self) -> _TraceParser:
+        return _TraceParser()
+
+
+class _RecordingParser:
+    def __init__(self) -> None:
+        self.intern = Interner()
+
+    def feed(self, line: int, record: Any) -> Iterator[Item]:
+        if not isinstance(record, dict) or record.get("type") != "exchange":
+            if not (isinstance(record, dict) and record.get("type") == "meta"):
+                yield Skipped(line, f"unknown record type {record.get('type')!r}"
+                              if isinstance(record, dict) else "not a JSON object")
+            return
+        req = record.get("request") or {}
+        resp = record.get("response") or {}
+        body = req.get("body")
+        if not isinstance(body, dict) or "_raw" in body:
+            yield Skipped(line, "exchange without a JSON request body")
+            return
+        result = request_from_exchange(
+            body=body,
+            path=str(record.get("path", "")),
+            response=resp.get("body"),
+            status=resp.get("status"),
+            timestamp=iso(record.get("started")),
+            line=line,
+            intern=self.intern,
+            headers=req.get("headers"),
+        )
+        if result is None:
+            yield Skipped(line, f"not a model call ({record.get('api')})")
+        else:
+            yield result
+
+    def finish(self) -> Iterator[Item]:
+        return iter(())
+
+
+class RecordingReader:
+    name = "recording"
+    label = "ctxviewer recording"
+    description = "ctxviewer proxy recordings (docs/recording-format.md)"
+    document = False
+
+    def sniff(self, head: Head) -> bool:
+        return any(r.get("ctxviewer") == 1 for r in head.records[:3])
+
+    def parser(self) -> _RecordingParser:
+        return _RecordingParser()
+
+
+CLAUDE_TRACE = ClaudeTraceReader()
+RECORDING = RecordingReader()

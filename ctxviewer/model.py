@@ -1,0 +1,215 @@
+"""The core model: what one API request put into the model's context window.
+
+Frozen dataclasses only; no I/O, no Qt. Readers in ``ctxviewer.ingest`` build
+these, pure functions in ``ctxviewer.analysis`` derive everything else.
+
+Text that estimators count lives in ``Block.text`` and ``ToolDef.text``.
+Structured content (tool schemas, tool calls, JSON tool results) is stored as
+compact JSON serialized the way JavaScript's ``JSON.stringify`` does it, since
+that is what qwen-code and Claude Code measure (see ``jsonish.js_dumps``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+# Block kinds
+TEXT = "text"
+THINKING = "thinking"
+TOOL_USE = "tool_use"
+TOOL_RESULT = "tool_result"
+IMAGE = "image"
+DOCUMENT = "document"
+OTHER = "other"
+BLOCK_KINDS = (TEXT, THINKING, TOOL_USE, TOOL_RESULT, IMAGE, DOCUMENT, OTHER)
+
+# Content tags
+MEMORY = "memory"  # CLAUDE.md / QWEN.md / AGENTS.md ... (name = path)
+SKILL_BODY = "skill_body"  # a skill's SKILL.md loaded on demand
+SKILL_LISTING = "skill_listing"  # the always-sent list of skills
+COMPACTION_SUMMARY = "compaction_summary"
+SYSTEM_REMINDER = "system_reminder"
+TAGS = (MEMORY, SKILL_BODY, SKILL_LISTING, COMPACTION_SUMMARY, SYSTEM_REMINDER)
+
+# Tool kinds
+BUILTIN = "builtin"
+MCP = "mcp"
+SKILL = "skill"
+
+# Request roles
+MAIN = "main"
+SUBAGENT = "subagent"  # a sidechain / sub-agent's own conversation
+AUXILIARY = "auxiliary"  # side calls of the agent (titles, topic checks, quota probes)
+
+# Event kinds
+COMPACT_BOUNDARY = "compact_boundary"
+COMPACT_SUMMARY = "compact_summary"
+CONTEXT_OVERFLOW = "context_overflow"
+API_ERROR = "api_error"
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One piece of content: a text, a tool call or result, an image...
+
+    ``text`` is what estimators count; ``fixed_tokens`` replaces it for
+    content that is not text (images). ``tag`` marks content that the
+    breakdown files under another category (memory) or that the UI labels.
+    """
+
+    kind: str
+    text: str
+    tag: str | None = None
+    name: str | None = None  # tool name, memory file path, skill name
+    ref: str | None = None  # tool_use id (tool_use) or tool_use_id (tool_result)
+    fixed_tokens: int | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: str  # "user" | "assistant" | "system" | "tool" | "developer"
+    blocks: tuple[Block, ...]
+    id: str | None = None
+    timestamp: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "\n".join(b.text for b in self.blocks)
+
+    @property
+    def tags(self) -> frozenset[str]:
+        return frozenset(b.tag for b in self.blocks if b.tag)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDef:
+    """A tool declaration as sent to the model."""
+
+    name: str
+    kind: str  # BUILTIN | MCP | SKILL
+    text: str  # compact JSON of the declaration
+    server: str | None = None  # MCP server name
+    description: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Token counts the API reported for one call.
+
+    OpenAI's ``prompt_tokens`` includes cached tokens; readers store the
+    uncached part in ``input_tokens`` and the cached part in
+    ``cache_read_input_tokens`` so that ``prompt_tokens`` means the same
+    thing for every API.
+    """
+
+    input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_1h_tokens: int = 0  # part of cache_creation_input_tokens
+    reasoning_tokens: int = 0  # part of output_tokens
+
+    @property
+    def prompt_tokens(self) -> int:
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.output_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened between or at requests."""
+
+    kind: str  # COMPACT_BOUNDARY | COMPACT_SUMMARY | CONTEXT_OVERFLOW | API_ERROR
+    timestamp: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    trigger: str | None = None  # "auto" | "manual"
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One model API call: a snapshot of the context window.
+
+    ``complete`` is True when the full request body was recorded (proxy,
+    claude-trace); False for transcripts, where the system prompt and tool
+    declarations were never written and ``system``/``tools`` are empty.
+    """
+
+    index: int
+    model: str | None
+    timestamp: str | None  # ISO 8601, UTC
+    system: tuple[Block, ...]
+    tools: tuple[ToolDef, ...]
+    messages: tuple[Message, ...]
+    usage: Usage | None
+    complete: bool
+    sidechain: bool = False
+    role: str = MAIN
+    agent: str | None = None  # sub-agent id
+    api: str = "anthropic"  # anthropic | openai-chat | openai-responses | codex | gemini
+    events: tuple[Event, ...] = ()
+    response: Message | None = None
+    message_id: str | None = None
+    request_id: str | None = None
+    window_hint: int | None = None  # the window the source says the agent used
+    status: int | None = None
+    line: int | None = None  # 1-based line in the source file
+    # What the source knows about the prompt when it does not record it
+    # (Codex, Gemini): e.g. {"instructions": 1234} estimated elsewhere.
+    notes: tuple[str, ...] = ()
+
+    @property
+    def api_prompt_tokens(self) -> int | None:
+        return self.usage.prompt_tokens if self.usage is not None else None
+
+    @property
+    def key(self) -> tuple[str, str] | None:
+        """Identity of the API call, for deduplicating streamed records."""
+        if self.message_id is None and self.request_id is None:
+            return None
+        return (self.message_id or "", self.request_id or "")
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    line: int
+    reason: str
+
+
+@dataclass
+class Session:
+    path: str | None
+    format: str
+    requests: list[Request] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)  # events after the last request
+    title: str | None = None
+    session_id: str | None = None
+
+    @property
+    def model(self) -> str | None:
+        """The model of most main-role requests (falls back to any request)."""
+        main = [r.model for r in self.requests if r.model and r.role == MAIN]
+        pool = main or [r.model for r in self.requests if r.model]
+        return Counter(pool).most_common(1)[0][0] if pool else None
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.requests) and all(r.complete for r in self.requests)
+
+    @property
+    def window_hint(self) -> int | None:
+        hints = [r.window_hint for r in self.requests if r.window_hint]
+        return max(hints) if hints else None
+
+    def last_main_index(self) -> int | None:
+        for r in reversed(self.requests):
+            if r.role == MAIN:
+                return r.index
+        return self.requests[-1].index if self.requests else None

@@ -1,0 +1,166 @@
+"""One proxied API call while it happens, and the recording line it becomes.
+
+The forwarding code only collects raw facts (bytes, headers, times, the first
+error); turning them into the documented JSON shape (parsed bodies, a
+reassembled stream, normalised usage) happens once, after the client has its
+answer, so it never adds latency to the call.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from ctxviewer.ingest.sse import (
+    reassemble,
+    reassemble_anthropic,
+    reassemble_openai_chat,
+    reassemble_openai_responses,
+)
+from ctxviewer.proxy.usage import normalise_usage
+
+FORMAT_VERSION = 1
+
+_REASSEMBLERS: dict[str, Callable[[str], dict[str, Any] | None]] = {
+    "anthropic": reassemble_anthropic,
+    "openai-chat": reassemble_openai_chat,
+    "openai-responses": reassemble_openai_responses,
+}
+
+
+def utc_now() -> str:
+    """The current time as ISO 8601 UTC with milliseconds, e.g. ``2026-11-22T05:40:00.123Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class Exchange:
+    """Raw facts about one call, filled in by the forwarder as they become known."""
+
+    id: str
+    api: str
+    method: str
+    path: str
+    upstream: str  # full upstream URL, already redacted
+    request_headers: dict[str, str]  # already redacted
+    started: str = field(default_factory=utc_now)
+    t0: float = field(default_factory=time.perf_counter)
+    request_body: bytes = b""
+    status: int | None = None
+    response_headers: dict[str, str] | None = None  # already redacted
+    content_encoding: str = ""
+    chunks: list[bytes] = field(default_factory=list)
+    first_byte_ms: float | None = None
+    total_ms: float | None = None
+    error: dict[str, str] | None = None
+
+    def elapsed_ms(self) -> float:
+        return round((time.perf_counter() - self.t0) * 1000, 1)
+
+    def mark_first_byte(self) -> None:
+        if self.first_byte_ms is None:
+            self.first_byte_ms = self.elapsed_ms()
+
+    def fail(self, kind: str, message: str) -> None:
+        """Record what went wrong; the first failure is the cause, later ones are fallout."""
+        if self.error is None:
+            self.error = {"kind": kind, "message": message}
+
+    def finish(self) -> None:
+        if self.total_ms is None:
+            self.total_ms = self.elapsed_ms()
+
+    @property
+    def stream(self) -> bool:
+        ctype = (self.response_headers or {}).get("content-type", "")
+        return ctype.lower().startswith("text/event-stream")
+
+    def to_record(self) -> dict[str, Any]:
+        """The ``exchange`` line of docs/recording-format.md."""
+        response, body = self._response()
+        return {
+            "ctxviewer": FORMAT_VERSION,
+            "type": "exchange",
+            "id": self.id,
+            "api": self.api,
+            "method": self.method,
+            "path": self.path,
+            "upstream": self.upstream,
+            "started": self.started,
+            "request": {"headers": self.request_headers, "body": parse_json(self.request_body)},
+            "response": response,
+            "usage": normalise_usage(self.api, body),
+            "timing": {"first_byte_ms": self.first_byte_ms, "total_ms": self.total_ms},
+            "error": self.error or self._status_error(body),
+        }
+
+    def _response(self) -> tuple[dict[str, Any] | None, Any]:
+        if self.status is None:
+            return None, None
+        raw = b"".join(self.chunks)
+        decoded = decode_content(raw, self.content_encoding)
+        if decoded is None:
+            body: Any = {"_raw": f"[{len(raw)} bytes, content-encoding "
+                                 f"{self.content_encoding}, not decoded]"}
+        elif self.stream:
+            text = decoded.decode("utf-8", errors="replace")
+            body = _REASSEMBLERS.get(self.api, reassemble)(text)
+        else:
+            body = parse_json(decoded)
+        response = {
+            "status": self.status,
+            "headers": self.response_headers,
+            "stream": self.stream,
+            "body": body,
+        }
+        return response, body
+
+    def _status_error(self, body: Any) -> dict[str, str] | None:
+        if self.status is None or self.status < 400:
+            return None
+        message = f"HTTP {self.status}"
+        detail = body.get("error") if isinstance(body, dict) else None
+        if isinstance(detail, dict) and detail.get("message"):
+            kind = detail.get("type")
+            message += f": {kind}: {detail['message']}" if kind else f": {detail['message']}"
+        return {"kind": "upstream_status", "message": message}
+
+
+def parse_json(data: bytes) -> Any:
+    """A body as JSON; ``{"_raw": text}`` when it is not JSON; None when empty."""
+    if not data:
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    text = data.decode("utf-8", errors="replace")
+    try:
+        return json.loads(text)  # integers beyond 64 bits, which orjson refuses
+    except ValueError:
+        return {"_raw": text}
+
+
+def decode_content(data: bytes, encoding: str) -> bytes | None:
+    """Undo ``Content-Encoding`` for the recording; None for codings we cannot decode.
+
+    A stream cut short still yields the part that decompresses.
+    """
+    coding = encoding.strip().lower()
+    if coding in ("", "identity") or not data:
+        return data
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        return None
+    for wbits in (47, -15):  # gzip or zlib (auto-detected), then raw deflate
+        try:
+            return zlib.decompressobj(wbits).decompress(data)
+        except zlib.error:
+            continue
+    return None

@@ -1,0 +1,166 @@
+"""Forward one client request upstream and relay the answer chunk by chunk.
+
+The client sees what it would see talking to the upstream directly: the same
+status, headers and body bytes, each chunk written as soon as it arrives. When
+the upstream fails before answering, the client gets a 502 (504 on timeout);
+when it fails mid-body, the client connection is closed so the client sees a
+truncated body rather than a clean end. Every exchange is recorded whatever
+happens, with its request body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Callable
+
+import aiohttp
+from aiohttp import web
+from yarl import URL
+
+from ctxviewer.proxy.exchange import Exchange
+from ctxviewer.proxy.headers import client_response_headers, upstream_request_headers
+from ctxviewer.proxy.redact import redact_headers, redact_url
+from ctxviewer.proxy.routes import OPENAI_APIS, route
+
+RecordSink = Callable[[Exchange], None]
+
+
+class Forwarder:
+    """The proxy's single request handler (``handle``), shared by all routes."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        upstreams: dict[str, str],
+        sink: RecordSink,
+    ) -> None:
+        self._session = session
+        self._upstreams = upstreams
+        self._sink = sink
+        self._ids = itertools.count(1)
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """aiohttp handler: forward, relay, and record the exchange."""
+        where = route(request.method, request.path, request.raw_path, self._upstreams)
+        ex = Exchange(
+            id=f"ex_{next(self._ids):06d}",
+            api=where.api,
+            method=request.method,
+            path=request.path,
+            upstream=redact_url(where.url),
+            request_headers=redact_headers(request.headers.items()),
+        )
+        try:
+            try:
+                ex.request_body = await request.read()
+            except ConnectionError as e:
+                ex.fail("client_disconnected", f"while sending the request: {e}")
+                return web.Response(status=400)
+            return await self._forward(request, ex, where.url)
+        except asyncio.CancelledError:
+            ex.fail("proxy_stopped", "the proxy stopped before the exchange ended")
+            raise
+        finally:
+            ex.finish()
+            self._sink(ex)
+
+    async def _forward(self, request: web.Request, ex: Exchange, url: str) -> web.StreamResponse:
+        try:
+            upstream = await self._session.request(
+                request.method,
+                URL(url, encoded=True),
+                headers=upstream_request_headers(request.headers),
+                data=ex.request_body or None,
+                allow_redirects=False,
+            )
+        except TimeoutError as e:
+            return _fail(ex, "upstream_timeout", f"no answer from upstream: {e or 'timeout'}", 504)
+        except aiohttp.ClientConnectorError as e:
+            return _fail(ex, "upstream_unreachable", str(e), 502)
+        except aiohttp.ClientError as e:
+            return _fail(ex, "upstream_reset", f"{type(e).__name__}: {e}", 502)
+        try:
+            return await self._relay(request, ex, upstream)
+        finally:
+            if ex.error:  # a connection left mid-body cannot be reused
+                upstream.close()
+            else:
+                upstream.release()
+
+    async def _relay(
+        self, request: web.Request, ex: Exchange, upstream: aiohttp.ClientResponse
+    ) -> web.StreamResponse:
+        ex.mark_first_byte()
+        ex.status = upstream.status
+        ex.response_headers = redact_headers(upstream.headers.items())
+        ex.content_encoding = upstream.headers.get("Content-Encoding", "")
+        out = web.StreamResponse(
+            status=upstream.status,
+            reason=upstream.reason,
+            headers=client_response_headers(upstream.headers),
+        )
+        while True:
+            try:
+                chunk = await upstream.content.readany()
+            except TimeoutError:
+                return _cut(request, ex, out, "upstream_timeout", "upstream stalled mid-body", 504)
+            except aiohttp.ClientError as e:
+                msg = f"{type(e).__name__}: {e}"
+                return _cut(request, ex, out, "upstream_reset", msg, 502)
+            if not chunk:
+                break
+            ex.chunks.append(chunk)
+            if not await _send(request, ex, out, chunk):
+                return out
+        await _send(request, ex, out, None)
+        return out
+
+
+async def _send(
+    request: web.Request, ex: Exchange, out: web.StreamResponse, chunk: bytes | None
+) -> bool:
+    """Write a chunk (None: end the body) to the client; False when the client is gone.
+
+    Headers go out with the first chunk, so an upstream failing before its
+    body still lets the client get a proper 502/504.
+    """
+    try:
+        if not out.prepared:
+            await out.prepare(request)
+        if chunk is None:
+            await out.write_eof()
+        else:
+            await out.write(chunk)
+        return True
+    except ConnectionError as e:
+        ex.fail("client_disconnected", f"client went away: {e or type(e).__name__}")
+        return False
+
+
+def _cut(
+    request: web.Request, ex: Exchange, out: web.StreamResponse, kind: str, message: str,
+    status: int,
+) -> web.StreamResponse:
+    """The upstream failed mid-body: answer with an error if nothing was sent, else hang up."""
+    ex.fail(kind, message)
+    if not out.prepared:
+        return _error_response(ex.api, status, message)
+    if request.transport is not None:
+        request.transport.close()  # the client sees a truncated body, not a clean end
+    return out
+
+
+def _fail(ex: Exchange, kind: str, message: str, status: int) -> web.Response:
+    ex.fail(kind, message)
+    return _error_response(ex.api, status, message)
+
+
+def _error_response(api: str, status: int, message: str) -> web.Response:
+    """An error in the shape the client's SDK parses (Anthropic's or OpenAI's)."""
+    text = f"ctxviewer proxy: {message}"
+    if api in OPENAI_APIS:
+        body: dict[str, object] = {"error": {"message": text, "type": "proxy_error", "code": None}}
+    else:
+        body = {"type": "error", "error": {"type": "proxy_error", "message": text}}
+    return web.json_response(body, status=status)

@@ -1,0 +1,147 @@
+"""The recording proxy as an asyncio server: ``ProxyServer.start()`` / ``stop()``.
+
+One aiohttp application with a catch-all route, one upstream client session
+(kept-alive connections, no automatic decompression so bodies pass through
+byte-exact) and one ``Recorder``. Used directly by ``ctxviewer proxy`` and
+through ``ProxyThread`` by the GUI and tests.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+
+import aiohttp
+from aiohttp import web
+
+from ctxviewer.proxy.exchange import Exchange
+from ctxviewer.proxy.forward import Forwarder
+from ctxviewer.proxy.recorder import Recorder, RecordCallback
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+
+log = logging.getLogger("ctxviewer.proxy")
+
+DEFAULT_PORT = 8787
+DEFAULT_TIMEOUT = 600.0  # seconds of upstream silence (connect, or between reads)
+SHUTDOWN_GRACE = 2.0  # seconds in-flight exchanges get to finish on stop()
+MAX_REQUEST_BYTES = 256 * 1024 * 1024  # agents send whole conversations; be generous
+
+
+@dataclass
+class ProxyConfig:
+    """Everything that configures one proxy run."""
+
+    out: str | os.PathLike[str]
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    upstream: str = ANTHROPIC_UPSTREAM
+    openai_upstream: str = OPENAI_UPSTREAM
+    timeout: float = DEFAULT_TIMEOUT
+    on_record: RecordCallback | None = field(default=None, repr=False)
+
+    @property
+    def upstreams(self) -> dict[str, str]:
+        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/")}
+
+
+class ProxyServer:
+    """A running (after ``start``) recording proxy bound to ``config.host``.
+
+    ``port`` is the bound port (useful with port 0); ``url`` the base URL to
+    give ``ANTHROPIC_BASE_URL``.
+    """
+
+    def __init__(self, config: ProxyConfig) -> None:
+        self.config = config
+        self.recorder = Recorder(config.out, on_record=config.on_record)
+        self.port: int | None = None
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+
+    @property
+    def url(self) -> str:
+        """``http://host:port`` as a client on this machine reaches it."""
+        if self.port is None:
+            raise RuntimeError("the proxy is not started")
+        return f"http://{client_host(self.config.host)}:{self.port}"
+
+    async def start(self) -> int:
+        """Open the recording, bind the socket and serve; returns the bound port.
+
+        Raises OSError when the file cannot be written or the port is taken.
+        """
+        try:
+            await self._serve()
+            self.recorder.open(self.config.upstreams)  # after binding: no file for a taken port
+        except BaseException:
+            await self.stop()
+            raise
+        assert self.port is not None
+        return self.port
+
+    async def _serve(self) -> None:
+        timeout = aiohttp.ClientTimeout(
+            total=None, connect=self.config.timeout, sock_read=self.config.timeout
+        )
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=0, ttl_dns_cache=300),
+            timeout=timeout,
+            auto_decompress=False,
+            skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
+            cookie_jar=aiohttp.DummyCookieJar(),
+        )
+        forwarder = Forwarder(self._session, self.config.upstreams, self._record)
+        app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+        app.router.add_route("*", "/{tail:.*}", forwarder.handle)
+        self._runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE
+        )
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        await site.start()
+        self.port = _bound_port(self._runner)
+
+    async def stop(self) -> None:
+        """Stop listening, let in-flight exchanges finish briefly, close the recording."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        self.recorder.close()
+
+    def _record(self, ex: Exchange) -> None:
+        """Write an exchange; a failing disk or callback must not take the proxy down."""
+        try:
+            self.recorder.write(ex.to_record())
+        except Exception:  # noqa: BLE001 - logged, and the next exchange is tried again
+            log.exception("ctxviewer proxy: could not record %s", ex.id)
+
+
+def client_host(host: str) -> str:
+    """The host a local client should use for a listening address (wildcards -> loopback)."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host else host
+
+
+def _bound_port(runner: web.AppRunner) -> int:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    raise OSError("the proxy socket did not bind")
+
+
+def is_loopback(host: str) -> bool:
+    """True for addresses only this machine can reach."""
+    if host in ("localhost", "127.0.0.1", "::1"):
+        return True
+    try:
+        return socket.inet_aton(host)[0] == 127
+    except OSError:
+        return False
