@@ -264,7 +264,5 @@ def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator)
         return None
     for r in requests:
         if r.role == target.role and r.agent == target.agent and r.usage is not None:
-            _, msg_est = message_items(r.messages, est)
-            memory, _ = _memory(r, est)
-            return max(0, r.usage.prompt_tokens - msg_est - memory)
+            return max(0, r.usage.prompt_tokens - est.messages(r.messages))
     return None

@@ -80,6 +80,7 @@ class Estimator:
     message_overhead: int = 0
     description: str = ""
     _cache: dict[str, int] = field(default_factory=dict, repr=False)
+    _messages: dict[Message, int] = field(default_factory=dict, repr=False)
 
     def count(self, text: str) -> int:
         if not text:
@@ -95,7 +96,12 @@ class Estimator:
         return self.count(block.text)
 
     def message(self, message: Message) -> int:
-        return sum(self.block(b) for b in message.blocks) + self.message_overhead
+        """All blocks of a message plus the per-message overhead (cached per message)."""
+        cached = self._messages.get(message)
+        if cached is None:
+            cached = sum(self.block(b) for b in message.blocks) + self.message_overhead
+            self._messages[message] = cached
+        return cached
 
     def messages(self, messages: Iterable[Message]) -> int:
         return sum(self.message(m) for m in messages)
@@ -105,6 +111,7 @@ class Estimator:
 
     def clear_cache(self) -> None:
         self._cache.clear()
+        self._messages.clear()
 
 
 _REGISTRY: dict[str, Estimator] = {}

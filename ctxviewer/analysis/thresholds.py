@@ -73,8 +73,8 @@ def _legacy(window: int) -> Thresholds:
 
 def _claude_code(window: int) -> Thresholds:
     usable = window - CLAUDE_CODE_RESERVE if window > CLAUDE_CODE_RESERVE else int(window * 0.8)
-    warn = max(0, usable - WARN_BUFFER) if window > CLAUDE_CODE_RESERVE else int(usable * 0.8)
-    return Thresholds("claude-code", window, min(warn, usable), usable, usable, usable)
+    warn = max(usable - WARN_BUFFER, int(usable * 0.8))
+    return Thresholds("claude-code", window, warn, usable, usable, usable)
 
 
 def _shannon(window: int) -> Thresholds:

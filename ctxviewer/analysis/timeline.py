@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ctxviewer.analysis.breakdown import infer_overhead, message_items
+from ctxviewer.analysis.breakdown import infer_overhead
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds, tier
-from ctxviewer.model import MEMORY, Request, Session
+from ctxviewer.model import Request, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,12 +39,11 @@ def estimate_request(req: Request, est: Estimator, inferred: int | None = None) 
     For transcripts the unrecorded system prompt and tools are taken as
     ``inferred`` (from the first API usage), since no estimator can see them.
     """
-    _, messages = message_items(req.messages, est)
-    memory = sum(est.block(b) for m in req.messages for b in m.blocks if b.tag == MEMORY)
-    overhead = sum(est.block(b) for b in req.system) + sum(est.tool(t) for t in req.tools)
-    if not req.complete:
+    if req.complete:
+        overhead = sum(est.block(b) for b in req.system) + sum(est.tool(t) for t in req.tools)
+    else:
         overhead = inferred or 0
-    return overhead + messages + memory
+    return overhead + est.messages(req.messages)
 
 
 def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[Point]:

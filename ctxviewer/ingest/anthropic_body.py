@@ -62,7 +62,9 @@ def iso(ts: Any) -> str | None:
 
 def usage_from(raw: Any) -> Usage | None:
     """Anthropic ``usage`` -> Usage (None when absent)."""
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or not any(
+        k in raw for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
+                           "cache_creation_input_tokens")):
         return None
     creation = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
     return Usage(

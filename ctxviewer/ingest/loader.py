@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any
 
 import orjson
 
@@ -24,11 +25,11 @@ def read_head(path: str) -> Head:
     """Read the start of ``path`` for sniffing. Raises ``LoadError`` for unreadable files."""
     _check_file(path)
     try:
-        with open(path, "rb") as f:
+        with open_log(path) as f:
             data = f.read(HEAD_BYTES)
             whole = len(data) < HEAD_BYTES
-    except OSError as e:
-        raise LoadError(f"cannot read {path}: {e.strerror or e}") from None
+    except (OSError, EOFError) as e:
+        raise LoadError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     if b"\x00" in data[:8192]:
         raise LoadError(f"{path} is a binary file, not a session log")
     head = Head(path=path, text=data.decode("utf-8", errors="replace"))
@@ -64,11 +65,23 @@ def _parses(raw: bytes) -> bool:
         return False
 
 
+def is_gzip(path: str) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == b"\x1f\x8b"
+
+
+def open_log(path: str) -> IO[bytes]:
+    """Open a log for reading bytes, decompressing gzip transparently (by magic bytes)."""
+    if is_gzip(path):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
 def _parse_document(path: str) -> Any:
     try:
-        with open(path, "rb") as f:
+        with open_log(path) as f:
             return orjson.loads(f.read())
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, EOFError, orjson.JSONDecodeError):
         return None
 
 
@@ -92,11 +105,16 @@ def detect(head: Head) -> Reader:
 
 
 def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
-    """Yield (line number, raw line without newline, byte offset after it).
+    """Yield (line number, raw line, offset in the file on disk after it).
 
     A last line without a newline is yielded too; callers decide whether it is
-    complete.
+    complete. For gzip files the offset is the compressed position (progress).
     """
+    if is_gzip(path):
+        with open(path, "rb") as raw_file, gzip.open(raw_file, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                yield lineno, raw, raw_file.tell()
+        return
     with open(path, "rb") as f:
         f.seek(start)
         offset = start
@@ -139,7 +157,7 @@ def load(
                 try:
                     record = orjson.loads(body)
                 except orjson.JSONDecodeError:
-                    last = not raw.endswith(b"\n") and offset >= total
+                    last = not raw.endswith(b"\n")
                     why = "truncated last line" if last else "not valid JSON"
                     builder.add(Skipped(lineno, why))
                     continue

@@ -1,0 +1,40 @@
+"""Shared test setup: offscreen Qt, the shared corpus, isolated user config."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# Without a display Qt aborts; tests always render offscreen.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The folder of real logs written by others (../shared/corpus)."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"the shared corpus is not present at {CORPUS}")
+    return CORPUS
+
+
+@pytest.fixture
+def data() -> Path:
+    return DATA
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Keep the user's config, caches and agent folders out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("CTXVIEWER_HOME", str(home / ".ctxviewer"))
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    yield

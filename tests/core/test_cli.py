@@ -1,0 +1,129 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ctxviewer.cli import main
+
+LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+
+
+def run_json(capsys, *argv):
+    assert main(list(argv)) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_report_json_contract(corpus, capsys):
+    out = run_json(capsys, "report", str(corpus / LEMMY), "--json")
+    assert out["source"]["format"] == "claude-trace"
+    assert out["source"]["skipped_records"] == 0
+    assert out["window"] == 200_000 and out["policy"] == "qwen"
+    assert out["thresholds"] == {"warn": 147_000, "auto": 167_000, "hard": 177_000,
+                                 "effective": 180_000, "target": None}
+    assert len(out["requests"]) == 64
+    first = out["requests"][0]
+    for key in ("index", "timestamp", "model", "api_prompt_tokens", "estimated_prompt_tokens",
+                "output_tokens", "tier", "sidechain", "events"):
+        assert key in first
+    b = out["breakdown"]
+    assert b["mode"] == "B" and b["estimator"] == "qwen"
+    assert b["total"] == out["requests"][b["request"]]["api_prompt_tokens"]
+    names = [c["name"] for c in b["categories"]]
+    assert names == ["system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
+                     "messages", "free_space", "autocompact_buffer"]
+    assert sum(c["tokens"] for c in b["categories"]) == out["window"]
+    mcp = next(c for c in b["categories"] if c["name"] == "mcp_tools")
+    assert mcp["items"][0]["name"] == "ide"
+    assert {i["name"] for i in mcp["items"][0]["items"]} == {"mcp__ide__executeCode",
+                                                            "mcp__ide__getDiagnostics"}
+    assert mcp["percent"] == round(100 * mcp["tokens"] / 200_000, 2)
+
+
+def test_report_json_spotter(corpus, capsys):
+    out = run_json(capsys, "report", str(corpus / SPOTTER), "--json")
+    assert len(out["requests"]) == 157
+    assert out["peak_prompt_tokens"] == 166_874
+    assert max(r["api_prompt_tokens"] for r in out["requests"]) == 166_874
+    assert [e["kind"] for e in out["events"]] == ["compact_boundary"]
+    assert out["events"][0]["pre_tokens"] == 167_117
+    flagged = [r for r in out["requests"] if r["events"]]
+    assert [r["events"] for r in flagged] == [["compact_boundary"]]
+    assert out["breakdown"]["categories"][0]["name"] == "unrecorded_overhead"
+
+
+def test_report_options(corpus, capsys):
+    out = run_json(capsys, "report", str(corpus / LEMMY), "--json", "--request", "3",
+                   "--estimator", "cl100k", "--window", "100000", "--policy", "qwen-legacy")
+    assert out["breakdown"]["request"] == 3 and out["breakdown"]["estimator"] == "cl100k"
+    assert out["window"] == 100_000 and out["thresholds"]["auto"] == 70_000
+    out = run_json(capsys, "report", str(corpus / LEMMY), "--json", "--request", "-1")
+    assert out["breakdown"]["request"] == 63
+
+
+def test_report_text(corpus, capsys):
+    assert main(["report", str(corpus / LEMMY)]) == 0
+    text = capsys.readouterr().out
+    for label in ("System prompt", "Built-in tools", "MCP tools", "Messages", "Free space",
+                  "Autocompact buffer", "mcp__ide__executeCode"):
+        assert label in text
+
+
+def _one_line_error(capsys, argv):
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    err = captured.err.strip()
+    assert err and "\n" not in err and "Traceback" not in err
+    return err
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
+    assert "no such file" in _one_line_error(capsys, ["report", str(tmp_path / "missing.jsonl")])
+    assert "directory" in _one_line_error(capsys, ["report", str(tmp_path)])
+    binary = tmp_path / "x.bin"
+    binary.write_bytes(bytes(range(256)) * 10)
+    assert "binary" in _one_line_error(capsys, ["report", str(binary)])
+    unknown = tmp_path / "notes.jsonl"
+    unknown.write_text('{"hello": "world"}\n{"a": 1}\n')
+    assert "unknown format" in _one_line_error(capsys, ["report", str(unknown)])
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert "empty" in _one_line_error(capsys, ["report", str(empty)])
+    text = tmp_path / "readme.txt"
+    text.write_text("just some text\n")
+    assert "unknown format" in _one_line_error(capsys, ["report", str(text)])
+
+
+def test_bad_arguments(corpus, capsys):
+    _one_line_error(capsys, ["report", str(corpus / LEMMY), "--request", "999"])
+    _one_line_error(capsys, ["report", str(corpus / LEMMY), "--estimator", "nope"])
+    _one_line_error(capsys, ["report", str(corpus / LEMMY), "--window", "-5"])
+    _one_line_error(capsys, ["report"])
+    _one_line_error(capsys, ["report", str(corpus / LEMMY), "--format", "nope"])
+
+
+def test_formats(capsys):
+    assert main(["formats"]) == 0
+    out = capsys.readouterr().out
+    assert "claude-code" in out and "claude-trace" in out and "recording" in out
+    assert main(["formats", "--json"]) == 0
+    names = [f["name"] for f in json.loads(capsys.readouterr().out)]
+    assert {"claude-code", "claude-trace", "recording"} <= set(names)
+
+
+def test_version_and_help(capsys):
+    assert main(["--version"]) == 0
+    assert "ctxviewer" in capsys.readouterr().out
+    assert main(["--help"]) == 0
+    assert "report" in capsys.readouterr().out
+
+
+def test_module_entry_point(corpus):
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "ctxviewer", "report", str(corpus / LEMMY),
+                           "--json"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["source"]["format"] == "claude-trace"

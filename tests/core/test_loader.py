@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import gzip
+import json
+
+from ctxviewer.ingest import load
+
+
+def _assistant(uuid, parent, msg_id, req_id, usage, text="hi"):
+    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+            "requestId": req_id, "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"id": msg_id, "role": "assistant", "model": "claude-sonnet-4-5",
+                        "content": [{"type": "text", "text": text}], "usage": usage}}
+
+
+def _user(uuid, parent, text):
+    return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": text}}
+
+
+def _write(path, records, tail=""):
+    path.write_text("".join(json.dumps(r) + "\n" for r in records) + tail)
+    return str(path)
+
+
+def test_streamed_duplicates_count_once_keeping_largest_usage(tmp_path):
+    small = {"input_tokens": 3, "cache_read_input_tokens": 100, "output_tokens": 1}
+    large = {"input_tokens": 3, "cache_read_input_tokens": 100, "output_tokens": 250}
+    recs = [_user("u1", None, "hello"),
+            _assistant("a1", "u1", "msg_1", "req_1", small, "part one"),
+            _assistant("a2", "a1", "msg_1", "req_1", large, "part two"),
+            _user("u2", "a2", "next"),
+            _assistant("a3", "u2", "msg_2", "req_2", small)]
+    s = load(_write(tmp_path / "t.jsonl", recs))
+    assert len(s.requests) == 2
+    assert s.requests[0].usage.output_tokens == 250
+    # the second request's context holds the first reply as ONE message with both blocks
+    ctx = s.requests[1].messages
+    assert [m.role for m in ctx] == ["user", "assistant", "user"]
+    assert [b.text for b in ctx[1].blocks] == ["part one", "part two"]
+
+
+def test_truncated_last_line_and_unknown_types_are_counted(tmp_path):
+    recs = [_user("u1", None, "hello"),
+            _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1}),
+            {"type": "brand-new-type", "uuid": "x", "sessionId": "s"}]
+    s = load(_write(tmp_path / "t.jsonl", recs, tail='{"type": "user", "mess'))
+    assert len(s.requests) == 1
+    reasons = sorted(k.reason for k in s.skipped)
+    assert reasons == ["truncated last line", "unknown record type 'brand-new-type'"]
+    assert s.skipped[-1].line == 4 or s.skipped[0].line == 4
+
+
+def test_rewind_follows_the_parent_chain(tmp_path):
+    u = {"input_tokens": 5, "output_tokens": 1}
+    recs = [_user("u1", None, "first"),
+            _assistant("a1", "u1", "m1", "r1", u),
+            _user("u2", "a1", "abandoned branch"),
+            _assistant("a2", "u2", "m2", "r2", u),
+            _user("u3", "a1", "rewritten prompt"),  # the user rewound to a1
+            _assistant("a3", "u3", "m3", "r3", u)]
+    s = load(_write(tmp_path / "t.jsonl", recs))
+    texts = [m.text for m in s.requests[2].messages]
+    assert texts == ["first", "hi", "rewritten prompt"]
+
+
+def test_gzip_is_detected_by_content(tmp_path):
+    recs = [_user("u1", None, "hello"),
+            _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1})]
+    path = tmp_path / "session.log"  # no telling extension
+    with gzip.open(path, "wt") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in recs))
+    s = load(str(path))
+    assert s.format == "claude-code" and len(s.requests) == 1
+
+
+def test_progress_and_cancel(tmp_path):
+    import pytest
+
+    from ctxviewer.ingest import Cancelled
+
+    u = {"input_tokens": 5, "output_tokens": 1}
+    recs = [_user("u0", None, "x" * 1000)]
+    for i in range(1, 400):
+        recs.append(_assistant(f"a{i}", f"u{i - 1}", f"m{i}", f"r{i}", u))
+        recs.append(_user(f"u{i}", f"a{i}", "y" * 500))
+    path = _write(tmp_path / "big.jsonl", recs)
+    seen = []
+    load(path, progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1][0] == seen[-1][1] and len(seen) > 1
+    assert all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+    with pytest.raises(Cancelled):
+        load(path, cancelled=lambda: True)
