@@ -50,6 +50,8 @@ class _Parser:
         self.nodes: dict[str, _Node] = {}
         self.seen: set[tuple[str, str]] = set()
         self.intern = Interner()
+        # boundary uuid -> uuids it preserved (partial compaction keeps some messages)
+        self.preserved: dict[str, list[str]] = {}
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
@@ -64,10 +66,13 @@ class _Parser:
         if kind == "system" and record.get("subtype") == "compact_boundary":
             meta = record.get("compactMetadata") or {}
             yield Event(COMPACT_BOUNDARY, record.get("timestamp"),
-                        pre_tokens=as_int(meta.get("preTokens")) or None,
+                        pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
                         post_tokens=as_int(meta.get("postTokens")) or None,
                         trigger=meta.get("trigger"), detail=str(record.get("content", "")))
             parent = None  # the conversation restarts from the summary
+            kept = (meta.get("preservedMessages") or {}).get("uuids")
+            if isinstance(uuid, str) and isinstance(kept, list):
+                self._preserve(uuid, [k for k in kept if isinstance(k, str)])
         elif kind not in _QUIET_TYPES and kind != "system":
             yield Skipped(line, f"unknown record type {kind!r}")
         if isinstance(uuid, str):
@@ -83,6 +88,9 @@ class _Parser:
         message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
         if isinstance(uuid, str):
             self.nodes[uuid] = _Node(parent, message, msg_id)
+            kept = self.preserved.pop(parent, None) if parent else None
+            if kept and uuid not in kept:  # the summary: preserved messages follow it
+                self.nodes[kept[0]].parent = uuid
         if kind != "assistant":
             return
         if record.get("isApiErrorMessage") or raw.get("model") == "<synthetic>":
@@ -115,6 +123,16 @@ class _Parser:
             request_id=record.get("requestId"),
             line=line,
         )
+
+    def _preserve(self, boundary: str, kept: list[str]) -> None:
+        """Re-link messages a partial compaction kept, so the chain stops at the boundary."""
+        kept = [k for k in kept if k in self.nodes]
+        if not kept:
+            return
+        self.nodes[kept[0]].parent = boundary
+        for prev, cur in zip(kept, kept[1:]):
+            self.nodes[cur].parent = prev
+        self.preserved[boundary] = kept
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:
         """Messages from the root to ``uuid``, one per API message."""

@@ -91,3 +91,28 @@ def test_progress_and_cancel(tmp_path):
     assert all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
     with pytest.raises(Cancelled):
         load(path, cancelled=lambda: True)
+
+
+def test_partial_compaction_keeps_preserved_messages_only(tmp_path):
+    """Newer Claude Code keeps some messages across a boundary (preservedMessages)."""
+    u = {"input_tokens": 5, "output_tokens": 1}
+    summary = _user("s1", "b1", "This session is being continued from a previous conversation "
+                    "that ran out of context. Summary: ...")
+    summary["isCompactSummary"] = True
+    recs = [_user("u0", None, "dropped prompt"),
+            _assistant("a0", "u0", "m0", "r0", u, "dropped reply"),
+            _user("k1", "a0", "kept prompt"),
+            _assistant("a1", "k1", "m1", "r1", u, "kept reply"),
+            {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
+             "sessionId": "s", "compactMetadata": {"trigger": "auto", "preTokens": 9000,
+                                                   "preservedMessages": {"anchorUuid": "a0",
+                                                                         "uuids": ["k1", "a1"]}}},
+            summary,
+            _user("u2", "a1", "new prompt"),
+            _assistant("a2", "u2", "m2", "r2", u)]
+    s = load(_write(tmp_path / "t.jsonl", recs))
+    last = s.requests[-1]
+    texts = [m.text for m in last.messages]
+    assert texts[0].startswith("This session is being continued")
+    assert texts[1:] == ["kept prompt", "kept reply", "new prompt"]
+    assert [e.pre_tokens for e in last.events] == [9000]
