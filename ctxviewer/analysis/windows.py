@@ -38,32 +38,27 @@ def _strip_provider(model: str) -> str:
     return model.rsplit("/", 1)[-1]
 
 
-def context_window(model: str | None, hint: int | None = None, override: int | None = None) -> int:
-    """The window the agent works with for ``model``."""
+def _lookup(model: str | None, hint: int | None, override: int | None) -> tuple[int, str]:
     if override:
-        return int(override)
+        return int(override), "override"
     if hint:
-        return int(hint)
+        return int(hint), "recorded"
     if not model:
-        return DEFAULT_WINDOW
+        return DEFAULT_WINDOW, "default"
     name = _strip_provider(model.strip().lower())
     if "[1m]" in name:
-        return 1_000_000
+        return 1_000_000, "[1m] suffix"
     for prefix, window in KNOWN_WINDOWS:
         if name.startswith(prefix) or f"-{prefix}" in name:
-            return window
-    return DEFAULT_WINDOW
+            return window, "model table"
+    return DEFAULT_WINDOW, "default"
+
+
+def context_window(model: str | None, hint: int | None = None, override: int | None = None) -> int:
+    """The window the agent works with for ``model``."""
+    return _lookup(model, hint, override)[0]
 
 
 def window_source(model: str | None, hint: int | None = None, override: int | None = None) -> str:
     """Where ``context_window`` took its number from, for the UI."""
-    if override:
-        return "override"
-    if hint:
-        return "recorded"
-    if model and "[1m]" in model.lower():
-        return "[1m] suffix"
-    name = _strip_provider((model or "").strip().lower())
-    if any(name.startswith(p) for p, _ in KNOWN_WINDOWS):
-        return "model table"
-    return "default"
+    return _lookup(model, hint, override)[1]

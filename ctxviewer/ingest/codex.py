@@ -1,0 +1,397 @@
+"""Codex CLI rollout files (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Lines are ``{timestamp, type, payload}``: ``session_meta``, ``turn_context``
+(model, cwd...), ``response_item`` (the Responses API items that make up the
+conversation), ``event_msg`` (UI events; ``token_count`` carries the usage of
+the last model call) and ``compacted`` (history replaced by a summary). Older
+rollouts have no envelope: a ``{id, timestamp, instructions}`` line, then raw
+items; they record no token counts.
+
+One request per ``token_count`` that reports a new ``last_token_usage`` (Codex
+repeats the event with identical totals for the same call). Its context is
+the conversation items before the call's own output: Codex 0.39 writes the
+event before the call's items, later versions after them, so the trailing
+run of model output items is the call's response either way. Instructions
+and tool schemas are only recorded by newer versions (``base_instructions``,
+``dynamic_tools`` in ``session_meta``); requests stay ``complete=False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS, Interner
+from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
+from ctxviewer.ingest.gemini import error_event
+from ctxviewer.jsonish import js_dumps
+from ctxviewer.model import (
+    COMPACT_BOUNDARY,
+    COMPACTION_SUMMARY,
+    IMAGE,
+    MAIN,
+    MEMORY,
+    OTHER,
+    SUBAGENT,
+    TEXT,
+    THINKING,
+    TOOL_RESULT,
+    TOOL_USE,
+    Block,
+    Event,
+    Message,
+    Request,
+    Skipped,
+    ToolDef,
+    Usage,
+)
+
+_Rec = dict[str, Any]
+_Out = list[Item]
+_ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+_NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; the system prompt "
+                    "and tool schemas are not recorded")
+_NOTE_BASE = ("Codex rollout: a transcript; the system prompt is session_meta.base_instructions, "
+              "the built-in tool schemas are not recorded")
+_NOTE_USAGE = ("usage: token_count.last_token_usage (its input_tokens include "
+               "cached_input_tokens: shown as uncached input + cache read)")
+_NOTE_ORDER = "messages: the rollout items before this call's output, inferred from record order"
+_NOTE_WINDOW = ("window: Codex's model_context_window, already cut to ~95% of the model's window; "
+                "Codex's '% left' also subtracts a 12,000-token baseline, ctxviewer shows % of "
+                "the window as reported")
+_NOTE_LEGACY = "old rollout format: no token counts recorded; this is the final conversation"
+
+
+_OUTPUT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
+                           "web_search_call", "image_generation_call", "tool_search_call"})
+_INPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output",
+                          "local_shell_call_output", "tool_search_output", "mcp_tool_call_output"})
+_OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})  # encrypted server-side summary
+ITEM_TYPES = _OUTPUT_ITEMS | _INPUT_ITEMS | _OPAQUE_ITEMS | {"message"}
+QUIET_ITEMS = frozenset({"ghost_snapshot", "other"})  # never sent to the model
+_AGENTS_HEAD = "# AGENTS.md instructions for "
+
+
+def _text_blocks(text: str) -> list[Block]:
+    """Message text; AGENTS.md instructions (old and new wrappers) are memory."""
+    head = text.lstrip()
+    if head.startswith("<user_instructions>"):
+        return [Block(TEXT, text, tag=MEMORY, name="AGENTS.md")]
+    if head.startswith(_AGENTS_HEAD):
+        where = head.split("\n", 1)[0][len(_AGENTS_HEAD):].strip().rstrip("/")
+        return [Block(TEXT, text, tag=MEMORY, name=f"{where}/AGENTS.md" if where else "AGENTS.md")]
+    return split_message_text(text) if text else []
+
+
+def _content_blocks(content: Any) -> list[Block]:
+    if isinstance(content, str):
+        return _text_blocks(content)
+    out: list[Block] = []
+    for part in content if isinstance(content, list) else []:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_text", "output_text", "text", "refusal"):
+            out.extend(_text_blocks(str(part.get("text", part.get("refusal", "")))))
+        elif kind in ("input_image", "image", "image_url"):
+            out.append(Block(IMAGE, "", fixed_tokens=DEFAULT_IMAGE_TOKENS))
+        elif kind is not None:
+            out.append(Block(OTHER, js_dumps(part), name=str(kind)))
+    return out
+
+
+def _compact_json(value: Any) -> str:
+    """Tool-call arguments as compact JSON (Codex stores them as a JSON string)."""
+    if isinstance(value, str):
+        try:
+            return js_dumps(orjson.loads(value))
+        except orjson.JSONDecodeError:
+            return value
+    return js_dumps(value if value is not None else {})
+
+
+def _call_block(item: dict[str, Any]) -> Block:
+    kind = str(item.get("type"))
+    ref = item.get("call_id") or item.get("id")
+    if kind == "reasoning":
+        parts = item.get("summary") or item.get("content") or []
+        text = "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
+        return Block(THINKING, text)
+    if kind == "function_call":
+        return Block(TOOL_USE, _compact_json(item.get("arguments")),
+                     name=str(item.get("name", "")), ref=ref)
+    if kind == "custom_tool_call":
+        return Block(TOOL_USE, str(item.get("input") or ""), name=str(item.get("name", "")),
+                     ref=ref)
+    return Block(TOOL_USE, _compact_json(item.get("action")), name=kind.removesuffix("_call"),
+                 ref=ref)
+
+
+def _output_blocks(item: dict[str, Any]) -> list[Block]:
+    out, err = item.get("output"), False
+    if isinstance(out, dict):  # {content, success} payload
+        err = out.get("success") is False
+        out = out.get("content", out.get("content_items", out))
+    texts: list[str] = []
+    extra: list[Block] = []
+    for part in out if isinstance(out, list) else [out]:
+        kind = part.get("type") if isinstance(part, dict) else None
+        if kind in ("input_image", "image"):
+            extra.append(Block(IMAGE, "", ref=item.get("call_id"),
+                               fixed_tokens=DEFAULT_IMAGE_TOKENS))
+        elif kind in ("input_text", "output_text", "text"):
+            texts.append(str(part.get("text", "")))
+        elif part is not None:
+            texts.append(part if isinstance(part, str) else js_dumps(part))
+    text = "\n".join(texts)
+    tag = split_message_text(text)[0].tag if text else None
+    return [Block(TOOL_RESULT, text, tag=tag, ref=item.get("call_id"), is_error=err), *extra]
+
+
+def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | None:
+    """One Responses API item -> (is model output, Message); None for unknown items."""
+    kind = item.get("type")
+    if kind == "message":
+        role = str(item.get("role") or "user")
+        blocks = tuple(_content_blocks(item.get("content")))
+        return role == "assistant", Message(role, blocks, item.get("id"), ts)
+    if kind in _OUTPUT_ITEMS:
+        return True, Message("assistant", (_call_block(item),), None, ts)
+    if kind in _INPUT_ITEMS:
+        return False, Message("tool", tuple(_output_blocks(item)), None, ts)
+    if kind in _OPAQUE_ITEMS:
+        block = Block(OTHER, "", tag=COMPACTION_SUMMARY, name="encrypted compaction")
+        return False, Message("user", (block,), None, ts)
+    return None
+
+
+def compaction_rebuild(entries: list[tuple[bool, Message]], summary: str,
+                       ts: str | None) -> list[tuple[bool, Message]]:
+    """History after a compaction that did not record it: Codex keeps the initial
+    context and the user's messages and appends the summary as a user message."""
+    kept = [(o, m) for o, m in entries if not o and m.role in ("user", "developer", "system")
+            and COMPACTION_SUMMARY not in m.tags]
+    note = Block(TEXT, summary, tag=COMPACTION_SUMMARY)
+    return kept + [(False, Message("user", (note,), None, ts))]
+
+
+@dataclass
+class _Pending:
+    """A call whose response items may still follow (Codex 0.39 order)."""
+
+    line: int | None
+    timestamp: str | None
+    model: str | None
+    usage: Usage | None
+    prompt: list[tuple[bool, Message]]
+    response: list[Message] = field(default_factory=list)
+
+
+def _usage(last: dict[str, Any]) -> Usage:
+    total_in = as_int(last.get("input_tokens"))
+    cached = min(as_int(last.get("cached_input_tokens")), total_in)
+    return Usage(input_tokens=total_in - cached, cache_read_input_tokens=cached,
+                 output_tokens=as_int(last.get("output_tokens")),
+                 reasoning_tokens=as_int(last.get("reasoning_output_tokens")))
+
+
+def merge(entries: list[tuple[bool, Message]]) -> tuple[Message, ...]:
+    """Items -> messages: a run of model output items is one assistant message."""
+    out: list[Message] = []
+    run: list[Message] = []
+    for is_output, msg in entries + [(False, Message("", ()))]:
+        if is_output:
+            run.append(msg)
+            continue
+        if run:
+            blocks = tuple(b for m in run for b in m.blocks)
+            out.append(Message("assistant", blocks, run[0].id, run[0].timestamp))
+            run = []
+        if msg.role:
+            out.append(msg)
+    return tuple(out)
+
+
+class _CodexParser:
+    def __init__(self) -> None:
+        self.entries: list[tuple[bool, Message]] = []
+        self.pending: _Pending | None = None
+        self.model: str | None = None
+        self.window: int | None = None
+        self.system: tuple[Block, ...] = ()
+        self.tools: tuple[ToolDef, ...] = ()
+        self.user_instructions: str | None = None
+        self.memory_seen = False
+        self.last_sig: tuple[Any, ...] | None = None
+        self.last_prompt: int | None = None
+        self.emitted = 0
+        self.legacy = False
+        self.subagent = False  # a sub-agent thread's rollout (session_meta.source.subagent)
+        self.intern = Interner()
+
+    def feed(self, line: int, record: Any) -> list[Item]:
+        out: list[Item] = []
+        if not isinstance(record, dict):
+            return [Skipped(line, "not a JSON object")]
+        kind, payload = record.get("type"), record.get("payload")
+        ts = record.get("timestamp")
+        if kind in _ENVELOPE and isinstance(payload, dict):
+            getattr(self, f"_on_{kind}")(line, ts, payload, out)
+        elif "record_type" in record:
+            pass  # old format: a state snapshot line
+        elif kind in ITEM_TYPES or kind in QUIET_ITEMS:
+            self.legacy = True
+            self._on_response_item(line, ts, record, out)
+        elif kind is None and "id" in record and "timestamp" in record:
+            self.legacy = True
+            self._on_session_meta(line, ts, record, out)
+        else:
+            out.append(Skipped(line, f"unknown record type {kind!r}"))
+        return out
+
+    def finish(self) -> list[Item]:
+        out: list[Item] = []
+        self._flush(out)
+        if self.legacy and not self.emitted and self.entries:
+            self.pending = _Pending(None, self.entries[-1][1].timestamp, self.model, None,
+                                    self.entries)
+            self._flush(out, (_NOTE_LEGACY,))
+        return out
+
+    def _on_session_meta(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        base = p.get("base_instructions")
+        text = base.get("text") if isinstance(base, dict) else base
+        if isinstance(text, str) and text:
+            self.system = tuple(split_system_text(text))
+        if isinstance(p.get("instructions"), str) and p["instructions"].strip():
+            self.user_instructions = p["instructions"]
+        source = p.get("source")
+        self.subagent = self.subagent or (isinstance(source, dict) and "subagent" in source)
+        tools = [t for t in p.get("dynamic_tools") or [] if isinstance(t, dict) and t.get("name")]
+        if tools:
+            self.tools = tuple(classify_tool(str(t["name"]), t, str(t.get("description", "")))
+                               for t in tools)
+
+    def _on_turn_context(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        if isinstance(p.get("model"), str):
+            self.model = p["model"]
+
+    def _on_response_item(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        entry = item_entry(p, ts)
+        if entry is None:
+            if p.get("type") not in QUIET_ITEMS:
+                out.append(Skipped(line, f"unknown response_item type {p.get('type')!r}"))
+            return
+        is_output, msg = entry
+        msg = self.intern(msg)
+        if not is_output:
+            self._flush(out)
+        elif self.pending is not None:
+            self.pending.response.append(msg)
+        self.memory_seen = self.memory_seen or MEMORY in msg.tags
+        self.entries.append((is_output, msg))
+
+    def _on_event_msg(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        kind = p.get("type")
+        if kind == "token_count":
+            self._token_count(line, ts, p, out)
+        elif kind == "error" and isinstance(p.get("message"), str):
+            self._flush(out)
+            out.append(error_event(p["message"], ts))
+        # every other event_msg repeats an item for the UI or carries no context
+
+    def _on_compacted(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        self._flush(out)
+        summary = str(p.get("message") or "")
+        history = p.get("replacement_history")
+        if isinstance(history, list):
+            entries = [e for item in history if isinstance(item, dict)
+                       if (e := item_entry(item, ts)) is not None]
+            detail = "history replaced by Codex's replacement_history"
+        else:
+            entries = compaction_rebuild(self.entries, summary, ts)
+            detail = "history rebuilt as Codex does: user messages + summary (inferred)"
+        self.entries = [(o, self.intern(m)) for o, m in entries]
+        out.append(Event(COMPACT_BOUNDARY, ts, pre_tokens=self.last_prompt,
+                         detail=f"{detail}; summary: {summary[:300]}"))
+
+    def _token_count(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        info = p.get("info")
+        if isinstance(info, dict):
+            last, total = info.get("last_token_usage"), info.get("total_token_usage")
+            window = info.get("model_context_window")
+            if isinstance(window, int) and window > 0:
+                self.window = window
+        elif "input_tokens" in p:  # early event layout: the usage itself
+            last, total = p, None
+        else:
+            return  # rate limits only
+        if not isinstance(last, dict):
+            out.append(Skipped(line, "token_count without last_token_usage"))
+            return
+        source = total if isinstance(total, dict) else last
+        sig = (total is None,) + tuple(source.get(k) for k in _FIELDS)
+        if sig == self.last_sig:
+            return  # the same call reported again
+        self.last_sig = sig
+        self._flush(out)
+        cut = len(self.entries)
+        while cut and self.entries[cut - 1][0]:
+            cut -= 1
+        usage = _usage(last)
+        self.last_prompt = usage.prompt_tokens
+        self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
+                                [m for _, m in self.entries[cut:]])
+
+    def _flush(self, out: list[Item], notes: tuple[str, ...] = ()) -> None:
+        pend, self.pending = self.pending, None
+        if pend is None:
+            return
+        self.emitted += 1
+        out.append(self._request(pend, notes))
+
+    def _request(self, pend: _Pending, notes: tuple[str, ...]) -> Request:
+        system = self.system
+        if self.user_instructions and not self.memory_seen:
+            system += (Block(TEXT, self.user_instructions, tag=MEMORY, name="AGENTS.md"),)
+        notes = (_NOTE_BASE if self.system else _NOTE_TRANSCRIPT,) + notes
+        if pend.usage is not None:
+            notes += (_NOTE_USAGE, _NOTE_ORDER)
+        if self.window:
+            notes += (_NOTE_WINDOW,)
+        reply = merge([(True, m) for m in pend.response])
+        return Request(
+            index=0, model=pend.model, timestamp=pend.timestamp, system=system, tools=self.tools,
+            messages=tuple(self.intern(m) for m in merge(pend.prompt)), usage=pend.usage,
+            complete=False, sidechain=self.subagent, role=SUBAGENT if self.subagent else MAIN,
+            api="codex", response=reply[0] if reply else None, window_hint=self.window,
+            line=pend.line, notes=notes,
+        )
+
+
+class CodexReader:
+    name = "codex"
+    label = "Codex CLI rollout"
+    description = "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (token_count events)"
+    document = False
+
+    def sniff(self, head: Head) -> bool:
+        records = head.records
+        if any(r.get("type") in _ENVELOPE and isinstance(r.get("payload"), dict)
+               for r in records):
+            return True
+        if not records:
+            return False
+        first = records[0]
+        old_meta = ("id" in first and "timestamp" in first and "instructions" in first
+                    and "type" not in first)
+        return old_meta and all(r.get("type") in ITEM_TYPES or "record_type" in r
+                                for r in records[1:])
+
+    def parser(self) -> _CodexParser:
+        return _CodexParser()
+
+
+READER = CodexReader()

@@ -1,0 +1,205 @@
+"""qwen-code chat records (``~/.qwen/projects/<project>/chats/<session>.jsonl``;
+older builds: ``~/.qwen/tmp/<hash>/chats/``).
+
+qwen-code is a Gemini CLI fork that logs one JSON record per line:
+``{uuid, parentUuid, sessionId, timestamp, type, subtype?, cwd, version,
+message?, usageMetadata?, model?, contextWindowSize?, systemPayload?}`` with
+``type`` one of ``user``, ``assistant``, ``tool_result``, ``system``.
+``message`` is a Gemini ``Content`` (``{role, parts}``). Records form a tree
+through ``parentUuid`` (a rewind re-roots the chain), and a ``system`` record
+with subtype ``chat_compression`` stores the history the model sees from then
+on (``systemPayload.compressedHistory``).
+
+One request per ``assistant`` record with ``usageMetadata``. Its context is
+what qwen-code rebuilds on resume: the chain of records from the root to the
+reply's parent, starting over at the last compression checkpoint in it, with
+earlier thoughts left out. The system prompt (with QWEN.md memory) and the
+tool declarations are not recorded: requests are ``complete=False``. Older
+qwen-code builds wrote Gemini CLI's JSON chat files; ``ctxviewer.ingest.gemini``
+reads those.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxviewer.ingest.anthropic_body import Interner
+from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.gemini import error_event, gemini_usage, parts_blocks
+from ctxviewer.model import (
+    COMPACT_BOUNDARY,
+    MAIN,
+    SUBAGENT,
+    Event,
+    Message,
+    Request,
+    Skipped,
+)
+
+_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
+# System subtypes only qwen-code writes (Claude Code's transcripts share the envelope).
+_QWEN_SUBTYPES = frozenset({
+    "chat_compression", "ui_telemetry", "slash_command", "at_command", "attribution_snapshot",
+    "session_notes", "custom_title", "session_source", "session_model", "file_history_snapshot",
+    "parent_session", "session_execution_engine", "session_approval_mode", "rewind",
+    "agent_bootstrap", "turn_result", "branch_checkpoint", "background_task_completed",
+})
+NOTES = (
+    "qwen-code chat record: a transcript, not the request body; the system prompt "
+    "(with QWEN.md memory) and tool declarations are not recorded",
+    "usage: usageMetadata (promptTokenCount includes cachedContentTokenCount)",
+    "messages: the parentUuid chain before this reply, from the last chat_compression "
+    "checkpoint, earlier thoughts left out (as qwen-code rebuilds its history)",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    parent: str | None
+    messages: tuple[Message, ...] = ()
+    merge: bool = False  # a mid-turn user message joins the preceding user turn
+    base: tuple[Message, ...] | None = None  # a compression checkpoint's history
+
+
+def _role(content: dict[str, Any]) -> str:
+    return "assistant" if content.get("role") == "model" else "user"
+
+
+def _content_message(content: Any, mid: str | None, ts: str | None,
+                     keep_thoughts: bool = False) -> Message | None:
+    """A Gemini Content ``{role, parts}`` -> Message (None when empty)."""
+    if not isinstance(content, dict):
+        return None
+    blocks = parts_blocks(content.get("parts"), keep_thoughts=keep_thoughts)
+    return Message(_role(content), tuple(blocks), mid, ts) if blocks else None
+
+
+class _QwenParser:
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.last_uuid: str | None = None
+        self.intern = Interner()
+
+    def feed(self, line: int, record: Any) -> list[Item]:
+        if not isinstance(record, dict):
+            return [Skipped(line, "not a JSON object")]
+        kind = record.get("type")
+        if kind not in _TYPES:
+            return [Skipped(line, f"unknown record type {kind!r}")]
+        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else f"line:{line}"
+        parent = record.get("parentUuid") if "parentUuid" in record else self.last_uuid
+        parent = parent if isinstance(parent, str) else None
+        out: list[Item] = []
+        node = self._node(line, record, parent, out)
+        self.nodes[uuid] = node
+        self.last_uuid = uuid
+        if kind == "assistant" and isinstance(record.get("usageMetadata"), dict):
+            out.append(self._request(line, uuid, record, parent))
+        return out
+
+    def finish(self) -> list[Item]:
+        return []
+
+    def _node(self, line: int, rec: dict[str, Any], parent: str | None,
+              out: list[Item]) -> _Node:
+        kind, ts = rec.get("type"), rec.get("timestamp")
+        if kind == "system":
+            if rec.get("subtype") == "chat_compression":
+                return self._compression(rec, parent, out)
+            if rec.get("subtype") == "ui_telemetry":
+                self._telemetry(rec, out)
+            return _Node(parent)
+        msg = _content_message(rec.get("message"), rec.get("uuid"), ts)
+        return _Node(parent, (self.intern(msg),) if msg else (),
+                     merge=rec.get("subtype") == "mid_turn_user_message")
+
+    def _telemetry(self, rec: dict[str, Any], out: list[Item]) -> None:
+        """API errors are only logged as UI telemetry (``qwen-code.api_error``)."""
+        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+        event = payload.get("uiEvent") if isinstance(payload.get("uiEvent"), dict) else {}
+        if str(event.get("event.name", "")).endswith("api_error"):
+            text = str(event.get("error") or event.get("error_message") or "API error")
+            out.append(error_event(text, rec.get("timestamp")))
+
+    def _compression(self, rec: dict[str, Any], parent: str | None, out: list[Item]) -> _Node:
+        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+        history = payload.get("compressedHistory")
+        info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+        out.append(Event(COMPACT_BOUNDARY, rec.get("timestamp"),
+                         pre_tokens=as_int(info.get("originalTokenCount")) or None,
+                         post_tokens=as_int(info.get("newTokenCount")) or None,
+                         detail="qwen-code chat_compression checkpoint"))
+        if not isinstance(history, list):
+            return _Node(parent)
+        msgs = [_content_message(c, None, rec.get("timestamp")) for c in history]
+        return _Node(parent, base=tuple(self.intern(m) for m in msgs if m is not None))
+
+    def _request(self, line: int, uuid: str, rec: dict[str, Any], parent: str | None) -> Request:
+        usage = gemini_usage(rec["usageMetadata"], prompt="promptTokenCount",
+                             cached="cachedContentTokenCount", output="candidatesTokenCount",
+                             thoughts="thoughtsTokenCount", total="totalTokenCount")
+        side = bool(rec.get("isSidechain"))
+        reply = _content_message(rec.get("message"), uuid, rec.get("timestamp"),
+                                 keep_thoughts=True)
+        window = as_int(rec.get("contextWindowSize")) or None
+        return Request(
+            index=0, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(), tools=(),
+            messages=self._context(parent), usage=usage, complete=False, sidechain=side,
+            role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
+            response=reply, message_id=uuid, window_hint=window, line=line, notes=NOTES,
+        )
+
+    def _context(self, uuid: str | None) -> tuple[Message, ...]:
+        """The API history up to ``uuid``: back to the root or the last checkpoint."""
+        chain: list[_Node] = []
+        base: tuple[Message, ...] = ()
+        seen: set[str] = set()
+        while uuid is not None and uuid not in seen:
+            seen.add(uuid)
+            node = self.nodes.get(uuid)
+            if node is None:
+                break
+            if node.base is not None:
+                base = node.base
+                break
+            chain.append(node)
+            uuid = node.parent
+        msgs = list(base)
+        for node in reversed(chain):
+            for m in node.messages:
+                if node.merge and msgs and msgs[-1].role == "user":
+                    prev = msgs[-1]
+                    msgs[-1] = self.intern(Message("user", prev.blocks + m.blocks, prev.id,
+                                                   prev.timestamp))
+                else:
+                    msgs.append(m)
+        return tuple(msgs)
+
+
+def _is_qwen(r: dict[str, Any]) -> bool:
+    if "uuid" not in r or r.get("type") not in _TYPES:
+        return False
+    msg = r.get("message")
+    if isinstance(msg, dict):
+        return isinstance(msg.get("parts"), list)
+    return ("usageMetadata" in r or r.get("type") == "tool_result"
+            or (r.get("type") == "system" and r.get("subtype") in _QWEN_SUBTYPES))
+
+
+class QwenCodeReader:
+    name = "qwen-code"
+    label = "qwen-code chat"
+    description = "~/.qwen/projects/<project>/chats/*.jsonl (Gemini Content records)"
+    document = False
+
+    def sniff(self, head: Head) -> bool:
+        claude = any(isinstance(r.get("message"), dict) and "content" in r["message"]
+                     for r in head.records)
+        return not claude and any(_is_qwen(r) for r in head.records)
+
+    def parser(self) -> _QwenParser:
+        return _QwenParser()
+
+
+READER = QwenCodeReader()
