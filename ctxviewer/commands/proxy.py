@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import signal
-import sys
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from ctxviewer.commands.common import UsageError
+from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import (
     DEFAULT_PORT,
@@ -68,12 +68,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no line per exchange")
 
 
-def default_out() -> str:
-    return f"ctxviewer-recording-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
-
-
 def run(args: argparse.Namespace) -> int:
-    out = os.path.abspath(args.out or default_out())
+    out = os.path.abspath(args.out or default_recording_name())
     if not os.path.isdir(os.path.dirname(out)):
         raise UsageError(f"no such directory for --out: {os.path.dirname(out)}")
     config = ProxyConfig(
@@ -82,10 +78,8 @@ def run(args: argparse.Namespace) -> int:
         on_record=None if args.quiet else print_exchange,
     )
     server = ProxyServer(config)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the proxy is stopped
         asyncio.run(_serve(server))
-    except KeyboardInterrupt:
-        pass
     print(f"stopped: {server.recorder.count} exchanges recorded to {out}", flush=True)
     return 0
 
@@ -99,10 +93,8 @@ async def _serve(server: ProxyServer) -> None:
         raise UsageError(f"cannot start the proxy: {msg}") from None
     print_banner(server)
     stop = asyncio.Event()
-    try:
+    with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows; not main thread
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    except (NotImplementedError, RuntimeError):  # Windows, or not the main thread
-        pass
     try:
         await stop.wait()
     finally:
@@ -140,7 +132,5 @@ def print_exchange(record: dict[str, Any]) -> None:
         parts.append(f"prompt={prompt} out={usage.get('output_tokens', 0)}")
     if record.get("error"):
         parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
-    try:
+    with contextlib.suppress(OSError):  # a closed terminal must not stop the recording
         print("  ".join(parts), flush=True)
-    except (BrokenPipeError, OSError):
-        pass

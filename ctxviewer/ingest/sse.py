@@ -7,17 +7,22 @@ a non-streamed one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
 import orjson
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
 
 
 def parse_sse(text: str) -> Iterator[tuple[str | None, str]]:
     """Yield (event name, data) for each event in an SSE stream."""
     event: str | None = None
     data: list[str] = []
-    for line in text.splitlines():
+    # Only CR, LF and CRLF end SSE lines; str.splitlines() would also split a
+    # JSON string holding U+2028, U+0085 or \x1c, which JSON leaves unescaped.
+    for line in _LINE_END.split(text):
         if not line:
             if data:
                 yield event, "\n".join(data)

@@ -8,7 +8,6 @@ answer, so it never adds latency to the call.
 
 from __future__ import annotations
 
-import json
 import time
 import zlib
 from collections.abc import Callable
@@ -140,12 +139,7 @@ def parse_json(data: bytes) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        pass
-    text = data.decode("utf-8", errors="replace")
-    try:
-        return json.loads(text)  # integers beyond 64 bits, which orjson refuses
-    except ValueError:
-        return {"_raw": text}
+        return {"_raw": data.decode("utf-8", errors="replace")}
 
 
 def decode_content(data: bytes, encoding: str) -> bytes | None:

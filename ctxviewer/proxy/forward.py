@@ -11,6 +11,7 @@ happens, with its request body.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 from collections.abc import Callable
 
@@ -39,9 +40,34 @@ class Forwarder:
         self._upstreams = upstreams
         self._sink = sink
         self._ids = itertools.count(1)
+        self._active: set[asyncio.Task[object]] = set()  # tasks inside handle() now
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def drain(self, grace: float) -> None:
+        """Give in-flight exchanges ``grace`` seconds, then cancel them (they get recorded)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), grace)
+            return
+        for task in list(self._active):
+            task.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._idle.wait(), grace)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """aiohttp handler: forward, relay, and record the exchange."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._active.add(task)
+        self._idle.clear()
+        try:
+            return await self._handle(request)
+        finally:
+            self._active.discard(task)
+            if not self._active:
+                self._idle.set()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         where = route(request.method, request.path, request.raw_path, self._upstreams)
         ex = Exchange(
             id=f"ex_{next(self._ids):06d}",
@@ -60,6 +86,9 @@ class Forwarder:
             return await self._forward(request, ex, where.url)
         except asyncio.CancelledError:
             ex.fail("proxy_stopped", "the proxy stopped before the exchange ended")
+            raise
+        except Exception as e:  # a proxy bug: still record the request; aiohttp answers 500
+            ex.fail("proxy_error", f"{type(e).__name__}: {e}")
             raise
         finally:
             ex.finish()

@@ -10,9 +10,11 @@ it asked for, with the upstream's own ``Content-Encoding`` header.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 
-from multidict import CIMultiDict
+from multidict import CIMultiDict, CIMultiDictProxy
+
+Headers = CIMultiDict[str] | CIMultiDictProxy[str] | Mapping[str, str]
 
 # RFC 9110 section 7.6.1 hop-by-hop headers, plus what aiohttp computes itself.
 HOP_BY_HOP = frozenset(
@@ -36,13 +38,13 @@ _RESPONSE_DROP = HOP_BY_HOP
 DECODABLE = ("gzip", "deflate", "identity")
 
 
-def _connection_tokens(headers: Mapping[str, str]) -> set[str]:
+def _connection_tokens(headers: CIMultiDict[str]) -> set[str]:
     """Headers the sender listed in ``Connection`` (also hop-by-hop)."""
-    value = headers.get("connection", "") or headers.get("Connection", "")
-    return {t.strip().lower() for t in value.split(",") if t.strip()}
+    tokens = ",".join(headers.getall("connection", []))
+    return {t.strip().lower() for t in tokens.split(",") if t.strip()}
 
 
-def _filtered(items: Iterable[tuple[str, str]], drop: set[str] | frozenset[str]) -> CIMultiDict[str]:
+def _filtered(items: Iterable[tuple[str, str]], drop: Set[str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
     for name, value in items:
         if name.lower() not in drop:
@@ -50,11 +52,10 @@ def _filtered(items: Iterable[tuple[str, str]], drop: set[str] | frozenset[str])
     return out
 
 
-def upstream_request_headers(headers: CIMultiDict[str] | Mapping[str, str]) -> CIMultiDict[str]:
+def upstream_request_headers(headers: Headers) -> CIMultiDict[str]:
     """The client's headers as forwarded upstream, with a decodable ``Accept-Encoding``."""
-    drop = _REQUEST_DROP | _connection_tokens(headers)
-    items = headers.items()
-    out = _filtered(items, drop)
+    headers = CIMultiDict(headers)
+    out = _filtered(headers.items(), _REQUEST_DROP | _connection_tokens(headers))
     out["Accept-Encoding"] = decodable_accept_encoding(headers.get("accept-encoding"))
     return out
 
@@ -71,6 +72,7 @@ def decodable_accept_encoding(client_value: str | None) -> str:
     return ", ".join(kept) or "identity"
 
 
-def client_response_headers(headers: CIMultiDict[str] | Mapping[str, str]) -> CIMultiDict[str]:
+def client_response_headers(headers: Headers) -> CIMultiDict[str]:
     """The upstream's response headers as handed to the client."""
+    headers = CIMultiDict(headers)
     return _filtered(headers.items(), _RESPONSE_DROP | _connection_tokens(headers))

@@ -7,10 +7,11 @@ attach) never sees a half-written exchange except while it is being written.
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import threading
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, BinaryIO
 
 import orjson
@@ -19,6 +20,13 @@ from ctxviewer import __version__
 from ctxviewer.proxy.exchange import FORMAT_VERSION, utc_now
 
 RecordCallback = Callable[[dict[str, Any]], None]
+
+log = logging.getLogger("ctxviewer.proxy")
+
+
+def default_recording_name() -> str:
+    """``ctxviewer-recording-<local timestamp>.jsonl``: a new file per proxy run."""
+    return f"ctxviewer-recording-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
 
 
 class Recorder:
@@ -61,7 +69,10 @@ class Recorder:
             self._count += 1
             self._cond.notify_all()
         if self._on_record is not None:
-            self._on_record(record)
+            try:
+                self._on_record(record)
+            except Exception:  # noqa: BLE001 - a listener's bug must not stop the recording
+                log.exception("ctxviewer proxy: on_record callback failed for %s", record.get("id"))
 
     def wait_for(self, count: int, timeout: float) -> bool:
         """Block until at least ``count`` exchanges are written; False on timeout."""
@@ -75,14 +86,6 @@ class Recorder:
 
     def _write_line(self, record: dict[str, Any]) -> None:
         assert self._file is not None
-        line = _dumps(record) + b"\n"
+        line = orjson.dumps(record) + b"\n"
         self._file.write(line)
         self._file.flush()
-
-
-def _dumps(record: dict[str, Any]) -> bytes:
-    """One compact JSON line; the stdlib handles what orjson refuses (integers beyond 64 bits)."""
-    try:
-        return orjson.dumps(record)
-    except orjson.JSONEncodeError:
-        return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode()

@@ -18,14 +18,14 @@ from aiohttp import web
 
 from ctxviewer.proxy.exchange import Exchange
 from ctxviewer.proxy.forward import Forwarder
-from ctxviewer.proxy.recorder import Recorder, RecordCallback
+from ctxviewer.proxy.recorder import RecordCallback, Recorder
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 
 log = logging.getLogger("ctxviewer.proxy")
 
 DEFAULT_PORT = 8787
 DEFAULT_TIMEOUT = 600.0  # seconds of upstream silence (connect, or between reads)
-SHUTDOWN_GRACE = 2.0  # seconds in-flight exchanges get to finish on stop()
+SHUTDOWN_GRACE = 1.0  # seconds in-flight exchanges get to finish on stop()
 MAX_REQUEST_BYTES = 256 * 1024 * 1024  # agents send whole conversations; be generous
 
 
@@ -58,6 +58,8 @@ class ProxyServer:
         self.recorder = Recorder(config.out, on_record=config.on_record)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._forwarder: Forwarder | None = None
         self._session: aiohttp.ClientSession | None = None
 
     @property
@@ -68,7 +70,7 @@ class ProxyServer:
         return f"http://{client_host(self.config.host)}:{self.port}"
 
     async def start(self) -> int:
-        """Open the recording, bind the socket and serve; returns the bound port.
+        """Bind the socket, open the recording and serve; returns the bound port.
 
         Raises OSError when the file cannot be written or the port is taken.
         """
@@ -92,19 +94,28 @@ class ProxyServer:
             skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        forwarder = Forwarder(self._session, self.config.upstreams, self._record)
+        self._forwarder = Forwarder(self._session, self.config.upstreams, self._record)
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
-        app.router.add_route("*", "/{tail:.*}", forwarder.handle)
+        app.router.add_route("*", "/{tail:.*}", self._forwarder.handle)
         self._runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE
         )
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self.config.host, self.config.port)
-        await site.start()
+        self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        await self._site.start()
         self.port = _bound_port(self._runner)
 
     async def stop(self) -> None:
-        """Stop listening, let in-flight exchanges finish briefly, close the recording."""
+        """Stop listening, let in-flight exchanges finish briefly, close the recording.
+
+        Exchanges still running after the grace period (a long stream) are cut
+        and recorded with error kind ``proxy_stopped``.
+        """
+        if self._site is not None:
+            await self._site.stop()
+            self._site = None
+        if self._forwarder is not None:
+            await self._forwarder.drain(SHUTDOWN_GRACE)
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None

@@ -8,11 +8,12 @@ shuts it down and joins the thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import threading
 from concurrent.futures import Future
 
-from ctxviewer.proxy.recorder import RecordCallback
+from ctxviewer.proxy.recorder import RecordCallback, default_recording_name
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
 
@@ -23,6 +24,8 @@ STOP_TIMEOUT = 15.0
 class ProxyThread:
     """A recording proxy in a daemon thread. ``port=0`` picks a free port.
 
+    ``out`` defaults to ``./ctxviewer-recording-<timestamp>.jsonl``.
+
     ``on_record`` (if given) is called on the proxy thread with each exchange
     record as it is written; a GUI should hand it to its own thread (a Qt
     signal does that).
@@ -31,17 +34,19 @@ class ProxyThread:
     def __init__(
         self,
         port: int = 0,
-        out: str | os.PathLike[str] = "ctxviewer-recording.jsonl",
+        out: str | os.PathLike[str] | None = None,
         upstream: str = ANTHROPIC_UPSTREAM,
         openai_upstream: str = OPENAI_UPSTREAM,
         host: str = "127.0.0.1",
         timeout: float = DEFAULT_TIMEOUT,
         on_record: RecordCallback | None = None,
     ) -> None:
-        self.server = ProxyServer(
-            ProxyConfig(out=out, host=host, port=port, upstream=upstream,
-                        openai_upstream=openai_upstream, timeout=timeout, on_record=on_record)
+        config = ProxyConfig(
+            out=out if out is not None else default_recording_name(), host=host, port=port,
+            upstream=upstream, openai_upstream=openai_upstream, timeout=timeout,
+            on_record=on_record,
         )
+        self.server = ProxyServer(config)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
@@ -88,10 +93,8 @@ class ProxyThread:
         loop, thread, stopping = self._loop, self._thread, self._stopping
         if loop is None or thread is None or stopping is None:
             return
-        try:
+        with contextlib.suppress(RuntimeError):  # the loop already ended
             loop.call_soon_threadsafe(stopping.set)
-        except RuntimeError:  # the loop already ended
-            pass
         thread.join(timeout=STOP_TIMEOUT)
         self._thread = None
 
@@ -107,7 +110,7 @@ class ProxyThread:
         self._stopping = asyncio.Event()
         try:
             port = await self.server.start()
-        except BaseException as e:  # noqa: BLE001 - handed to the starting thread
+        except BaseException as e:  # handed to the thread that called start()
             started.set_exception(e)
             return
         started.set_result(port)
