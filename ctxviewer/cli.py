@@ -20,8 +20,10 @@ from ctxviewer.ingest.base import Cancelled, LoadError
 # subcommand name -> module under ctxviewer.commands
 COMMANDS: dict[str, str] = {
     "report": "report",
+    "compact": "compact",
     "formats": "formats",
     "proxy": "proxy",
+    "compare": "compare",
 }
 
 

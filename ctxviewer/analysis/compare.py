@@ -1,0 +1,284 @@
+"""How close each estimator comes to the API's prompt size (spec sections 5 and 9).
+
+``compare(session, names)`` puts every estimator's count of the whole prompt
+next to the API usage of each request, with the error in tokens and percent
+(``error = estimate - api``, ``pct = error / api``) and, per estimator, MAPE,
+bias (mean signed pct) and the worst case. Only requests with a nonzero API
+prompt size and a full request body are scored: a transcript records the
+messages but not the system prompt and tools, so its whole-prompt "estimate"
+would be the API count itself (see ``excluded``).
+
+The per-category table of one request shows where the error hides: agents
+derive Messages by subtracting the estimated overhead from the API total.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ctxviewer.analysis import calibrate
+from ctxviewer.analysis.breakdown import _overhead_parts, message_items
+from ctxviewer.analysis.estimators import Estimator, get_estimator, names
+from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.model import Request, Session
+
+CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
+              "messages")
+
+
+class PromptCounter(Protocol):
+    """Counts a whole request and its categories (local estimators, the API)."""
+
+    name: str
+
+    def prompt(self, req: Request) -> int | None: ...
+
+    def categories(self, req: Request) -> dict[str, int | None]: ...
+
+
+@dataclass(frozen=True)
+class LocalCounter:
+    """A local estimator seen as a ``PromptCounter``."""
+
+    estimator: Estimator
+
+    @property
+    def name(self) -> str:
+        return self.estimator.name
+
+    def prompt(self, req: Request) -> int | None:
+        return estimate_request(req, self.estimator)
+
+    def categories(self, req: Request) -> dict[str, int | None]:
+        parts = _overhead_parts(req, self.estimator)
+        out: dict[str, int | None] = {name: tokens for name, (tokens, _) in parts.items()}
+        out["messages"] = message_items(req.messages, self.estimator)[1]
+        return out
+
+
+@dataclass(frozen=True)
+class Row:
+    index: int
+    model: str | None
+    role: str
+    api_prompt_tokens: int
+    estimates: dict[str, int | None]
+
+    def error(self, name: str) -> int | None:
+        e = self.estimates.get(name)
+        return None if e is None else e - self.api_prompt_tokens
+
+    def pct(self, name: str) -> float | None:
+        err = self.error(name)
+        return None if err is None else err / self.api_prompt_tokens
+
+
+@dataclass(frozen=True)
+class Stats:
+    n: int
+    mape: float | None
+    bias: float | None
+    max_abs_pct: float | None
+    missing: int = 0  # rows without an estimate (API failures, first request for calibrated)
+
+
+@dataclass(frozen=True)
+class CategoryTable:
+    """One request's categories, estimators as columns."""
+
+    request: int
+    api_prompt_tokens: int | None
+    estimates: dict[str, dict[str, int | None]]  # estimator -> category -> tokens
+
+    def by_subtraction(self, name: str) -> int | None:
+        """Messages as an agent shows it: API total minus the estimated overhead."""
+        cats = self.estimates[name]
+        if self.api_prompt_tokens is None or any(cats.get(c) is None for c in CATEGORIES[:-1]):
+            return None
+        return self.api_prompt_tokens - sum(cats[c] or 0 for c in CATEGORIES[:-1])
+
+
+@dataclass(frozen=True)
+class Comparison:
+    estimators: tuple[str, ...]
+    rows: tuple[Row, ...]
+    summary: dict[str, Stats]
+    excluded: dict[str, int]
+    table: CategoryTable | None = None
+    calibration: dict[str, Any] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def default_names() -> list[str]:
+    """All local estimators plus ``calibrated``."""
+    return [*names(), calibrate.NAME]
+
+
+def stats(rows: Sequence[Row], name: str) -> Stats:
+    pcts = [p for r in rows if (p := r.pct(name)) is not None]
+    failed = len(rows) - len(pcts)
+    if not pcts:
+        return Stats(0, None, None, None, failed)
+    return Stats(len(pcts), sum(abs(p) for p in pcts) / len(pcts), sum(pcts) / len(pcts),
+                 max(abs(p) for p in pcts), failed)
+
+
+def _counter(name: str, extra: Mapping[str, PromptCounter]) -> PromptCounter:
+    if name in extra:
+        return extra[name]
+    return LocalCounter(get_estimator(name))  # KeyError names the known ones
+
+
+def compare(
+    session: Session,
+    estimator_names: Sequence[str] | None = None,
+    *,
+    request: int | None = None,
+    calibrate_base: str | None = None,
+    calibrate_fit: str = "affine",
+    counters: Mapping[str, PromptCounter] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Comparison:
+    """Compare estimators with the API usage of every scorable request of ``session``.
+
+    ``counters`` supplies estimators that are not local (``anthropic``).
+    ``request`` picks the request of the per-category table (None: none).
+    """
+    extra = dict(counters or {})
+    wanted = list(estimator_names or default_names())
+    local = [n for n in wanted if n != calibrate.NAME]
+    cal = calibrate.NAME in wanted
+    bases = [calibrate_base] if calibrate_base else [n for n in names() if n != "anthropic"]
+    plain = list(dict.fromkeys(local + (bases if cal else [])))
+    by_name = {n: _counter(n, extra) for n in plain}
+
+    excluded = {"no_usage": 0, "transcript_only": 0}
+    scored: list[Request] = []
+    for r in session.requests:
+        if not r.api_prompt_tokens:
+            excluded["no_usage"] += 1
+        elif not r.complete:
+            excluded["transcript_only"] += 1
+        else:
+            scored.append(r)
+
+    rows: list[Row] = []
+    for r in scored:
+        if cancelled is not None and cancelled():
+            from ctxviewer.ingest.base import Cancelled
+
+            raise Cancelled()
+        ests = {n: by_name[n].prompt(r) for n in plain}
+        rows.append(Row(r.index, r.model, r.role, r.api_prompt_tokens or 0, ests))
+
+    calibration: dict[str, Any] = {}
+    notes: list[str] = []
+    if cal:
+        rows, calibration = _calibrate(rows, bases, calibrate_base, calibrate_fit)
+    # drop helper bases that were not asked for
+    shown = tuple(wanted)
+    rows = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
+                {n: r.estimates.get(n) for n in shown}) for r in rows]
+    summary = {n: stats(rows, n) for n in shown}
+    if excluded["transcript_only"]:
+        notes.append(f"{excluded['transcript_only']} transcript-only requests excluded: their "
+                     "system prompt and tools were not recorded, only the messages")
+    table = _table(session, request, shown, by_name, calibration) if request is not None \
+        else None
+    return Comparison(shown, tuple(rows), summary, excluded, table, calibration, tuple(notes))
+
+
+def _group(row: Row) -> tuple[str | None, str]:
+    return (row.model, row.role)
+
+
+def _fit_json(f: calibrate.Fit | None) -> dict[str, float] | None:
+    return None if f is None else {"ratio": round(f.ratio, 4), "offset": round(f.offset, 2)}
+
+
+def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
+               how: str) -> tuple[list[Row], dict[str, Any]]:
+    points = [calibrate.Point(_group(r), r.api_prompt_tokens, r.estimates) for r in rows]
+    preds = calibrate.held_out(points, bases, base, how)
+    out = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
+               {**r.estimates, calibrate.NAME: p.estimate}) for r, p in zip(rows, preds)]
+    final_base, fits = calibrate.final_fit(points, bases, base, how)
+    scored = [r for r, p in zip(out, preds) if p.estimate is not None]
+    info = {
+        "group_by": "model+role",
+        "fit": "api ~ offset + ratio * estimate" if how == "affine" else "api ~ ratio * estimate",
+        "base": final_base,
+        "base_rule": "fixed (--calibrate-base)" if base else
+        "lowest MAPE on the earlier requests of the same group",
+        "fits": [{"model": g[0], "role": g[1], **(_fit_json(f) or {})}
+                 for g, f in fits.items()],
+        # every estimator scored on the same held-out requests as ``calibrated``
+        "held_out_mape": {n: None if (m := stats(scored, n).mape) is None else round(m, 4)
+                          for n in [calibrate.NAME, *bases]},
+        "not_predicted": sum(1 for p in preds if p.estimate is None),
+        "unfitted": sum(1 for p in preds if p.estimate is not None and not p.fitted),
+        "rows": [{"index": r.index, "base": p.base, "fit": p.fit} for r, p in zip(rows, preds)],
+        "note": "request k is predicted from a fit on requests < k only (held out); "
+                "the first request is not predicted; a group with no earlier request "
+                "uses ratio 1.0",
+    }
+    return out, info
+
+
+def _table(session: Session, index: int, shown: Sequence[str],
+           by_name: Mapping[str, PromptCounter], calibration: Mapping[str, Any]) -> CategoryTable:
+    req = session.requests[index]
+    estimates: dict[str, dict[str, int | None]] = {}
+    for n in shown:
+        if n == calibrate.NAME:
+            continue
+        estimates[n] = by_name[n].categories(req)
+    if calibrate.NAME in shown:
+        estimates[calibrate.NAME] = _calibrated_categories(session, req, by_name, calibration)
+    return CategoryTable(index, req.api_prompt_tokens, estimates)
+
+
+def _calibrated_categories(session: Session, req: Request, by_name: Mapping[str, PromptCounter],
+                           calibration: Mapping[str, Any]) -> dict[str, int | None]:
+    """The base's categories times the ratio fitted on the requests before ``req``."""
+    row = next((x for x in calibration.get("rows", []) if x["index"] == req.index), None)
+    base = row["base"] if row else calibration.get("base")
+    if base is None or base not in by_name:
+        return {c: None for c in CATEGORIES}
+    fit = (row["fit"] if row else None) or calibrate.Fit(1.0)
+    # the offset is per request: it belongs to no category, so categories get the ratio only
+    cats = by_name[base].categories(req)
+    return {c: None if v is None else round(v * fit.ratio) for c, v in cats.items()}
+
+
+def comparison_json(c: Comparison) -> dict[str, Any]:
+    def r4(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
+    out: dict[str, Any] = {
+        "estimators": list(c.estimators),
+        "rows": [{"index": r.index, "model": r.model, "role": r.role,
+                  "api_prompt_tokens": r.api_prompt_tokens, "estimates": r.estimates,
+                  "errors": {n: r.error(n) for n in c.estimators},
+                  "pct": {n: r4(r.pct(n)) for n in c.estimators}} for r in c.rows],
+        "summary": {n: {"mape": r4(s.mape), "bias": r4(s.bias),
+                        "max_abs_pct": r4(s.max_abs_pct), "n": s.n, "missing": s.missing}
+                    for n, s in c.summary.items()},
+        "excluded": c.excluded,
+        "notes": list(c.notes),
+    }
+    if c.calibration:
+        cal = {k: v for k, v in c.calibration.items() if k != "rows"}
+        cal["rows"] = [{"index": x["index"], "base": x["base"], "fit": _fit_json(x["fit"])}
+                       for x in c.calibration["rows"]]
+        out["calibration"] = cal
+    if c.table is not None:
+        t = c.table
+        out["categories"] = {
+            "request": t.request, "api_prompt_tokens": t.api_prompt_tokens,
+            "estimates": t.estimates,
+            "messages_by_subtraction": {n: t.by_subtraction(n) for n in t.estimates},
+        }
+    return out
