@@ -51,7 +51,27 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviewer", description="Open the ctxviewer window.")
     parser.add_argument("file", nargs="?", help="session log or API trace (default: demo session)")
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
+    desktop = parser.add_mutually_exclusive_group()
+    desktop.add_argument("--install-desktop", action="store_true",
+                         help="install the menu entry, file associations and icons for this user")
+    desktop.add_argument("--uninstall-desktop", action="store_true",
+                         help="remove what --install-desktop installed")
     return parser
+
+
+def _desktop(install: bool) -> int:
+    from ctxviewer import desktop
+
+    result = desktop.install() if install else desktop.uninstall()
+    for path in result.written:
+        print(f"installed {path}")
+    for path in result.removed:
+        print(f"removed {path}")
+    if result.refreshed:
+        print(f"refreshed: {', '.join(result.refreshed)}")
+    if result.missing_tools:
+        print(f"not found (databases not refreshed): {', '.join(result.missing_tools)}")
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -61,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             args = build_parser().parse_args(args_list)
             return int(args._run(args) or 0)
         gui_args = _gui_parser().parse_args(args_list)
+        if gui_args.install_desktop or gui_args.uninstall_desktop:
+            return _desktop(gui_args.install_desktop)
         from ctxviewer.gui.app import run_app  # lazy: the CLI never needs Qt
 
         return run_app(gui_args)
