@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "formats": "formats",
     "proxy": "proxy",
     "compare": "compare",
+    "insights": "insights",
 }
 
 

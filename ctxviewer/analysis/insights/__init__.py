@@ -1,0 +1,78 @@
+"""Insights over a loaded session: cost, cache economics, cache breaks,
+redundant and stale content, sub-agent runs, and request diffs.
+
+May import ``ctxviewer.model``, ``ctxviewer.analysis`` (estimators, the
+compaction package's trim rules), ``ctxviewer.resources`` and the standard
+library. Never Qt. Every result is a frozen dataclass with ``to_json()``.
+
+``insights(session, est)`` computes everything the CLI prints; the parts are
+public for the GUI panels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.insights.cache_breaks import CacheBreak, CacheSummary, cache_breaks
+from ctxviewer.analysis.insights.conversations import Conversation, conversations
+from ctxviewer.analysis.insights.cost import (
+    Budget,
+    BudgetCrossing,
+    BudgetReport,
+    RequestCost,
+    SessionCost,
+    evaluate_budget,
+    request_cost,
+    session_cost,
+    task_starts,
+)
+from ctxviewer.analysis.insights.diff import BlockChange, RequestDiff, diff_requests
+from ctxviewer.analysis.insights.pricing import (
+    Price,
+    PriceTable,
+    load_prices,
+    normalize_model,
+    user_prices_path,
+)
+from ctxviewer.analysis.insights.redundancy import Finding, RedundancyReport, redundancy
+from ctxviewer.analysis.insights.subagents import SubagentRun, subagent_runs
+from ctxviewer.model import Session
+
+__all__ = [
+    "BlockChange", "Budget", "BudgetCrossing", "BudgetReport", "CacheBreak", "CacheSummary",
+    "Conversation", "Finding", "Insights", "Price", "PriceTable", "RedundancyReport",
+    "RequestCost", "RequestDiff", "SessionCost", "SubagentRun", "cache_breaks",
+    "conversations", "diff_requests", "evaluate_budget", "insights", "load_prices",
+    "normalize_model", "redundancy", "request_cost", "session_cost", "subagent_runs",
+    "task_starts", "user_prices_path",
+]
+
+
+@dataclass(frozen=True)
+class Insights:
+    cost: SessionCost
+    cache: CacheSummary
+    redundancy: RedundancyReport
+    subagents: tuple[SubagentRun, ...]
+    budgets: tuple[BudgetReport, ...] = ()
+
+    def to_json(self, per_request: bool = True, top: int | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "cost": self.cost.to_json(per_request), "cache": self.cache.to_json(),
+            "redundancy": self.redundancy.to_json(top),
+            "subagents": [r.to_json() for r in self.subagents],
+        }
+        if self.budgets:
+            out["budgets"] = [b.to_json() for b in self.budgets]
+        return out
+
+
+def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
+             budgets: tuple[Budget, ...] = ()) -> Insights:
+    """All insights of a session (prices: the shipped table merged with the user's)."""
+    cost = session_cost(session, prices or load_prices())
+    cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))
+    return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),
+                    tuple(evaluate_budget(cost, b, session.requests) for b in budgets))
