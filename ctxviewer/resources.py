@@ -23,4 +23,4 @@ def resource(*parts: str) -> Path:
 
 def demo_session_path() -> Path:
     """The bundled demo session opened when ctxviewer starts with no file."""
-    return resource("demo-session.jsonl.gz")
+    return resource("demo-session.jsonl.xz")

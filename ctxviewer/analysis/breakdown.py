@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.ingest.classify import skills_in
-from ctxviewer.model import MCP, MEMORY, SKILL, SKILL_LISTING, Block, Message, Request
+from ctxviewer.model import COMPACTION_SUMMARY, MCP, MEMORY, SKILL, SKILL_LISTING, Block, Message, Request
 
 LABELS = {
     "system_prompt": "System prompt",
@@ -110,7 +110,8 @@ def _block_label(b: Block) -> str:
 
 
 def _message_label(i: int, m: Message) -> str:
-    first = next((b for b in m.blocks if b.text or b.kind != "text"), None)
+    first = next((b for b in m.blocks if b.tag == COMPACTION_SUMMARY), None) or next(
+        (b for b in m.blocks if b.text or b.kind != "text"), None)
     what = _block_label(first) if first else "(empty)"
     return f"#{i} {m.role}: {what}"
 

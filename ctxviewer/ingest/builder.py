@@ -8,14 +8,31 @@ Rules that hold for every format live here, not in the readers:
   request after it); events after the last request stay on the session;
 - indices are assigned in order of first appearance;
 - side calls are marked auxiliary: requests that declare no tools while the
-  session's main conversation does (Claude Code's title and topic calls).
+  session's main conversation does (Claude Code's title and topic calls);
+- in full-body sources, tool-using requests whose system prompt differs from
+  the main agent's are sub-agents (a Task / Agent tool's own conversation);
+- in full-body sources, a compaction shows as a compaction summary appearing
+  in the messages: a ``compact_boundary`` event is inferred there.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
 from dataclasses import replace
 
-from ctxviewer.model import AUXILIARY, MAIN, Event, Request, Session, Skipped
+from ctxviewer.model import (
+    AUXILIARY,
+    COMPACT_BOUNDARY,
+    COMPACTION_SUMMARY,
+    MAIN,
+    MEMORY,
+    SUBAGENT,
+    Event,
+    Request,
+    Session,
+    Skipped,
+)
 from ctxviewer.ingest.base import Item
 
 
@@ -58,6 +75,8 @@ class SessionBuilder:
         self.session.events.extend(self._pending_events)
         self._pending_events.clear()
         mark_auxiliary(self.session)
+        mark_subagents(self.session)
+        infer_compactions(self.session)
         return self.session
 
 
@@ -75,3 +94,44 @@ def mark_auxiliary(session: Session) -> None:
     for i, r in enumerate(reqs):
         if r.complete and r.role == MAIN and not r.tools and not r.sidechain:
             reqs[i] = replace(r, role=AUXILIARY)
+
+
+def _prompt_key(req: Request) -> str:
+    """What identifies an agent: the start of its longest system block (its instructions)."""
+    blocks = [b.text for b in req.system if b.tag != MEMORY]
+    return max(blocks, key=len)[:400] if blocks else ""
+
+
+def mark_subagents(session: Session) -> None:
+    """Tool-using full-body requests with another agent's system prompt are sub-agents."""
+    reqs = session.requests
+    tooled = [r for r in reqs if r.complete and r.tools and r.role == MAIN and not r.sidechain]
+    keys = Counter(_prompt_key(r) for r in tooled)
+    if len(keys) < 2:
+        return
+    main_key = keys.most_common(1)[0][0]
+    for i, r in enumerate(reqs):
+        if r in tooled and (key := _prompt_key(r)) != main_key:
+            agent = "agent-" + hashlib.sha1(key.encode()).hexdigest()[:8]
+            reqs[i] = replace(r, role=SUBAGENT, sidechain=True, agent=agent)
+
+
+def _has_summary(req: Request) -> bool:
+    return any(b.tag == COMPACTION_SUMMARY for m in req.messages for b in m.blocks)
+
+
+def infer_compactions(session: Session) -> None:
+    """Mark where a compaction summary first appears in a full-body main conversation."""
+    reqs = session.requests
+    prev: Request | None = None
+    for i, r in enumerate(reqs):
+        if r.role != MAIN or not r.complete:
+            continue
+        known = any(e.kind == COMPACT_BOUNDARY for e in r.events)
+        if prev is not None and not known and _has_summary(r) and (
+                not _has_summary(prev) or len(r.messages) < len(prev.messages)):
+            event = Event(COMPACT_BOUNDARY, r.timestamp, pre_tokens=prev.api_prompt_tokens,
+                          post_tokens=r.api_prompt_tokens, trigger="inferred",
+                          detail="a compaction summary replaced the earlier messages")
+            reqs[i] = r = replace(r, events=r.events + (event,))
+        prev = r

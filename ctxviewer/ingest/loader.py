@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import lzma
 import os
 from collections.abc import Callable, Iterator
 from typing import IO, Any
@@ -65,15 +66,28 @@ def _parses(raw: bytes) -> bool:
         return False
 
 
-def is_gzip(path: str) -> bool:
+def compression(path: str) -> str | None:
+    """``"gzip"``, ``"xz"`` or None, from the file's magic bytes (never its name)."""
     with open(path, "rb") as f:
-        return f.read(2) == b"\x1f\x8b"
+        magic = f.read(6)
+    if magic[:2] == b"\x1f\x8b":
+        return "gzip"
+    if magic == b"\xfd7zXZ\x00":
+        return "xz"
+    return None
+
+
+def is_gzip(path: str) -> bool:
+    return compression(path) is not None
 
 
 def open_log(path: str) -> IO[bytes]:
-    """Open a log for reading bytes, decompressing gzip transparently (by magic bytes)."""
-    if is_gzip(path):
+    """Open a log for reading bytes, decompressing gzip and xz transparently (by magic bytes)."""
+    kind = compression(path)
+    if kind == "gzip":
         return gzip.open(path, "rb")
+    if kind == "xz":
+        return lzma.open(path, "rb")
     return open(path, "rb")
 
 
@@ -99,8 +113,11 @@ def detect(head: Head) -> Reader:
     if not head.text.strip():
         raise LoadError(f"{head.path} is empty")
     for reader in READERS:
-        if reader.sniff(head):
-            return reader
+        try:
+            if reader.sniff(head):
+                return reader
+        except Exception:  # noqa: BLE001 - a sniff that trips on odd JSON says "not mine"
+            continue
     raise LoadError(f"{head.path}: unknown format (not a session log or API trace ctxviewer reads)")
 
 
@@ -110,8 +127,10 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
     A last line without a newline is yielded too; callers decide whether it is
     complete. For gzip files the offset is the compressed position (progress).
     """
-    if is_gzip(path):
-        with open(path, "rb") as raw_file, gzip.open(raw_file, "rb") as f:
+    kind = compression(path)
+    if kind is not None:
+        opener = gzip.open if kind == "gzip" else lzma.open
+        with open(path, "rb") as raw_file, opener(raw_file, "rb") as f:
             for lineno, raw in enumerate(f, 1):
                 yield lineno, raw, raw_file.tell()
         return
@@ -121,6 +140,20 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
         for lineno, raw in enumerate(f, 1):
             offset += len(raw)
             yield lineno, raw, offset
+
+
+READER_ERROR = "reader error"  # prefix of the Skipped reason for a record a reader tripped on
+
+
+def _feed(parser: Any, builder: SessionBuilder, line: int, record: Any) -> None:
+    """Feed one record; a reader bug on odd JSON skips that record, never the file."""
+    try:
+        items = list(parser.feed(line, record))
+    except Exception as e:  # noqa: BLE001 - spec: broken records are skipped and counted
+        builder.add(Skipped(line, f"{READER_ERROR}: {type(e).__name__}: {e}"[:200]))
+        return
+    for item in items:
+        builder.add(item)
 
 
 def load(
@@ -144,8 +177,7 @@ def load(
         doc = head.document if head.document is not None else _parse_document(path)
         if doc is None:
             raise LoadError(f"{path}: not valid JSON")
-        for item in parser.feed(1, doc):
-            builder.add(item)
+        _feed(parser, builder, 1, doc)
     else:
         step = max(total // 200, 1 << 16)
         next_report = step
@@ -161,13 +193,15 @@ def load(
                     why = "truncated last line" if last else "not valid JSON"
                     builder.add(Skipped(lineno, why))
                     continue
-                for item in parser.feed(lineno, record):
-                    builder.add(item)
+                _feed(parser, builder, lineno, record)
             if progress is not None and offset >= next_report:
                 progress(offset, total)
                 next_report = offset + step
-    for item in parser.finish():
-        builder.add(item)
+    try:
+        for item in list(parser.finish()):
+            builder.add(item)
+    except Exception as e:  # noqa: BLE001 - as in _feed
+        builder.add(Skipped(0, f"{READER_ERROR}: {type(e).__name__}: {e}"[:200]))
     if progress is not None:
         progress(total, total)
     return builder.build()
