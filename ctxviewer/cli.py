@@ -33,7 +33,8 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The CLI parser; with ``only``, just that subcommand is imported (fast start)."""
     parser = _Parser(
         prog="ctxviewer",
         description="Inspect the context window of LLM coding agents.",
@@ -41,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         module = importlib.import_module(f"ctxviewer.commands.{module_name}")
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
@@ -79,7 +82,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
         if args_list and (args_list[0] in COMMANDS or args_list[0] in ("-h", "--help")):
-            args = build_parser().parse_args(args_list)
+            only = args_list[0] if args_list[0] in COMMANDS else None
+            args = build_parser(only).parse_args(args_list)
             return int(args._run(args) or 0)
         gui_args = _gui_parser().parse_args(args_list)
         if gui_args.install_desktop or gui_args.uninstall_desktop:

@@ -81,6 +81,7 @@ class Estimator:
     description: str = ""
     _cache: dict[str, int] = field(default_factory=dict, repr=False)
     _messages: dict[Message, int] = field(default_factory=dict, repr=False)
+    _prefixes: list[tuple[tuple[Message, ...], int]] = field(default_factory=list, repr=False)
 
     def count(self, text: str) -> int:
         if not text:
@@ -104,7 +105,26 @@ class Estimator:
         return cached
 
     def messages(self, messages: Iterable[Message]) -> int:
-        return sum(self.message(m) for m in messages)
+        """Sum of ``message`` over ``messages``.
+
+        A tuple that extends one counted recently (the next request of a trace
+        repeats the history) costs only its new messages: the shared prefix is
+        checked with a tuple comparison, which short-circuits on identical
+        (interned) messages.
+        """
+        if not isinstance(messages, tuple):
+            return sum(self.message(m) for m in messages)
+        start, total = 0, 0
+        for prev, prev_total in reversed(self._prefixes):
+            n = len(prev)
+            if n <= len(messages) and n > start and messages[:n] == prev:
+                start, total = n, prev_total
+                break
+        total += sum(self.message(m) for m in messages[start:])
+        self._prefixes.append((messages, total))
+        if len(self._prefixes) > 8:
+            del self._prefixes[0]
+        return total
 
     def tool(self, tool: ToolDef) -> int:
         return self.count(tool.text)
@@ -112,6 +132,7 @@ class Estimator:
     def clear_cache(self) -> None:
         self._cache.clear()
         self._messages.clear()
+        self._prefixes.clear()
 
 
 _REGISTRY: dict[str, Estimator] = {}

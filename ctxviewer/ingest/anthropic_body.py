@@ -33,11 +33,21 @@ from ctxviewer.model import (
 DEFAULT_IMAGE_TOKENS = 1_600  # Anthropic's cap for one image (~1.15 megapixels)
 
 
+RECENT_CONVERSATIONS = 8  # message lists remembered for reuse (main + side calls + sub-agents)
+
+
 class Interner:
-    """One shared object per distinct value."""
+    """One shared object per distinct value.
+
+    It also remembers the raw (parsed JSON) message lists of the last few
+    requests with their conversions, so that ``messages_from`` converts only
+    what a request adds to an earlier one.
+    """
 
     def __init__(self) -> None:
         self._pool: dict[Any, Any] = {}
+        self.recent: list[tuple[list[Any], list[Any]]] = []  # (raw messages, converted)
+        self.tools_memo: tuple[Any, Any] = (None, None)  # (raw tools, converted)
 
     def __call__(self, value: Any) -> Any:
         return self._pool.setdefault(value, value)
@@ -175,6 +185,34 @@ def message_from(raw: Any, intern: Interner, msg_id: str | None = None,
     return intern(Message(role, tuple(content_blocks(raw.get("content"))), msg_id, timestamp))
 
 
+def messages_from(raw: list[Any], intern: Interner) -> tuple[Message, ...]:
+    """A request's ``messages`` -> Messages, reusing the conversions of a recent request.
+
+    Real traces repeat the whole history in every request. A raw message
+    equal to the one at the same position of a recent request of the same
+    conversation (same first message) takes that request's Message: one
+    comparison of parsed JSON (C speed) instead of a conversion. Python's
+    ``==`` takes 1, 1.0 and true for equal: a message that differs from the
+    remembered one only by such a number type keeps the remembered conversion.
+    """
+    prev_raw: list[Any] = []
+    prev_msgs: list[Any] = []
+    if raw:
+        for pos in range(len(intern.recent) - 1, -1, -1):
+            cand_raw, cand_msgs = intern.recent[pos]
+            if cand_raw and cand_raw[0] == raw[0]:
+                prev_raw, prev_msgs = cand_raw, cand_msgs
+                del intern.recent[pos]
+                break
+    known = len(prev_raw)
+    out = [prev_msgs[i] if i < known and m == prev_raw[i] else message_from(m, intern)
+           for i, m in enumerate(raw)]
+    intern.recent.append((raw, out))
+    if len(intern.recent) > RECENT_CONVERSATIONS:
+        del intern.recent[0]
+    return tuple(m for m in out if m)
+
+
 def system_from(raw: Any) -> tuple[Block, ...]:
     if isinstance(raw, str):
         return tuple(split_system_text(raw)) if raw else ()
@@ -190,6 +228,15 @@ def _declaration(tool: dict[str, Any]) -> dict[str, Any]:
 
 
 def tools_from(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
+    memo_raw, memo_tools = intern.tools_memo
+    if memo_tools is not None and raw == memo_raw:  # the same declarations as last time
+        return memo_tools
+    tools = _tools_from(raw, intern)
+    intern.tools_memo = (raw, tools)
+    return tools
+
+
+def _tools_from(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
     out = []
     for tool in raw if isinstance(raw, list) else []:
         if isinstance(tool, dict) and tool.get("name"):

@@ -36,6 +36,11 @@ _QUIET_TYPES = frozenset({
 _OVERFLOW = ("prompt is too long", "context window", "context_length")
 
 
+def _str(value: Any) -> str | None:
+    """A string field, or None when a record has something else there."""
+    return value if isinstance(value, str) else None
+
+
 class _Node:
     __slots__ = ("parent", "message", "msg_id")
 
@@ -73,7 +78,7 @@ class _Parser:
             kept = (meta.get("preservedMessages") or {}).get("uuids")
             if isinstance(uuid, str) and isinstance(kept, list):
                 self._preserve(uuid, [k for k in kept if isinstance(k, str)])
-        elif kind not in _QUIET_TYPES and kind != "system":
+        elif not (isinstance(kind, str) and kind in _QUIET_TYPES) and kind != "system":
             yield Skipped(line, f"unknown record type {kind!r}")
         if isinstance(uuid, str):
             self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None, None, None)
@@ -83,7 +88,7 @@ class _Parser:
         uuid = record.get("uuid")
         parent = record.get("parentUuid")
         parent = parent if isinstance(parent, str) else None
-        msg_id = raw.get("id") if kind == "assistant" else None
+        msg_id = raw.get("id") if kind == "assistant" and isinstance(raw.get("id"), str) else None
         blocks = tuple(content_blocks(raw.get("content")))
         message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
         if isinstance(uuid, str):
@@ -101,13 +106,13 @@ class _Parser:
         usage = usage_from(raw.get("usage"))
         if usage is None:
             return
-        key = (msg_id or "", record.get("requestId") or "")
+        key = (msg_id or "", _text_or_empty(record.get("requestId")))
         first = key not in self.seen
         self.seen.add(key)
         sidechain = bool(record.get("isSidechain"))
         yield Request(
             index=0,
-            model=raw.get("model"),
+            model=_str(raw.get("model")),
             timestamp=record.get("timestamp"),
             system=(),
             tools=(),
@@ -116,11 +121,11 @@ class _Parser:
             complete=False,
             sidechain=sidechain,
             role=SUBAGENT if sidechain else MAIN,
-            agent=record.get("agentId"),
+            agent=_str(record.get("agentId")),
             api="anthropic",
             response=message,
             message_id=msg_id,
-            request_id=record.get("requestId"),
+            request_id=_str(record.get("requestId")),
             line=line,
         )
 
@@ -182,3 +187,8 @@ class ClaudeCodeReader:
 
 
 READER = ClaudeCodeReader()
+
+
+def _text_or_empty(value: object) -> str:
+    """An id from JSON: strings as they are, anything else (lists, objects...) as ''."""
+    return value if isinstance(value, str) else ""

@@ -66,6 +66,11 @@ _NOTE_WINDOW = ("window: Codex's model_context_window, already cut to ~95% of th
 _NOTE_LEGACY = "old rollout format: no token counts recorded; this is the final conversation"
 
 
+def _sid(value: Any) -> str | None:
+    """An id field as a string, or None for anything else (lists, objects)."""
+    return value if isinstance(value, str) else None
+
+
 _OUTPUT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
                            "web_search_call", "image_generation_call", "tool_search_call"})
 _INPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output",
@@ -114,9 +119,10 @@ def _compact_json(value: Any) -> str:
 
 def _call_block(item: dict[str, Any]) -> Block:
     kind = str(item.get("type"))
-    ref = item.get("call_id") or item.get("id")
+    ref = _sid(item.get("call_id")) or _sid(item.get("id"))
     if kind == "reasoning":
         parts = item.get("summary") or item.get("content") or []
+        parts = parts if isinstance(parts, list) else []
         text = "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
         return Block(THINKING, text)
     if kind == "function_call":
@@ -139,7 +145,7 @@ def _output_blocks(item: dict[str, Any]) -> list[Block]:
     for part in out if isinstance(out, list) else [out]:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in ("input_image", "image"):
-            extra.append(Block(IMAGE, "", ref=item.get("call_id"),
+            extra.append(Block(IMAGE, "", ref=_sid(item.get("call_id")),
                                fixed_tokens=DEFAULT_IMAGE_TOKENS))
         elif kind in ("input_text", "output_text", "text"):
             texts.append(str(part.get("text", "")))
@@ -147,7 +153,7 @@ def _output_blocks(item: dict[str, Any]) -> list[Block]:
             texts.append(part if isinstance(part, str) else js_dumps(part))
     text = "\n".join(texts)
     tag = split_message_text(text)[0].tag if text else None
-    return [Block(TOOL_RESULT, text, tag=tag, ref=item.get("call_id"), is_error=err), *extra]
+    return [Block(TOOL_RESULT, text, tag=tag, ref=_sid(item.get("call_id")), is_error=err), *extra]
 
 
 def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | None:
@@ -156,7 +162,7 @@ def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | N
     if kind == "message":
         role = str(item.get("role") or "user")
         blocks = tuple(_content_blocks(item.get("content")))
-        return role == "assistant", Message(role, blocks, item.get("id"), ts)
+        return role == "assistant", Message(role, blocks, _sid(item.get("id")), ts)
     if kind in _OUTPUT_ITEMS:
         return True, Message("assistant", (_call_block(item),), None, ts)
     if kind in _INPUT_ITEMS:
@@ -237,7 +243,7 @@ class _CodexParser:
             return [Skipped(line, "not a JSON object")]
         kind, payload = record.get("type"), record.get("payload")
         ts = record.get("timestamp")
-        if kind in _ENVELOPE and isinstance(payload, dict):
+        if isinstance(kind, str) and kind in _ENVELOPE and isinstance(payload, dict):
             getattr(self, f"_on_{kind}")(line, ts, payload, out)
         elif "record_type" in record:
             pass  # old format: a state snapshot line
@@ -379,7 +385,8 @@ class CodexReader:
 
     def sniff(self, head: Head) -> bool:
         records = head.records
-        if any(r.get("type") in _ENVELOPE and isinstance(r.get("payload"), dict)
+        if any(isinstance(r.get("type"), str) and r["type"] in _ENVELOPE
+               and isinstance(r.get("payload"), dict)
                for r in records):
             return True
         if not records:

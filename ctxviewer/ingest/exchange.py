@@ -12,7 +12,7 @@ from typing import Any
 from ctxviewer.ingest.anthropic_body import (
     Interner,
     is_anthropic_body,
-    message_from,
+    messages_from,
     response_message,
     system_from,
     tools_from,
@@ -53,7 +53,7 @@ def _window_hint(headers: Any) -> int | None:
 
 
 def _error_events(status: int | None, body: Any, timestamp: str | None) -> tuple[Event, ...]:
-    if status is None or status < 400:
+    if not isinstance(status, int) or status < 400:
         return ()
     text = str(body)[:500]
     kind = CONTEXT_OVERFLOW if any(h in text.lower() for h in _OVERFLOW_HINTS) else API_ERROR
@@ -78,7 +78,7 @@ def request_from_exchange(
     if api == "anthropic":
         system = system_from(body.get("system"))
         tools = tools_from(body.get("tools"), intern)
-        messages = tuple(m for m in (message_from(m, intern) for m in body["messages"]) if m)
+        messages = messages_from(body["messages"], intern)
         usage = usage_from(response.get("usage")) if isinstance(response, dict) else None
         reply = response_message(response, intern)
     else:

@@ -181,7 +181,7 @@ class _GeminiParser:
         messages = fields.get("messages")
         if not isinstance(messages, list):
             return
-        ids = {m.get("id") for m in messages if isinstance(m, dict)}
+        ids = {m.get("id") for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)}
         dropped = [i for i in self.records if i not in ids]
         if dropped:
             out.append(Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
@@ -235,7 +235,7 @@ class _GeminiParser:
         self.emitted[mid] = usage
         sub = self.kind == "subagent"
         out.append(Request(
-            index=0, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(), tools=(),
+            index=0, model=rec.get("model") if isinstance(rec.get("model"), str) else None, timestamp=rec.get("timestamp"), system=(), tools=(),
             messages=self._history_before(mid), usage=usage, complete=False, sidechain=sub,
             role=SUBAGENT if sub else MAIN, api="gemini", response=self._reply(rec),
             message_id=mid, line=line, notes=NOTES,
@@ -263,7 +263,9 @@ class _GeminiParser:
         return tuple(history)
 
     def _reply(self, rec: dict[str, Any]) -> Message:
-        thoughts = [Block(THINKING, _thought_text(t)) for t in rec.get("thoughts") or []
+        raw_thoughts = rec.get("thoughts")
+        thoughts = [Block(THINKING, _thought_text(t))
+                    for t in (raw_thoughts if isinstance(raw_thoughts, list) else [])
                     if isinstance(t, dict)]
         reply = _turns(rec, keep_thoughts=True)
         blocks = thoughts + (list(reply[0].blocks) if reply else [])

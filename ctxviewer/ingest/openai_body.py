@@ -98,7 +98,8 @@ def chat_request_parts(body: dict[str, Any], intern: Interner
         if not messages and raw.get("role") in ("system", "developer"):
             content = raw.get("content")
             text = content if isinstance(content, str) else "\n".join(
-                str(p.get("text", "")) for p in content or [] if isinstance(p, dict))
+                str(p.get("text", "")) for p in (content if isinstance(content, list) else [])
+                if isinstance(p, dict))
             system.extend(split_system_text(text))
             continue
         messages.append(intern(_chat_message(raw)))

@@ -85,7 +85,7 @@ class _QwenParser:
         if not isinstance(record, dict):
             return [Skipped(line, "not a JSON object")]
         kind = record.get("type")
-        if kind not in _TYPES:
+        if not isinstance(kind, str) or kind not in _TYPES:
             return [Skipped(line, f"unknown record type {kind!r}")]
         uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else f"line:{line}"
         parent = record.get("parentUuid") if "parentUuid" in record else self.last_uuid
@@ -178,13 +178,14 @@ class _QwenParser:
 
 
 def _is_qwen(r: dict[str, Any]) -> bool:
-    if "uuid" not in r or r.get("type") not in _TYPES:
+    if "uuid" not in r or not isinstance(r.get("type"), str) or r["type"] not in _TYPES:
         return False
     msg = r.get("message")
     if isinstance(msg, dict):
         return isinstance(msg.get("parts"), list)
     return ("usageMetadata" in r or r.get("type") == "tool_result"
-            or (r.get("type") == "system" and r.get("subtype") in _QWEN_SUBTYPES))
+            or (r.get("type") == "system" and isinstance(r.get("subtype"), str)
+                and r["subtype"] in _QWEN_SUBTYPES))
 
 
 class QwenCodeReader:
