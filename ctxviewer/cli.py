@@ -24,6 +24,8 @@ COMMANDS: dict[str, str] = {
     "formats": "formats",
     "proxy": "proxy",
     "compare": "compare",
+    "tail": "tail",
+    "sessions": "sessions",
     "insights": "insights",
 }
 

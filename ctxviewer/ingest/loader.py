@@ -148,12 +148,10 @@ READER_ERROR = "reader error"  # prefix of the Skipped reason for a record a rea
 def _feed(parser: Any, builder: SessionBuilder, line: int, record: Any) -> None:
     """Feed one record; a reader bug on odd JSON skips that record, never the file."""
     try:
-        items = list(parser.feed(line, record))
+        for item in list(parser.feed(line, record)):
+            builder.add(item)
     except Exception as e:  # noqa: BLE001 - spec: broken records are skipped and counted
         builder.add(Skipped(line, f"{READER_ERROR}: {type(e).__name__}: {e}"[:200]))
-        return
-    for item in items:
-        builder.add(item)
 
 
 def load(

@@ -1,0 +1,227 @@
+"""``ctxviewer tail``: follow a session log that is still being written.
+
+Prints the requests already in the file (unless ``--new-only``), then one
+line per new request as it appears, flushed at once so pipes see it live.
+A request re-read with a different prompt size (a streamed duplicate, a
+call released by its reader) is printed again, marked ``updated``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from ctxviewer.analysis.breakdown import infer_overhead
+from ctxviewer.analysis.estimators import Estimator, get_estimator
+from ctxviewer.analysis.estimators import names as estimator_names
+from ctxviewer.analysis.thresholds import POLICIES, Thresholds, thresholds, tier
+from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.analysis.windows import context_window
+from ctxviewer.commands.common import UsageError, add_file_argument
+from ctxviewer.ingest.follow import Follower, Update
+from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
+
+HELP = "follow a session log as it is written: one line per new request"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_file_argument(p)
+    p.add_argument("--interval", type=float, default=0.25,
+                   help="seconds between checks of the file (default 0.25)")
+    p.add_argument("--estimator", default="qwen", choices=estimator_names(),
+                   help="estimator for requests without API usage (default qwen)")
+    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--window", type=int, help="override the context window size")
+    p.add_argument("--new-only", action="store_true",
+                   help="skip the requests already in the file")
+    p.add_argument("--once", action="store_true",
+                   help="print what the file holds now and exit")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.interval <= 0:
+        raise UsageError("--interval must be a positive number of seconds")
+    if args.window is not None and args.window <= 0:
+        raise UsageError("--window must be a positive number of tokens")
+    follower = Follower(args.file, format=args.format)
+    printer = TailPrinter(get_estimator(args.estimator), args.policy, args.window, args.json)
+    if args.once:
+        printer.show(follower.finish(), skip_existing=args.new_only)
+        return 0
+    try:
+        printer.show(follower.poll(), skip_existing=args.new_only)
+        waiting: str | None = None
+        while True:
+            if follower.session is None and follower.error != waiting:
+                waiting = follower.error
+                if waiting:
+                    print(f"ctxviewer tail: waiting: {waiting}", file=sys.stderr, flush=True)
+            time.sleep(args.interval)
+            printer.show(follower.poll())
+    except KeyboardInterrupt:
+        return 0
+
+
+class TailPrinter:
+    """Turns ``Update``s into lines (text or JSON), keeping what was printed."""
+
+    def __init__(self, est: Estimator, policy: str, window: int | None, as_json: bool) -> None:
+        self.est = est
+        self.policy = policy
+        self.window = window
+        self.as_json = as_json
+        self.session: Session | None = None
+        self.printed: dict[int, int] = {}  # index -> prompt tokens last printed
+        self._thresholds: dict[int, Thresholds] = {}
+        self._inferred: dict[tuple[str, str | None], int | None] = {}
+
+    def show(self, up: Update, skip_existing: bool = False) -> None:
+        """Print what ``up`` added or changed; ``skip_existing`` marks the
+        requests of a session seen for the first time as printed (``--new-only``)."""
+        s = up.session
+        todo = set(up.new) | set(up.changed)
+        if up.reloaded or (s is not None and s is not self.session):
+            if up.reloaded:
+                self._emit_reload(s)
+            self.session, self.printed = s, {}
+            self._inferred.clear()
+            if s is None:
+                return
+            self._emit_header(s)
+            if skip_existing:
+                self.printed = {i: self._prompt(r)[0] for i, r in enumerate(s.requests)}
+                return
+            todo = set(range(len(s.requests)))
+        if s is None:
+            return
+        for i in sorted(todo):
+            if i >= len(s.requests):
+                continue
+            tokens = self._prompt(s.requests[i])[0]
+            if i in self.printed and self.printed[i] == tokens:
+                continue
+            self._emit_request(s, i, updated=i in self.printed)
+            self.printed[i] = tokens
+
+    # -- numbers --------------------------------------------------------------
+
+    def _thresholds_for(self, s: Session, req: Request) -> Thresholds:
+        window = context_window(req.model or s.model, req.window_hint or s.window_hint,
+                                self.window)
+        if window not in self._thresholds:
+            self._thresholds[window] = thresholds(window, self.policy)
+        return self._thresholds[window]
+
+    def _prompt(self, req: Request) -> tuple[int, bool]:
+        """(prompt tokens, estimated): the API count, else the estimator's."""
+        if req.usage is not None:
+            return req.usage.prompt_tokens, False
+        inferred = None
+        if not req.complete and self.session is not None:
+            key = (req.role, req.agent)
+            if self._inferred.get(key) is None:
+                self._inferred[key] = infer_overhead(self.session.requests, req, self.est)
+            inferred = self._inferred[key]
+        return estimate_request(req, self.est, inferred), True
+
+    def _delta(self, s: Session, index: int, tokens: int) -> int | None:
+        """Change from the previous request of the same role and agent."""
+        req = s.requests[index]
+        for prev in reversed(s.requests[:index]):
+            if prev.role == req.role and prev.agent == req.agent:
+                return tokens - self._prompt(prev)[0]
+        return None
+
+    def row(self, s: Session, index: int) -> dict[str, Any]:
+        req = s.requests[index]
+        tokens, estimated = self._prompt(req)
+        return {
+            "index": index, "timestamp": req.timestamp, "model": req.model,
+            "prompt_tokens": tokens, "estimated": estimated,
+            "api_prompt_tokens": req.api_prompt_tokens,
+            "output_tokens": req.usage.output_tokens if req.usage is not None else None,
+            "tier": tier(tokens, self._thresholds_for(s, req)),
+            "delta": self._delta(s, index, tokens),
+            "role": req.role, "sidechain": req.sidechain, "agent": req.agent,
+            "events": [e.kind for e in req.events],
+        }
+
+    # -- output ---------------------------------------------------------------
+
+    def _emit_header(self, s: Session) -> None:
+        model = s.model
+        window = context_window(model, s.window_hint, self.window)
+        t = thresholds(window, self.policy)
+        if self.as_json:
+            _write_json({"type": "start", "path": s.path, "format": s.format, "model": model,
+                         "window": window, "policy": self.policy, "thresholds": t.as_dict(),
+                         "requests": len(s.requests)})
+            return
+        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  model {model or '?'}  "
+               f"window {window:,}  policy {self.policy} (warn {t.warn:,} auto {t.auto:,} "
+               f"hard {t.hard:,})")
+
+    def _emit_reload(self, s: Session | None) -> None:
+        n = len(s.requests) if s is not None else 0
+        if self.as_json:
+            _write_json({"type": "reload", "path": s.path if s else None,
+                         "format": s.format if s else None, "requests": n})
+        else:
+            _write(f"-- reloaded (file truncated or replaced): {n} requests")
+
+    def _emit_request(self, s: Session, index: int, updated: bool) -> None:
+        row = self.row(s, index)
+        if self.as_json:
+            _write_json({"type": "request", "update": "changed" if updated else "new", **row})
+            return
+        req = s.requests[index]
+        tokens = f"{'~' if row['estimated'] else ''}{row['prompt_tokens']:,}"
+        delta = f"{row['delta']:+,}" if row["delta"] is not None else ""
+        events = "  ".join(_event_text(e.kind, e.pre_tokens) for e in req.events)
+        line = (f"{index:>5}  {_clock(req.timestamp)}  {(req.model or '?')[:28]:<28} "
+                f"{tokens:>10}  {row['tier']:<4} {delta:>9}  {_role(req)}")
+        if events:
+            line += f"  [{events}]"
+        if updated:
+            line += "  (updated)"
+        _write(line)
+
+
+def _role(req: Request) -> str:
+    if req.role == SUBAGENT:
+        return f"sub {req.agent[:12]}" if req.agent else "sub"
+    if req.role == AUXILIARY:
+        return "aux"
+    return "main sidechain" if req.sidechain else "main"
+
+
+def _event_text(kind: str, pre_tokens: int | None) -> str:
+    return f"{kind} (from {pre_tokens:,})" if pre_tokens else kind
+
+
+def _clock(ts: str | None) -> str:
+    """An ISO timestamp as local wall-clock time (HH:MM:SS)."""
+    if not ts:
+        return "--:--:--"
+    try:
+        when = datetime.fromisoformat(ts)
+    except ValueError:
+        return ts[11:19] or ts[:8]
+    if when.tzinfo is not None:
+        when = when.astimezone()
+    return when.strftime("%H:%M:%S")
+
+
+def _write(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def _write_json(value: dict[str, Any]) -> None:
+    _write(orjson.dumps(value).decode())
