@@ -239,9 +239,11 @@ def breakdown(
         assert total is not None
         messages = max(0, total - scaled_overhead)
         diff = messages - msg_est
+        absorbed = "estimation error" if req.complete else \
+            "estimation error and content the transcript does not record"
         cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
                              f"API total minus overhead; local estimate {msg_est:,} "
-                             f"({diff:+,} absorbed estimation error)"))
+                             f"({diff:+,} absorbed: {absorbed})"))
         used = total
     else:
         used = scaled_overhead
