@@ -23,6 +23,7 @@ COMMANDS: dict[str, str] = {
     "compact": "compact",
     "formats": "formats",
     "proxy": "proxy",
+    "snapshot": "snapshot",
     "compare": "compare",
     "tail": "tail",
     "sessions": "sessions",

@@ -1,0 +1,163 @@
+"""What-if replay: where would auto-compaction have fired under another policy?
+
+``replay(points, thresholds)`` walks the main-role requests of a timeline in
+order and simulates the chosen policy's auto-compaction along the real token
+curve (spec section 4, issue 4):
+
+- the prompt size of a request is the API count where known, else the
+  estimate (``Point.prompt_tokens``);
+- when the simulated prompt size reaches ``thresholds.auto``, a compaction
+  would fire at that request: it is recorded (index, tokens) and the
+  simulated context drops to the *target*;
+- after that the conversation keeps growing by the real deltas between
+  consecutive requests, shifted down by what the compaction removed. The
+  simulated size stays between ``min(real, target)`` and the real size: a
+  compaction only removes, and a real drop below the simulated size (a
+  ``/clear``, an unlogged compaction) pulls the simulation down to it;
+- a real compaction in the log (a ``compact_boundary`` event) resets the
+  simulation to the real curve; real compactions are returned separately so
+  the UI can compare ("3 compactions would fire (1 happened)").
+
+Target: ``thresholds.target`` when the policy defines one (Shannon: 37.5% of
+the window); otherwise ``DEFAULT_TARGET_FRACTION`` (30%) of the window, the
+share of recent history qwen-code keeps verbatim when it compresses. Either
+is capped at the auto threshold, so a simulated compaction always removes
+something. A ``target`` argument overrides both.
+
+No Qt here: the timeline plot draws the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.timeline import Point
+from ctxviewer.model import COMPACT_BOUNDARY, COMPACT_SUMMARY, MAIN, Event, Session
+
+DEFAULT_TARGET_FRACTION = 0.3
+COMPACTION_KINDS = (COMPACT_BOUNDARY, COMPACT_SUMMARY)
+
+
+@dataclass(frozen=True, slots=True)
+class Fire:
+    """A compaction the policy would have triggered before request ``index``."""
+
+    index: int
+    tokens: int  # simulated prompt size that crossed the auto threshold
+    after: int  # simulated prompt size right after the compaction
+
+
+@dataclass(frozen=True, slots=True)
+class RealCompaction:
+    """A compaction that happened (from the log), just before request ``index``."""
+
+    index: int
+    pre_tokens: int | None  # the log's count, else the previous main request's size
+    post_tokens: int | None  # the log's count, else this request's size
+    trigger: str | None = None  # "auto" | "manual" | None
+
+
+@dataclass(frozen=True, slots=True)
+class WhatIf:
+    policy: str
+    window: int
+    auto: int
+    target: int
+    fired: tuple[Fire, ...]
+    real: tuple[RealCompaction, ...]
+    # The simulated curve of the main requests as (request index, tokens);
+    # a fire adds a second entry at the same index (before, then after).
+    simulated: tuple[tuple[int, int], ...]
+
+    @property
+    def fired_indices(self) -> list[int]:
+        return [f.index for f in self.fired]
+
+    @property
+    def count(self) -> int:
+        return len(self.fired)
+
+    @property
+    def real_count(self) -> int:
+        return len(self.real)
+
+    def label(self) -> str:
+        """E.g. ``policy qwen: 3 compactions would fire (1 happened)``."""
+        noun = "compaction" if self.count == 1 else "compactions"
+        return (f"policy {self.policy}: {self.count} {noun} would fire "
+                f"({self.real_count} happened)")
+
+
+def default_target(t: Thresholds) -> int:
+    """Where a compaction brings the context under policy ``t`` (see module doc)."""
+    target = t.target if t.target is not None else round(DEFAULT_TARGET_FRACTION * t.window)
+    return max(0, min(target, t.auto))
+
+
+def request_events(session: Session) -> list[tuple[int, Event]]:
+    """Every event of ``session`` as ``(request index, event)``.
+
+    An event on request ``i`` happened just before it; events after the last
+    request get the index ``len(session.requests)``.
+    """
+    out = [(r.index, e) for r in session.requests for e in r.events]
+    out += [(len(session.requests), e) for e in session.events]
+    return out
+
+
+def _main(points: Sequence[Point]) -> list[Point]:
+    return [p for p in points if p.role == MAIN and not p.sidechain]
+
+
+def real_compactions(points: Sequence[Point],
+                     events: Iterable[tuple[int, Event]] | None = None) -> list[RealCompaction]:
+    """Compactions that happened, one per request (boundary and summary count once).
+
+    With ``events`` (from ``request_events``) the log's before/after counts
+    are used where it has them; otherwise the sizes of the main requests on
+    either side of the compaction.
+    """
+    logged: dict[int, Event] = {}
+    for index, e in events or ():
+        if e.kind in COMPACTION_KINDS:
+            logged.setdefault(index, e)
+    main = _main(points)
+    marked = {p.index for p in points if any(k in COMPACTION_KINDS for k in p.events)}
+    out: list[RealCompaction] = []
+    prev: Point | None = None
+    for p in main:
+        if p.index in marked or p.index in logged:
+            e = logged.get(p.index)
+            pre = e.pre_tokens if e and e.pre_tokens else (prev.prompt_tokens if prev else None)
+            post = e.post_tokens if e and e.post_tokens else p.prompt_tokens
+            out.append(RealCompaction(p.index, pre, post, e.trigger if e else None))
+        prev = p
+    return out
+
+
+def replay(points: Sequence[Point], thresholds: Thresholds, *, target: int | None = None,
+           events: Iterable[tuple[int, Event]] | None = None) -> WhatIf:
+    """Simulate ``thresholds``' auto-compaction along the real curve of ``points``."""
+    goal = default_target(thresholds) if target is None else max(0, min(target, thresholds.auto))
+    real = real_compactions(points, events)
+    resets = {c.index for c in real}
+    fired: list[Fire] = []
+    curve: list[tuple[int, int]] = []
+    sim = 0
+    prev_real: int | None = None
+    for p in _main(points):
+        actual = p.prompt_tokens
+        if prev_real is None or p.index in resets:
+            sim = actual
+        else:
+            sim = min(actual, max(sim + actual - prev_real, min(actual, goal)))
+        prev_real = actual
+        curve.append((p.index, sim))
+        if sim >= thresholds.auto:
+            fired.append(Fire(p.index, sim, goal))
+            sim = goal
+            curve.append((p.index, sim))
+    return WhatIf(thresholds.policy, thresholds.window, thresholds.auto, goal,
+                  tuple(fired), tuple(real), tuple(curve))

@@ -1,0 +1,79 @@
+"""``ctxviewer snapshot``: render the main window of a session offscreen into a PNG.
+
+The GUI package is imported only when the command runs (the rest of the CLI
+never needs Qt). Without a display, Qt's offscreen platform is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from ctxviewer.analysis.estimators import names as estimator_names
+from ctxviewer.analysis.thresholds import POLICIES
+from ctxviewer.commands.common import UsageError, add_file_argument
+
+HELP = "render the main window of a session offscreen to a PNG file"
+VIEWS = ("main", "timeline", "bar", "tree")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_file_argument(p)
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--request", default="last",
+                   help="request index (0-based), negative from the end, or 'last' (default)")
+    p.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
+    p.add_argument("--view", default="main", choices=VIEWS,
+                   help="main window (default), timeline tab, the bar, or the tree")
+    p.add_argument("--estimator", default="qwen", choices=estimator_names())
+    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--window", type=int, default=0, help="override the context window size")
+    p.add_argument("--theme", default="auto", choices=("auto", "light", "dark"))
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    m = re.fullmatch(r"\s*(\d+)\s*[xX×]\s*(\d+)\s*", text)
+    if not m:
+        raise UsageError(f"--size: expected WxH (e.g. 1400x900), got {text!r}")
+    w, h = int(m.group(1)), int(m.group(2))
+    if not (200 <= w <= 10000 and 150 <= h <= 10000):
+        raise UsageError("--size: width must be 200..10000 and height 150..10000")
+    return w, h
+
+
+def _request(text: str) -> int | str:
+    if text == "last":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise UsageError(f"--request: expected an index or 'last', got {text!r}") from None
+
+
+def _use_offscreen_without_display() -> None:
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
+                                                 or os.environ.get("WAYLAND_DISPLAY")):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def run(args: argparse.Namespace) -> int:
+    size = parse_size(args.size)
+    request = _request(args.request)
+    if args.window < 0:
+        raise UsageError("--window must be a positive number of tokens (0 = auto)")
+    _use_offscreen_without_display()
+    from ctxviewer.gui.app_state import Options  # lazy: Qt only when rendering
+    from ctxviewer.gui.snapshot import render_snapshot
+
+    options = Options(args.estimator, args.policy, args.window)
+    try:
+        render_snapshot(args.file, args.out, request, size, args.view, args.theme, options,
+                        args.format)
+    except IndexError as e:
+        raise UsageError(f"--request: {e}") from None
+    except OSError as e:
+        raise UsageError(f"--out: {e}") from None
+    print(args.out)
+    return 0

@@ -1,0 +1,88 @@
+"""Builds the Qt application and the main window.
+
+``run_app(args)`` is what ``ctxviewer [FILE]`` calls; ``build_main_window``
+is what tests and the snapshot command call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyleFactory
+
+from ctxviewer import __version__
+from ctxviewer.gui import gc_guard
+from ctxviewer.gui.app_settings import AppSettings
+from ctxviewer.gui.app_state import AppState
+from ctxviewer.gui.main_window import MainWindow
+from ctxviewer.gui.palette import dark_palette
+from ctxviewer.resources import demo_session_path, resource
+
+
+def icon_path() -> str | None:
+    path = resource("icons", "ctxviewer.svg")
+    return str(path) if path.is_file() else None
+
+
+def app_icon() -> QIcon:
+    """The app icon: the bundled PNG sizes, and the SVG for every other size."""
+    icon = QIcon()
+    for png in sorted(resource("icons", "hicolor").glob("*/apps/ctxviewer.png")):
+        icon.addFile(str(png))
+    svg = icon_path()
+    if svg:
+        icon.addFile(svg)
+    return icon
+
+
+def demo_path() -> str | None:
+    """The bundled demo session, when it ships with this build."""
+    path = demo_session_path()
+    return str(path) if path.is_file() else None
+
+
+def create_app(argv: list[str] | None = None, theme: str = "auto") -> QApplication:
+    """The ``QApplication`` (reused when one exists), named and iconed; ``theme`` is
+    ``auto`` (the platform's), ``light`` or ``dark`` (Fusion with a dark palette)."""
+    app = QApplication.instance()
+    if app is None:
+        app = QApplication(argv if argv is not None else sys.argv[:1])
+    assert isinstance(app, QApplication)
+    gc_guard.install(app)  # cyclic GC on the GUI thread only (worker threads allocate)
+    app.setApplicationName("ctxviewer")
+    app.setOrganizationName("ctxviewer")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("ctxviewer")
+    icon = app_icon()
+    if not icon.isNull():
+        app.setWindowIcon(icon)
+    if theme in ("light", "dark"):
+        app.setStyle(QStyleFactory.create("Fusion"))
+        app.setPalette(dark_palette() if theme == "dark" else app.style().standardPalette())
+    return app
+
+
+def build_main_window(state: AppState | None = None,
+                      settings: AppSettings | None = None) -> MainWindow:
+    return MainWindow(state or AppState(), settings)
+
+
+def startup_file(file: str | None, settings: AppSettings) -> str | None:
+    """What to open at start: FILE, else the last file (if asked to), else the demo."""
+    if file:
+        return os.path.abspath(file)
+    return settings.startup_file() or demo_path()
+
+
+def run_app(args: argparse.Namespace) -> int:
+    app = create_app(theme=getattr(args, "theme", "auto") or "auto")
+    settings = AppSettings()
+    window = build_main_window(settings=settings)
+    window.show()
+    path = startup_file(getattr(args, "file", None), settings)
+    if path:
+        window.open_file(path)
+    return app.exec()

@@ -1,0 +1,124 @@
+"""What the window shows: the analysed session, the selected request, the options.
+
+``AppState`` holds data and emits ``*_changed`` signals; it computes nothing
+beyond asking the core ``Analysis`` for the breakdown of the selected request.
+Recomputing an analysis after an option change is the owner's job (it runs
+on the thread pool): ``options_changed`` asks for it and ``update_analysis``
+brings the result back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from PySide6.QtCore import QObject, Signal
+
+from ctxviewer.analysis.breakdown import Breakdown
+from ctxviewer.analysis.estimators import DEFAULT
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.model import Session
+
+
+@dataclass(frozen=True)
+class Options:
+    """How a session is analysed: estimator, threshold policy, window override (0 = auto)."""
+
+    estimator: str = DEFAULT
+    policy: str = "qwen"
+    window: int = 0
+
+    @staticmethod
+    def of(a: Analysis) -> Options:
+        return Options(a.estimator_name, a.policy, a.window_override or 0)
+
+
+class AppState(QObject):
+    """The single source of truth of the main window."""
+
+    session_loaded = Signal(object)  # Analysis of a new session
+    analysis_changed = Signal(object)  # Analysis (new session or new options)
+    request_changed = Signal(int)  # index of the selected request
+    breakdown_changed = Signal(object)  # Breakdown of the selected request, or None
+    options_changed = Signal(object)  # Options: the analysis must be recomputed
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.analysis: Analysis | None = None
+        self.options = Options()
+        self.index: int | None = None
+        self._breakdown: Breakdown | None = None
+
+    @property
+    def session(self) -> Session | None:
+        return self.analysis.session if self.analysis is not None else None
+
+    @property
+    def breakdown(self) -> Breakdown | None:
+        return self._breakdown
+
+    # -- analyses -----------------------------------------------------------------
+    def set_session_analysis(self, analysis: Analysis) -> None:
+        """A newly loaded session: select its last main request."""
+        self.analysis = analysis
+        reqs = analysis.session.requests
+        self.index = analysis.resolve_index("last") if reqs else None
+        self.session_loaded.emit(analysis)
+        self._publish()
+
+    def update_analysis(self, analysis: Analysis) -> None:
+        """The current session analysed with other options; stale sessions are ignored."""
+        if self.analysis is None or analysis.session is not self.analysis.session:
+            return
+        self.analysis = analysis
+        self._publish()
+
+    def _publish(self) -> None:
+        assert self.analysis is not None
+        self.analysis_changed.emit(self.analysis)
+        if Options.of(self.analysis) != self.options:
+            self.options_changed.emit(self.options)
+        self._set_index(self.index, force=True)
+
+    # -- selection ----------------------------------------------------------------
+    def select_request(self, index: int) -> None:
+        self._set_index(index)
+
+    def step_request(self, delta: int) -> None:
+        if self.index is not None:
+            self._set_index(self.index + delta)
+
+    def select_first(self) -> None:
+        self._set_index(0)
+
+    def select_last(self) -> None:
+        if self.session is not None:
+            self._set_index(len(self.session.requests) - 1)
+
+    def _set_index(self, index: int | None, force: bool = False) -> None:
+        if self.analysis is None or not self.analysis.session.requests or index is None:
+            self._breakdown = None
+            self.breakdown_changed.emit(None)
+            return
+        index = max(0, min(index, len(self.analysis.session.requests) - 1))
+        if index == self.index and not force:
+            return
+        self.index = index
+        self._breakdown = self.analysis.breakdown(index)
+        self.request_changed.emit(index)
+        self.breakdown_changed.emit(self._breakdown)
+
+    # -- options ------------------------------------------------------------------
+    def set_estimator(self, name: str) -> None:
+        self._set_options(replace(self.options, estimator=name))
+
+    def set_policy(self, name: str) -> None:
+        self._set_options(replace(self.options, policy=name))
+
+    def set_window_override(self, window: int) -> None:
+        self._set_options(replace(self.options, window=max(0, int(window))))
+
+    def _set_options(self, options: Options) -> None:
+        if options == self.options:
+            return
+        self.options = options
+        self.options_changed.emit(options)

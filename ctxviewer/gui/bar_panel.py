@@ -1,0 +1,137 @@
+"""The stacked bar with its headline, legend (tokens and percent) and notes."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QPalette, QResizeEvent
+from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
+
+from ctxviewer.analysis.breakdown import Breakdown
+from ctxviewer.gui.context_bar import ContextBar, shown_categories
+from ctxviewer.gui.palette import category_color, is_dark
+
+MAX_LEGEND_COLUMNS = 4
+
+
+class BarPanel(QWidget):
+    category_clicked = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._breakdown: Breakdown | None = None
+        self.headline = QLabel("No session", self)
+        self.headline.setTextFormat(Qt.TextFormat.RichText)
+        self.headline.setWordWrap(True)  # never widens the window
+        self.bar = ContextBar(self)
+        self.bar.category_clicked.connect(self.category_clicked)
+        self.legend = QWidget(self)
+        self._grid = QGridLayout(self.legend)
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setHorizontalSpacing(10)
+        small = self.legend.font()
+        small.setPointSizeF(max(7.0, small.pointSizeF() * 0.92))
+        self.legend.setFont(small)
+        self._grid.setVerticalSpacing(2)
+        self.legend_labels: list[QLabel] = []
+        self.notes = QLabel(self)
+        self.notes.setWordWrap(True)
+        self.notes.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.notes.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self._columns = 0
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(5)
+        for w in (self.headline, self.bar, self.legend, self.notes):
+            layout.addWidget(w)
+
+    def set_breakdown(self, b: Breakdown | None, heading: str = "") -> None:
+        self._breakdown = b
+        self.bar.set_breakdown(b)
+        self.headline.setText(self._headline(b, heading))
+        self.notes.setText("\n".join(self._notes(b)))
+        self.notes.setVisible(bool(self.notes.text()))
+        self._fill_legend()
+
+    @staticmethod
+    def _headline(b: Breakdown | None, heading: str) -> str:
+        if b is None:
+            return "No request selected"
+        head = f"<b>{_keep(heading)}</b> &nbsp;·&nbsp; " if heading else ""
+        if b.mode == "A":
+            return (f"{head}No API usage: estimated overhead only "
+                    f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}")
+        used = _keep(f"<b>{b.used:,}</b> / {b.window:,} tokens "
+                     f"(<b>{b.percent(b.used):.1f}%</b>)")
+        return f"{head}{used} &nbsp;·&nbsp; {_keep(f'auto-compaction at {b.thresholds.auto:,}')}"
+
+    @staticmethod
+    def _notes(b: Breakdown | None) -> list[str]:
+        if b is None:
+            return []
+        notes = [f"Note: {n}" for n in b.notes]
+        msgs = b.category("messages")
+        if msgs is not None and msgs.note:
+            notes.append(f"Messages: {msgs.note}")
+        return notes
+
+    def _fill_legend(self) -> None:
+        for old in self.legend_labels:
+            self._grid.removeWidget(old)
+            old.deleteLater()
+        self.legend_labels = []
+        b = self._breakdown
+        if b is None:
+            return
+        dark = is_dark(self.palette())
+        for name, label, tokens in shown_categories(b):
+            swatch = category_color(name, dark).name()
+            text = (f"<span style='color:{swatch}; font-size:large'>■</span>&nbsp;{label}"
+                    f"&nbsp; <b>{_fmt(tokens)}</b>&nbsp;<span>({b.percent(tokens):.1f}%)</span>")
+            lab = QLabel(text, self.legend)
+            lab.setTextFormat(Qt.TextFormat.RichText)
+            lab.setToolTip(f"{label}: {tokens:,} tokens, {b.percent(tokens):.2f}% of the window")
+            lab.setProperty("category", name)
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            self.legend_labels.append(lab)
+        self._columns = 0
+        self._arrange()
+
+    def _arrange(self) -> None:
+        columns, widths = self._fitting_columns()
+        if columns == self._columns:
+            return
+        self._columns = columns
+        rows = -(-len(self.legend_labels) // columns)
+        for i, lab in enumerate(self.legend_labels):  # down the columns, in spec order
+            self._grid.removeWidget(lab)
+            self._grid.addWidget(lab, i % rows, i // rows)
+        for c in range(MAX_LEGEND_COLUMNS + 1):  # columns as wide as their entries
+            self._grid.setColumnMinimumWidth(c, widths[c] if c < len(widths) else 0)
+            self._grid.setColumnStretch(c, 1 if c == columns else 0)
+
+    def _fitting_columns(self) -> tuple[int, list[int]]:
+        """The most legend columns (up to 4) whose entries fit side by side, and their widths."""
+        hints = [lab.sizeHint().width() for lab in self.legend_labels]
+        spacing = self._grid.horizontalSpacing()
+        available = self.width() - 4  # the layout's margins
+        for columns in range(MAX_LEGEND_COLUMNS, 0, -1):
+            rows = -(-len(hints) // columns) or 1
+            widths = [max(hints[c * rows:(c + 1) * rows], default=0) for c in range(columns)]
+            if sum(widths) + spacing * (columns - 1) <= available or columns == 1:
+                return columns, widths
+        return 1, []
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+
+def _keep(text: str) -> str:
+    """Rich text that wraps only between phrases, not inside one."""
+    return text.replace(" ", "&nbsp;")
+
+
+def _fmt(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.2f}M"
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)

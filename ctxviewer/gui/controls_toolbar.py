@@ -1,0 +1,67 @@
+"""Toolbar controls: estimator, threshold policy, context window override.
+
+Passive: ``set_options`` shows the current options without echoing them
+back; user changes are reported as ``estimator_chosen``, ``policy_chosen``
+and ``window_chosen`` (0 = the window the model implies).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QSignalBlocker, Qt, Signal
+from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QToolBar, QWidget
+
+from ctxviewer.analysis.estimators import get_estimator, names
+from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
+from ctxviewer.gui.app_state import Options
+
+MAX_WINDOW = 100_000_000
+
+
+class ControlsToolBar(QToolBar):
+    estimator_chosen = Signal(str)
+    policy_chosen = Signal(str)
+    window_chosen = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Analysis", parent)
+        self.setObjectName("analysis_toolbar")
+        self.setMovable(False)
+        self.estimator_combo = QComboBox(self)
+        for name in names():
+            self.estimator_combo.addItem(name, name)
+            i = self.estimator_combo.count() - 1
+            self.estimator_combo.setItemData(i, get_estimator(name).label,
+                                             Qt.ItemDataRole.ToolTipRole)
+        self.estimator_combo.setToolTip("Token estimator for every local count")
+        self.policy_combo = QComboBox(self)
+        for policy in POLICIES:
+            self.policy_combo.addItem(POLICY_LABELS[policy], policy)
+        self.policy_combo.setToolTip("Compaction threshold policy")
+        self.window_spin = QSpinBox(self)
+        self.window_spin.setRange(0, MAX_WINDOW)
+        self.window_spin.setSingleStep(1000)
+        self.window_spin.setGroupSeparatorShown(True)
+        self.window_spin.setSpecialValueText("auto")
+        self.window_spin.setKeyboardTracking(False)  # one change per edit, not per digit
+        self.window_spin.setToolTip("Context window size in tokens (auto: from the model)")
+        for text, widget in (("Estimator ", self.estimator_combo),
+                             ("  Policy ", self.policy_combo),
+                             ("  Window ", self.window_spin)):
+            self.addWidget(QLabel(text, self))
+            self.addWidget(widget)
+        self.estimator_combo.currentIndexChanged.connect(self._on_estimator_combo_changed)
+        self.policy_combo.currentIndexChanged.connect(self._on_policy_combo_changed)
+        self.window_spin.valueChanged.connect(self.window_chosen)
+
+    def set_options(self, options: Options) -> None:
+        with QSignalBlocker(self.estimator_combo), QSignalBlocker(self.policy_combo), \
+                QSignalBlocker(self.window_spin):
+            self.estimator_combo.setCurrentIndex(self.estimator_combo.findData(options.estimator))
+            self.policy_combo.setCurrentIndex(self.policy_combo.findData(options.policy))
+            self.window_spin.setValue(options.window)
+
+    def _on_estimator_combo_changed(self, i: int) -> None:
+        self.estimator_chosen.emit(self.estimator_combo.itemData(i))
+
+    def _on_policy_combo_changed(self, i: int) -> None:
+        self.policy_chosen.emit(self.policy_combo.itemData(i))

@@ -1,0 +1,330 @@
+"""The main window: lays out the views and wires them to ``AppState``.
+
+Left: the request navigator. Centre: the stacked bar and legend above tabs
+(Breakdown tree | Timeline). Right: the content pane. Toolbar on top, status
+bar below. No computation here: the core ``Analysis`` computes, the
+``SessionLoader`` runs it off the GUI thread, the views display.
+
+Dialogs go through three small replaceable callables (``ask_open_path``,
+``ask_save_path``, ``show_error``) so that tests can answer them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QMainWindow,
+    QMessageBox,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ctxviewer.analysis.breakdown import Breakdown
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.gui import panels
+from ctxviewer.gui import export
+from ctxviewer.gui.app_settings import AppSettings
+from ctxviewer.gui.app_state import AppState
+from ctxviewer.gui.bar_panel import BarPanel
+from ctxviewer.gui.breakdown_panel import BreakdownPanel
+from ctxviewer.gui.content import node_content
+from ctxviewer.gui.content_pane import ContentPane
+from ctxviewer.gui.controls_toolbar import ControlsToolBar
+from ctxviewer.gui.request_model import role_text, short_model
+from ctxviewer.gui.request_table import RequestTable
+from ctxviewer.gui.session_loader import SessionLoader
+from ctxviewer.gui.session_status_bar import SessionStatusBar
+from ctxviewer.gui.skipped_dialog import SkippedDialog
+from ctxviewer.gui.timeline_tab import TimelineTab
+from ctxviewer.gui.window_actions import WindowActions
+
+DEFAULT_SIZE = (1400, 900)
+OPEN_FILTER = "Session logs (*.jsonl *.json *.gz *.xz *.log);;All files (*)"
+
+
+def _ask_open_path(parent: QWidget) -> str:
+    return QFileDialog.getOpenFileName(parent, "Open a session log", "", OPEN_FILTER)[0]
+
+
+def _ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
+    return QFileDialog.getSaveFileName(parent, title, name, filter_)[0]
+
+
+def _show_error(parent: QWidget, title: str, message: str) -> None:
+    QMessageBox.warning(parent, title, message)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, state: AppState, settings: AppSettings | None = None,
+                 loader: SessionLoader | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.settings = settings or AppSettings()
+        self.loader = loader or SessionLoader(parent=self)
+        self.ask_open_path: Callable[[], str] = lambda: _ask_open_path(self)
+        self.ask_save_path: Callable[[str, str, str], str] = \
+            lambda t, n, f: _ask_save_path(self, t, n, f)
+        self.show_error: Callable[[str, str], None] = lambda t, m: _show_error(self, t, m)
+        self.setWindowTitle("ctxviewer")
+        self.setAcceptDrops(True)
+        self._auto_split = False  # fit the panes to the first session (no saved layout)
+        self._build()
+        self._connect()
+        self._restore_layout()
+        self.actions_.set_session_open(False)
+        self.actions_.set_recent(self.settings.recent_files())
+        self.actions_.reopen_last.setChecked(self.settings.reopen_last())
+        self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+
+    # -- layout -------------------------------------------------------------------
+    def _build(self) -> None:
+        self.actions_ = WindowActions(self)
+        file_bar = self.addToolBar("File")
+        file_bar.setObjectName("file_toolbar")
+        file_bar.setMovable(False)
+        file_bar.addAction(self.actions_.open)
+        self.controls = ControlsToolBar(self)
+        self.controls.set_options(self.state.options)
+        self.addToolBar(self.controls)
+        self.status = SessionStatusBar(self)
+        self.setStatusBar(self.status)
+        self.requests = RequestTable(self)
+        self.bar_panel = BarPanel(self)
+        self.breakdown = BreakdownPanel(self)
+        self.timeline = TimelineTab(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.breakdown, "Breakdown")
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.content = ContentPane(self)
+        centre = QWidget(self)
+        box = QVBoxLayout(centre)
+        box.setContentsMargins(4, 0, 4, 0)
+        box.addWidget(self.bar_panel)
+        box.addWidget(self.tabs, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("main_splitter")
+        for w in (self.requests, centre, self.content):
+            self.splitter.addWidget(w)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
+        self.resize(*DEFAULT_SIZE)
+        self.reset_pane_sizes(DEFAULT_SIZE[0])
+
+    def reset_pane_sizes(self, width: int) -> None:
+        """The default split: the request list as wide as its columns need (within
+        22-38% of the window), the content pane about a quarter, the rest for the centre."""
+        need = self.requests.needed_width()
+        left = max(int(width * 0.22), min(need, int(width * 0.38)))
+        right = max(200, int(width * (0.19 if width < 1200 else 0.24)))
+        self.splitter.setSizes([left, width - left - right, right])
+
+    def _connect(self) -> None:
+        s, a = self.state, self.actions_
+        s.session_loaded.connect(self._on_state_session_loaded)
+        s.analysis_changed.connect(self._on_state_analysis_changed)
+        s.request_changed.connect(self._on_state_request_changed)
+        s.breakdown_changed.connect(self._on_state_breakdown_changed)
+        s.options_changed.connect(self._on_state_options_changed)
+        self.loader.load_started.connect(self._on_loader_started)
+        self.loader.progressed.connect(self.status.show_progress)
+        self.loader.loaded.connect(self._on_loader_loaded)
+        self.loader.analysed.connect(s.update_analysis)
+        self.loader.failed.connect(self._on_loader_failed)
+        self.loader.cancelled.connect(self._on_loader_cancelled)
+        self.loader.busy_changed.connect(self._on_loader_busy_changed)
+        self.controls.estimator_chosen.connect(s.set_estimator)
+        self.controls.policy_chosen.connect(s.set_policy)
+        self.controls.window_chosen.connect(s.set_window_override)
+        self.requests.request_selected.connect(s.select_request)
+        self.timeline.request_clicked.connect(s.select_request)
+        self.bar_panel.category_clicked.connect(self._on_bar_category_clicked)
+        self.breakdown.node_selected.connect(self._on_breakdown_node_selected)
+        self.status.cancel_clicked.connect(self.loader.cancel)
+        self.status.skipped_clicked.connect(self._on_status_skipped_clicked)
+        a.open.triggered.connect(self._on_open_triggered)
+        a.recent_chosen.connect(self.open_file)
+        a.recent_cleared.connect(self._on_recent_cleared)
+        a.reopen_last.toggled.connect(self.settings.set_reopen_last)
+        a.export_json.triggered.connect(self._on_export_json_triggered)
+        a.export_csv.triggered.connect(self._on_export_csv_triggered)
+        a.export_png.triggered.connect(self._on_export_png_triggered)
+        a.quit.triggered.connect(self.close)
+        a.find.triggered.connect(self._on_find_triggered)
+        a.previous.triggered.connect(lambda: s.step_request(-1))
+        a.next.triggered.connect(lambda: s.step_request(1))
+        a.first.triggered.connect(s.select_first)
+        a.last.triggered.connect(s.select_last)
+        a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
+        a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
+
+    # -- opening ------------------------------------------------------------------
+    def open_file(self, path: str) -> None:
+        """Start loading ``path`` in the background; the open session stays until it is done."""
+        self.loader.load(path, self.state.options)
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""
+        self.state.set_session_analysis(analysis)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_file(files[0])
+
+    # -- state -> views -------------------------------------------------------------
+    def _on_state_session_loaded(self, a: Analysis) -> None:
+        name = os.path.basename(a.session.path or "") or "session"
+        self.setWindowTitle(f"{name} — ctxviewer")
+        self.actions_.set_session_open(bool(a.session.requests))
+        self.content.clear()
+
+    def _on_state_analysis_changed(self, a: Analysis) -> None:
+        self.requests.set_timeline(a.timeline)
+        if self._auto_split:  # first session, no saved layout: fit the request list
+            self._auto_split = False
+            self.reset_pane_sizes(self.splitter.width())
+        self.timeline.set_analysis(a)
+        self.status.set_analysis(a)
+
+    def _on_state_request_changed(self, index: int) -> None:
+        self.requests.set_current(index)
+        self.timeline.set_current(index)
+
+    def _on_state_breakdown_changed(self, b: object) -> None:
+        self.bar_panel.set_breakdown(b, self._heading())  # type: ignore[arg-type]
+        self.breakdown.set_breakdown(b)  # type: ignore[arg-type]
+
+    def _heading(self) -> str:
+        s, i = self.state.session, self.state.index
+        if s is None or i is None:
+            return ""
+        r = s.requests[i]
+        p = self.state.analysis.timeline[i] if self.state.analysis else None
+        role = role_text(p) if p is not None else r.role
+        return f"Request {i} · {short_model(r.model)} · {role}"
+
+    def _on_state_options_changed(self, options: object) -> None:
+        self.controls.set_options(self.state.options)
+        if self.state.session is not None:
+            self.loader.analyse(self.state.session, self.state.options)
+
+    def _on_breakdown_node_selected(self, obj: object) -> None:
+        a = self.state.analysis
+        if a is None or obj is None:
+            self.content.clear()
+            return
+        self.content.set_content(node_content(obj, a.estimator, self.state.breakdown),
+                                 a.estimator_name)
+
+    def _on_bar_category_clicked(self, name: str) -> None:
+        self.tabs.setCurrentWidget(self.breakdown)
+        self.breakdown.select_category(name)
+
+    # -- loader -> window -------------------------------------------------------------
+    def _on_loader_started(self, path: str) -> None:
+        self.status.showMessage(f"Loading {os.path.basename(path)}…")
+        self.status.show_progress(0)
+
+    def _on_loader_loaded(self, a: Analysis) -> None:
+        self.status.clearMessage()
+        self.state.set_session_analysis(a)
+        if a.session.path:
+            self.settings.add_recent(a.session.path)
+            self.actions_.set_recent(self.settings.recent_files())
+
+    def _on_loader_failed(self, path: str, reason: str) -> None:
+        self.status.clearMessage()
+        self.show_error("Cannot open file" if path else "Analysis failed", reason)
+
+    def _on_loader_cancelled(self, path: str) -> None:
+        self.status.showMessage(f"Loading {os.path.basename(path)} cancelled", 5000)
+
+    def _on_loader_busy_changed(self, busy: bool) -> None:
+        if not busy:
+            self.status.hide_progress()
+        elif self.status.progress.isHidden():
+            self.status.show_progress(None, cancellable=False)
+
+    # -- user actions -----------------------------------------------------------------
+    def _on_open_triggered(self) -> None:
+        path = self.ask_open_path()
+        if path:
+            self.open_file(path)
+
+    def _on_recent_cleared(self) -> None:
+        self.settings.clear_recent()
+        self.actions_.set_recent([])
+
+    def _on_find_triggered(self) -> None:
+        self.tabs.setCurrentWidget(self.breakdown)
+        self.breakdown.focus_filter()
+
+    def _on_status_skipped_clicked(self) -> None:
+        s = self.state.session
+        if s is not None:
+            SkippedDialog(s.skipped, s.path or "", self).exec()
+
+    def _export_path(self, title: str, suffix: str, filter_: str) -> str:
+        s, b = self.state.session, self.state.breakdown
+        base = os.path.splitext(os.path.basename(s.path or "session"))[0] if s else "session"
+        name = f"{base}-request{b.request if b else 0}.{suffix}"
+        return self.ask_save_path(title, name, filter_) if b is not None else ""
+
+    def _on_export_json_triggered(self) -> None:
+        path = self._export_path("Export breakdown as JSON", "json", "JSON (*.json)")
+        if path and self.state.breakdown is not None:
+            self._write(export.write_breakdown_json, self.state.breakdown, path)
+
+    def _on_export_csv_triggered(self) -> None:
+        path = self._export_path("Export breakdown as CSV", "csv", "CSV (*.csv)")
+        if path and self.state.breakdown is not None:
+            self._write(export.write_breakdown_csv, self.state.breakdown, path)
+
+    def _on_export_png_triggered(self) -> None:
+        path = self._export_path("Export bar as PNG", "png", "PNG image (*.png)")
+        if path and not export.save_png(self.bar_panel, path):
+            self.show_error("Export failed", f"cannot write {path}")
+
+    def _write(self, writer: Callable[[Breakdown, str], None], b: Breakdown, path: str) -> None:
+        try:
+            writer(b, path)
+        except OSError as e:
+            self.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
+        else:
+            self.status.showMessage(f"Saved {path}", 5000)
+
+    # -- persistence --------------------------------------------------------------------
+    def _restore_layout(self) -> None:
+        self._auto_split = self.settings.state("splitter") is None
+        geometry = self.settings.state("geometry")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        for key, restore in (("window_state", self.restoreState),
+                             ("splitter", self.splitter.restoreState)):
+            value = self.settings.state(key)
+            if value is not None:
+                restore(value)
+
+    def save_layout(self) -> None:
+        self.settings.set_state("geometry", self.saveGeometry())
+        self.settings.set_state("window_state", self.saveState())
+        self.settings.set_state("splitter", self.splitter.saveState())
+        self.settings.sync()
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.loader.cancel()
+        self.save_layout()
+        super().closeEvent(event)

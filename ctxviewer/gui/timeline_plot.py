@@ -1,0 +1,482 @@
+"""The timeline: prompt tokens per request, thresholds, compactions, what-if.
+
+``TimelinePlot`` is a thin ``PlotWidget``: ``set_timeline`` takes the core
+result (a list of ``Point`` and the ``Thresholds``), every plot item is a
+public attribute so tests read ``getData()``/``value()`` instead of pixels,
+and user intent leaves as signals (``request_clicked``). The arrays come from
+``timeline_data``; colours from ``palette`` and ``timeline_style``.
+
+Items (x is the request index, or epoch seconds with ``x_mode="time"``):
+
+- ``api_curve``: API prompt tokens of main requests where known;
+- ``estimate_curve``: the estimator's count of every main request (dashed);
+- ``tier_scatter``: main requests, coloured by tier; ``tier_codes`` indexes
+  ``TIERS`` per main point;
+- ``subagent_scatter``/``auxiliary_scatter``: sub-agent and side calls
+  (``set_show_subagents``, ``set_show_auxiliary``; side calls hidden by default);
+- ``threshold_lines``: ``warn``/``auto``/``hard``/``effective``/``window``
+  (and ``target``, shown when the policy has one), labelled with their value;
+- ``event_lines``: real compactions (before -> after tokens) and overflows,
+  half a step before the request that follows them;
+- ``cache_areas``: stacked cache read / cache write / uncached (``set_cache_view``);
+  each item's data is the *top edge* of its band (cumulative);
+- ``output_curve`` in ``output_view``, a ViewBox on the right axis: one bar per
+  main request (``getData()`` -> x, output tokens), or one per pixel column
+  (its largest value) when requests are denser than pixels;
+- ``whatif_markers``/``whatif_curve``/``whatif_label``: the core what-if replay
+  (``whatif``) for the current thresholds;
+- ``selection_marker`` (``select_request``) and ``hover_label``;
+- ``budget_lines``: vertical markers where a spending budget's warning or
+  limit was crossed (``set_budget_marks``; kept across redraws).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QWidget
+
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.thresholds import TIERS, Thresholds
+from ctxviewer.analysis.timeline import Point
+from ctxviewer.analysis.whatif import WhatIf, replay, request_events
+from ctxviewer.gui import timeline_data as td
+from ctxviewer.gui import timeline_labels as tl
+from ctxviewer.gui.palette import is_dark, tier_color
+from ctxviewer.gui.timeline_pick import PickingMixin
+from ctxviewer.gui.timeline_style import (
+    Bars,
+    TokenAxis,
+    blend,
+    faint,
+    label_fill,
+    series_color,
+)
+from ctxviewer.model import Event, Session
+
+CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
+TOP_HEADROOM = 1.12  # room above the window line for the legend row
+
+
+class TimelinePlot(PickingMixin, pg.PlotWidget):
+    """Prompt tokens per request over time, with the policy's thresholds."""
+
+    request_clicked = Signal(int)  # request index of the clicked point
+    request_hovered = Signal(int)  # request index under the pointer, -1 when none
+
+    def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None) -> None:
+        self.dark = is_dark() if dark is None else dark
+        super().__init__(parent, background=series_color("background", self.dark),
+                         axisItems={"left": TokenAxis("left"), "right": TokenAxis("right")})
+        self.points: list[Point] = []
+        self.thresholds: Thresholds | None = None
+        self.events: list[tuple[int, Event]] | None = None
+        self.data: td.TimelineData = td.build([])
+        self.x_mode = "index"
+        self.tier_codes = np.empty(0, dtype=np.int8)
+        self.marks: list[td.EventMark] = []
+        self.budget_marks: list[tuple[int, str, str]] = []
+        self.budget_lines: list[pg.InfiniteLine] = []
+        self.whatif: WhatIf | None = None
+        self.selected_index: int | None = None
+        self.hovered_index = -1
+        self.show_subagents, self.show_auxiliary = True, False
+        self.cache_view, self.show_output, self.show_whatif = False, True, True
+        self._auto_view = True
+        self._source: tuple[Session, str, int] | None = None  # what set_analysis showed
+        self._output_xy: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
+        self._brushed = False
+        self._tier_brushes = np.array([pg.mkBrush(tier_color(t, self.dark)) for t in TIERS],
+                                      dtype=object)
+        self._setup_plot()
+        self._setup_items()
+        self._setup_menu()
+
+    # -- construction -------------------------------------------------------------
+    def _setup_plot(self) -> None:
+        pi = self.getPlotItem()
+        pi.setDownsampling(auto=True, mode="peak")
+        pi.setClipToView(True)
+        pi.hideButtons()
+        pi.vb.disableAutoRange()
+        self._style_axes()
+        pi.setLabel("left", "prompt tokens")
+        pi.showAxis("right")
+        pi.setLabel("right", "output tokens")
+        self.output_view = pg.ViewBox(enableMenu=False)
+        self.output_view.setMouseEnabled(x=False, y=False)
+        self.output_view.setZValue(-1)  # under the plot: mouse and paint go to the main view
+        pi.scene().addItem(self.output_view)
+        pi.getAxis("right").linkToView(self.output_view)
+        self.output_view.setXLink(pi.vb)
+        pi.vb.sigResized.connect(self._on_view_resized)
+        pi.vb.sigRangeChanged.connect(self._on_view_range_changed)
+        pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
+        pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
+        pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
+        self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
+                                   labelTextColor=series_color("foreground", self.dark),
+                                   brush=faint(series_color("background", self.dark), 210))
+        self.whatif_label = pi.titleLabel
+        self._set_bottom_axis("index")
+
+    def _style_axes(self) -> None:
+        fg = series_color("foreground", self.dark)
+        for name in ("left", "right", "bottom"):
+            axis = self.getPlotItem().getAxis(name)
+            axis.setPen(fg)
+            axis.setTextPen(fg)
+        self.getPlotItem().showGrid(x=True, y=True, alpha=0.12)
+
+    def _setup_items(self) -> None:
+        pi, dark = self.getPlotItem(), self.dark
+        self.cache_areas: dict[str, pg.PlotDataItem] = {}
+        for z, key in enumerate(reversed(CACHE_KEYS)):  # widest band behind
+            item = pg.PlotDataItem(pen=None, fillLevel=0, brush=series_color(key, dark))
+            item.setZValue(-10 + z)
+            item.setVisible(False)
+            pi.addItem(item)
+            self.cache_areas[key] = item
+        self.estimate_curve = pi.plot(pen=pg.mkPen(series_color("estimate", dark), width=1.5,
+                                                   style=Qt.PenStyle.DashLine))
+        self.api_curve = pi.plot(pen=pg.mkPen(series_color("api", dark), width=2))
+        self.tier_scatter = pg.ScatterPlotItem(size=6, pen=None)
+        self.subagent_scatter = pg.ScatterPlotItem(
+            size=7, symbol="d", pen=None, brush=series_color("subagent", dark))
+        self.auxiliary_scatter = pg.ScatterPlotItem(
+            size=5, pen=None, brush=faint(series_color("auxiliary", dark), 140))
+        self.auxiliary_scatter.setVisible(False)
+        self.whatif_curve = pg.PlotDataItem(
+            pen=pg.mkPen(series_color("whatif", dark), width=1.3, style=Qt.PenStyle.DashLine),
+            connect="finite")
+        self.whatif_markers = pg.ScatterPlotItem(
+            size=13, symbol="t", pen=pg.mkPen(series_color("background", dark)),
+            brush=series_color("whatif", dark))
+        self.selection_marker = pg.ScatterPlotItem(
+            size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2))
+        self.selection_marker.setVisible(False)
+        for item in (self.tier_scatter, self.subagent_scatter, self.auxiliary_scatter,
+                     self.whatif_curve, self.whatif_markers, self.selection_marker):
+            pi.addItem(item)
+        self.whatif_markers.setZValue(5)
+        self.selection_marker.setZValue(6)
+        # one bar per request: output is per call, not a flow
+        self.output_curve = Bars(x=[], height=[], width=0.6, pen=None,
+                                 brush=blend(series_color("output", dark),
+                                             series_color("background", dark), 150))
+        self.output_view.addItem(self.output_curve)
+        self.threshold_lines: dict[str, pg.InfiniteLine] = tl.threshold_lines(pi, dark)
+        self.event_lines: list[pg.InfiniteLine] = []
+        self.hover_label = pg.TextItem(
+            "", color=series_color("foreground", dark), fill=label_fill(dark),
+            border=pg.mkPen(series_color("foreground", dark)))
+        self.hover_label.setZValue(20)
+        self.hover_label.setVisible(False)
+        pi.addItem(self.hover_label, ignoreBounds=True)
+
+    def _update_legend(self) -> None:
+        """One row, top left, naming only what is drawn."""
+        d, w = self.data, self.whatif
+        entries = [
+            (self.api_curve, "API prompt tokens", bool((~np.isnan(d.api)).any())),
+            (self.estimate_curve, "estimate", len(d.main) > 0),
+            (self.subagent_scatter, "sub-agents", self.show_subagents and len(d.subagent) > 0),
+            (self.auxiliary_scatter, "side calls", self.show_auxiliary and len(d.auxiliary) > 0),
+            (self.whatif_markers, "what-if compaction", self.show_whatif and bool(w and w.count)),
+            (self.whatif_curve, "what-if tokens", self.show_whatif and bool(w and w.count)),
+            (self.cache_areas["cache_read"], "cache read", self.cache_view),
+            (self.cache_areas["cache_write"], "cache write", self.cache_view),
+            (self.cache_areas["uncached"], "uncached", self.cache_view),
+            (self.output_curve, "output tokens (right axis)",
+             self.show_output and bool((~np.isnan(d.output)).any())),
+        ]
+        self.legend.clear()
+        shown = [(item, name) for item, name, on in entries if on]
+        self.legend.setColumnCount(max(1, len(shown)))
+        for item, name in shown:
+            self.legend.addItem(item, name)
+
+    def _setup_menu(self) -> None:
+        """Actions of the view's context menu; ``menu_actions`` lets a toolbar reuse them."""
+        menu = self.getPlotItem().vb.menu
+        menu.addSeparator()
+        self.menu_actions: dict[str, QAction] = {}
+        self.menu_actions["reset"] = menu.addAction("Reset view")
+        self.menu_actions["reset"].triggered.connect(self.reset_view)
+        toggles = (("time", "Time axis", self._toggle_time, False),
+                   ("cache", "Prompt-cache view", self.set_cache_view, False),
+                   ("subagents", "Show sub-agents", self.set_show_subagents, True),
+                   ("auxiliary", "Show side calls", self.set_show_auxiliary, False),
+                   ("output", "Show output tokens", self.set_show_output, True),
+                   ("whatif", "Show what-if compactions", self.set_show_whatif, True))
+        for key, text, slot, checked in toggles:
+            action = menu.addAction(text)
+            action.setCheckable(True)
+            action.setChecked(checked)
+            action.toggled.connect(slot)
+            self.menu_actions[key] = action
+
+    # -- the setters --------------------------------------------------------------
+    def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
+                     events: Iterable[tuple[int, Event]] | None = None, *,
+                     x_mode: str | None = None) -> None:
+        """Show ``points`` (``Analysis.timeline``) against ``thresholds``.
+
+        ``events`` is optional: ``(request index, Event)`` pairs as returned by
+        ``whatif.request_events(session)``. With them, compaction markers carry
+        the log's own before/after counts and times; without them, markers come
+        from each point's ``events`` and read before/after off the curve.
+        """
+        if x_mode is not None:
+            if x_mode not in td.X_MODES:
+                raise ValueError(f"x_mode must be one of {td.X_MODES}, not {x_mode!r}")
+            self.x_mode = x_mode
+        self.points = list(points)
+        self.events = list(events) if events is not None else None
+        self._source = None
+        self.data = td.build(self.points, self.x_mode)
+        self._set_bottom_axis(self.data.x_mode)
+        self._draw_series()
+        self._draw_events()
+        self.set_budget_marks(self.budget_marks)
+        self.set_thresholds(thresholds, _rescale=False)
+        self._refresh_selection()
+        self.reset_view()
+
+    def set_analysis(self, analysis: Analysis) -> None:
+        """Convenience for the main window: the same session analysed with another
+        policy or window only moves the lines; anything else redraws everything."""
+        s = analysis.session
+        key = (analysis.estimator_name, len(s.requests))  # a followed file grows
+        if self._source is not None and self._source[0] is s and self._source[1:] == key:
+            self.set_thresholds(analysis.thresholds)
+            return
+        self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
+        self._source = (s, *key)
+
+    def set_budget_marks(self, marks: Iterable[tuple[int, str, str]]) -> None:
+        """Vertical markers at the requests where a budget was crossed.
+
+        ``marks`` are ``(request index, kind, label)``; kind ``"warn"`` draws in
+        the warn tier's colour, anything else (``"limit"``) in the hard tier's.
+        An empty list removes them. They survive ``set_timeline`` (x mode changes).
+        """
+        pi = self.getPlotItem()
+        for line in self.budget_lines:
+            pi.removeItem(line)
+        self.budget_marks = list(marks)
+        self.budget_lines = []
+        fill = pg.mkBrush(label_fill(self.dark))
+        for k, (index, kind, label) in enumerate(sorted(self.budget_marks)):
+            x = index if self.data.x_mode == "index" else self.data.x_of.get(index)
+            if x is None:
+                continue
+            color = tier_color("warn" if kind == "warn" else "hard", self.dark)
+            line = pg.InfiniteLine(
+                pos=x, angle=90, movable=False,
+                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=label,
+                labelOpts={"position": 0.05 + 0.07 * (k % 2),  # neighbours stagger
+                           "anchors": [(0, 1), (0, 1)], "color": color,
+                           "fill": fill})
+            line.setZValue(4)
+            pi.addItem(line, ignoreBounds=True)
+            self.budget_lines.append(line)
+
+    def set_thresholds(self, thresholds: Thresholds, *, _rescale: bool = True) -> None:
+        """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""
+        self.thresholds = thresholds
+        tl.apply_thresholds(self.threshold_lines, thresholds)
+        codes = td.tier_codes(self.data.main.y, thresholds)
+        if len(codes) and not (self._brushed and np.array_equal(codes, self.tier_codes)):
+            self.tier_scatter.setBrush(self._tier_brushes[codes])  # per-point: only on change
+        self.tier_codes, self._brushed = codes, True
+        self._draw_whatif()
+        self._update_legend()
+        if _rescale and self._auto_view:
+            self.reset_view()
+        self._layout_labels()
+
+    def set_x_mode(self, mode: str) -> str:
+        """``"index"`` or ``"time"``; returns the mode in use (index without timestamps)."""
+        if mode not in td.X_MODES:
+            raise ValueError(f"x_mode must be one of {td.X_MODES}, not {mode!r}")
+        self.x_mode = mode
+        if self.thresholds is not None:
+            source = self._source
+            self.set_timeline(self.points, self.thresholds, self.events)
+            self._source = source
+        self.menu_actions["time"].blockSignals(True)
+        self.menu_actions["time"].setChecked(self.data.x_mode == "time")
+        self.menu_actions["time"].blockSignals(False)
+        return self.data.x_mode
+
+    def _toggle_time(self, on: bool) -> None:
+        self.set_x_mode("time" if on else "index")
+
+    def set_show_subagents(self, show: bool) -> None:
+        self.show_subagents = bool(show)
+        self.subagent_scatter.setVisible(self.show_subagents)
+        self._update_legend()
+        self._sync_action("subagents", show)
+        self._refresh_selection()
+        if self._auto_view:
+            self.reset_view()
+
+    def set_show_auxiliary(self, show: bool) -> None:
+        self.show_auxiliary = bool(show)
+        self.auxiliary_scatter.setVisible(self.show_auxiliary)
+        self._update_legend()
+        self._sync_action("auxiliary", show)
+        self._refresh_selection()
+        if self._auto_view:
+            self.reset_view()
+
+    def set_cache_view(self, on: bool) -> None:
+        """Stacked cache read / cache write / uncached areas under the curves."""
+        self.cache_view = bool(on)
+        for item in self.cache_areas.values():
+            item.setVisible(self.cache_view)
+        self._update_legend()
+        self._sync_action("cache", on)
+
+    def set_show_output(self, show: bool) -> None:
+        self.show_output = bool(show)
+        self.output_curve.setVisible(self.show_output)
+        self.getPlotItem().showAxis("right", self.show_output)
+        self._update_legend()
+        self._sync_action("output", show)
+
+    def set_show_whatif(self, show: bool) -> None:
+        self.show_whatif = bool(show)
+        self.whatif_markers.setVisible(self.show_whatif)
+        self.whatif_curve.setVisible(self.show_whatif)
+        self._update_legend()
+        self._sync_action("whatif", show)
+
+    def _sync_action(self, key: str, on: bool) -> None:
+        action = getattr(self, "menu_actions", {}).get(key)
+        if action is not None and action.isChecked() != bool(on):
+            action.blockSignals(True)
+            action.setChecked(bool(on))
+            action.blockSignals(False)
+
+    def select_request(self, index: int | None) -> None:
+        """Mirror a selection made elsewhere: ring the point and pan to it if off-screen."""
+        self.selected_index = index
+        pos = self._position(index)
+        self.selection_marker.setVisible(pos is not None)
+        if pos is None:
+            return
+        self.selection_marker.setData([pos[0]], [pos[1]])
+        (x0, x1), _ = self.getPlotItem().vb.viewRange()
+        if not x0 <= pos[0] <= x1:
+            half = (x1 - x0) / 2
+            self.getPlotItem().vb.setXRange(pos[0] - half, pos[0] + half, padding=0)
+
+    def _refresh_selection(self) -> None:
+        self.select_request(self.selected_index)
+
+    def reset_view(self) -> None:
+        """Everything in view: all requests, 0 up to the window (or the peak)."""
+        d, vb = self.data, self.getPlotItem().vb
+        window = self.thresholds.window if self.thresholds is not None else None
+        (x0, x1), y_top = td.full_range(d, window, [m.x for m in self.marks],
+                                        self.show_subagents, self.show_auxiliary)
+        vb.setRange(xRange=(x0, x1), yRange=(0, y_top * TOP_HEADROOM), padding=0)
+        out = d.output[~np.isnan(d.output)]
+        self.output_view.setYRange(0, max(float(out.max()) if len(out) else 1.0, 1.0) * 3.2,
+                                   padding=0)
+        self._auto_view = True
+        self._layout_labels()
+
+    # -- drawing ------------------------------------------------------------------
+    def _draw_series(self) -> None:
+        d = self.data
+        known = ~np.isnan(d.api)
+        self.api_curve.setData(d.main.x[known], d.api[known])
+        self.estimate_curve.setData(d.main.x, d.estimate)
+        self.tier_scatter.setData(d.main.x, d.main.y)
+        self._brushed = False  # new spots: set_thresholds brushes them
+        self.subagent_scatter.setData(d.subagent.x, d.subagent.y)
+        self.auxiliary_scatter.setData(d.auxiliary.x, d.auxiliary.y)
+        bottom = np.zeros(len(d.cache_x))
+        for key in CACHE_KEYS:
+            bottom = bottom + d.cache[key]
+            self.cache_areas[key].setData(d.cache_x, bottom)
+        has_out = ~np.isnan(d.output)
+        self._output_xy = (d.main.x[has_out], d.output[has_out])
+        self._fit_bars()
+        self.hover_label.setVisible(False)
+
+    def _draw_events(self) -> None:
+        pi = self.getPlotItem()
+        for line in self.event_lines:
+            pi.removeItem(line)
+        self.marks = td.event_marks(self.points, self.data, self.events)
+        self.event_lines = [tl.event_line(m, self.dark) for m in self.marks]
+        for line in self.event_lines:
+            pi.addItem(line, ignoreBounds=True)
+
+    def _draw_whatif(self) -> None:
+        if self.thresholds is None:
+            return
+        self.whatif = w = replay(self.points, self.thresholds, events=self.events)
+        d = self.data
+        self.whatif_markers.setData([d.x_of[f.index] for f in w.fired],
+                                    [f.tokens for f in w.fired])
+        real = {int(i): y for i, y in zip(d.main.index, d.main.y, strict=True)}
+        fired = set(w.fired_indices)
+        xs = np.array([d.x_of[i] for i, _ in w.simulated], dtype=float)
+        ys = np.array([y if (y != real.get(i) or i in fired) else np.nan
+                       for i, y in w.simulated], dtype=float)
+        self.whatif_curve.setData(xs, ys)
+        self.setTitle(f"{w.label()} \u00b7 window {w.window:,}", size="9pt",
+                      color=series_color("foreground", self.dark))
+
+    def _set_bottom_axis(self, mode: str) -> None:
+        pi = self.getPlotItem()
+        current = pi.getAxis("bottom")
+        want_date = mode == "time"
+        if isinstance(current, pg.DateAxisItem) != want_date:
+            axis = pg.DateAxisItem("bottom") if want_date else pg.AxisItem("bottom")
+            pi.setAxisItems({"bottom": axis})
+            self._style_axes()
+        pi.setLabel("bottom", "time" if want_date else "request #")
+
+    def _layout_labels(self) -> None:
+        """Keep threshold and event labels from overlapping at the current zoom."""
+        vb = self.getPlotItem().vb
+        tl.layout_threshold_labels(self.threshold_lines.values(), vb)
+        ceiling = self.thresholds.window if self.thresholds is not None else None
+        taken = [ln.label.sceneBoundingRect() for ln in self.threshold_lines.values()
+                 if ln.isVisible() and ln.label.isVisible()]
+        tl.layout_event_labels(self.event_lines, vb, ceiling, taken)
+
+    def _on_view_resized(self) -> None:
+        vb = self.getPlotItem().vb
+        self.output_view.setGeometry(vb.sceneBoundingRect())
+        self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
+        self._layout_labels()
+
+    def _on_view_range_changed(self, *_: object) -> None:
+        self._layout_labels()
+        self._fit_bars()
+
+    def _fit_bars(self) -> None:
+        """Output bars stay at least a pixel wide; denser than the screen, they
+        become one bar per pixel column showing its largest value."""
+        x, y = self._output_xy
+        vb = self.getPlotItem().vb
+        px_w, _ = vb.viewPixelSize()
+        step = td.bar_width(x)
+        if len(x) and px_w > 0 and step < px_w:  # bins from the first request: pans keep them
+            x, y = td.peak_bins(x, y, float(x.min()), px_w)
+            step = px_w
+        self.output_curve.setData(x, y, step)
+
+    def _on_view_changed_manually(self, *_: object) -> None:
+        self._auto_view = False

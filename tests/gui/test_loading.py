@@ -1,0 +1,204 @@
+"""Opening files: off the GUI thread, with progress, cancel, errors, drops and recent files."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from ctxviewer.gui.app import build_main_window, demo_path, startup_file
+from ctxviewer.gui.app_settings import AppSettings
+
+
+def big_trace(src: str, folder: Path, megabytes: int = 24) -> Path:
+    """A multi-MB claude-trace log made by repeating a real one."""
+    data = Path(src).read_bytes()
+    if not data.endswith(b"\n"):
+        data += b"\n"
+    path = folder / "big-trace.jsonl"
+    with open(path, "wb") as f:
+        f.writelines(data for _ in range(max(1, megabytes * 1024 * 1024 // len(data))))
+    return path
+
+
+def test_event_loop_keeps_ticking_while_a_large_file_loads(qtbot, window, trace_path, tmp_path):
+    path = big_trace(trace_path, tmp_path)
+    assert path.stat().st_size > 20 * 1024 * 1024
+    ticks = []
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(1))
+    progress: list[int] = []
+    window.loader.progressed.connect(progress.append)
+    at_finish: list[int] = []
+    window.state.session_loaded.connect(lambda _a: at_finish.append(len(ticks)))
+    timer.start()
+    with qtbot.waitSignal(window.state.session_loaded, timeout=60000):
+        window.open_file(str(path))
+        assert window.status.progress.isVisibleTo(window)  # shown at once, with Cancel
+        assert window.status.cancel_button.isVisibleTo(window)
+    timer.stop()
+    assert at_finish[0] >= 3, "the GUI thread was blocked during the load"
+    assert progress and progress == sorted(progress) and progress[-1] == 1000
+    assert window.state.session.path == str(path)  # (repeated calls are deduplicated)
+    qtbot.waitUntil(lambda: not window.loader.is_busy())
+    assert not window.status.progress.isVisibleTo(window)
+
+
+def test_cancel_keeps_the_open_session(qtbot, window, open_and_wait, trace_path, tmp_path):
+    open_and_wait(window, trace_path)
+    before = window.state.session
+    path = big_trace(trace_path, tmp_path, 40)
+    with qtbot.waitSignal(window.loader.cancelled, timeout=30000):
+        window.open_file(str(path))
+        window.status.cancel_button.click()
+    assert window.state.session is before
+    assert window.errors == []
+    qtbot.waitUntil(lambda: not window.status.progress.isVisibleTo(window))
+
+
+def test_a_bad_file_shows_the_reason_and_keeps_the_open_session(qtbot, window, open_and_wait,
+                                                                 trace_path, tmp_path):
+    open_and_wait(window, trace_path)
+    before, segments = window.state.session, list(window.bar_panel.bar.segments)
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello, this is not a session log\n")
+    for path in (str(bad), str(tmp_path / "missing.jsonl"), str(tmp_path)):
+        with qtbot.waitSignal(window.loader.failed, timeout=10000):
+            window.open_file(path)
+        title, message = window.errors[-1]
+        assert title == "Cannot open file" and "\n" not in message and message
+    assert "unknown format" in window.errors[0][1]
+    assert "no such file" in window.errors[1][1]
+    assert window.state.session is before
+    assert window.bar_panel.bar.segments == segments
+    assert window.breakdown.model.rowCount() == len(window.state.breakdown.categories)
+
+
+def test_the_error_dialog_is_a_message_box(qtbot, tmp_path):
+    w = build_main_window()
+    qtbot.addWidget(w)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"\x00\x01binary")
+    seen: list[str] = []
+
+    def close_message_box() -> None:
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text())
+            box.close()
+
+    poll = QTimer()
+    poll.timeout.connect(close_message_box)
+    poll.start(20)
+    with qtbot.waitSignal(w.loader.failed):
+        w.open_file(str(bad))
+    qtbot.waitUntil(lambda: bool(seen), timeout=5000)
+    poll.stop()
+    assert "binary" in seen[0]
+
+
+def test_a_newer_load_wins(qtbot, window, open_and_wait, trace_path, transcript_path):
+    window.open_file(trace_path)
+    open_and_wait(window, transcript_path)
+    qtbot.waitUntil(lambda: not window.loader.is_busy())
+    assert window.state.session.path == transcript_path
+
+
+def test_drop_a_file_onto_the_window(qtbot, window, trace_path):
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(trace_path)])
+    with warnings.catch_warnings():  # PySide 6.12 marks the only usable overload deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime,
+                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.dragEnterEvent(enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
+                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        window.dropEvent(drop)
+    assert window.state.session.path == trace_path
+
+
+def test_file_open_action_and_recent_files(qtbot, window, open_and_wait, trace_path,
+                                           transcript_path):
+    window.ask_open_path = lambda: trace_path
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        window.actions_.open.trigger()
+    open_and_wait(window, transcript_path)
+    entries = [a.text() for a in window.actions_.recent_menu.actions() if not a.isSeparator()]
+    assert entries[:2] == [transcript_path, trace_path]
+    recent = next(a for a in window.actions_.recent_menu.actions() if a.text() == trace_path)
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        recent.trigger()
+    assert window.state.session.path == trace_path
+    assert AppSettings().recent_files()[:2] == [trace_path, transcript_path]
+    clear = window.actions_.recent_menu.actions()[-1]
+    clear.trigger()
+    assert AppSettings().recent_files() == []
+
+
+def test_reopen_last_file_at_start(qtbot, window, open_and_wait, trace_path, transcript_path):
+    open_and_wait(window, transcript_path)
+    settings = AppSettings()
+    assert startup_file(None, settings) == demo_path()  # off by default
+    window.actions_.reopen_last.setChecked(True)
+    assert AppSettings().reopen_last()
+    assert startup_file(None, AppSettings()) == transcript_path
+    assert startup_file(trace_path, AppSettings()) == trace_path  # FILE wins
+
+
+def test_geometry_and_splitter_are_saved(qtbot, isolated_qsettings):
+    w = build_main_window()
+    qtbot.addWidget(w)
+    w.resize(760, 560)  # within the offscreen screen (800x600): restored as is
+    w.show()
+    qtbot.waitExposed(w)
+    w.splitter.setSizes([200, 600, 300])
+    sizes = w.splitter.sizes()
+    w.close()
+    assert list(isolated_qsettings.rglob("*.ini"))
+    w2 = build_main_window()
+    qtbot.addWidget(w2)
+    w2.show()
+    qtbot.waitExposed(w2)
+    assert (w2.width(), w2.height()) == (760, 560)
+    assert w2.splitter.sizes() == sizes
+
+
+def test_default_size_without_saved_settings(qtbot):
+    w = build_main_window()
+    qtbot.addWidget(w)
+    assert (w.width(), w.height()) == (1400, 900)
+
+
+def test_options_changed_during_a_load_are_applied(qtbot, window, trace_path):
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        window.open_file(trace_path)
+        window.controls.estimator_combo.setCurrentIndex(
+            window.controls.estimator_combo.findData("chars4"))
+    qtbot.waitUntil(lambda: window.state.analysis.estimator_name == "chars4", timeout=20000)
+    qtbot.waitUntil(lambda: not window.loader.is_busy())
+    assert window.state.breakdown.estimator == "chars4"
+
+
+def test_cli_without_subcommand_opens_the_window(qtbot, monkeypatch, trace_path):
+    """``ctxviewer FILE`` through ``cli.main``: the window opens and loads FILE (the
+    application's own event loop is replaced by qtbot's)."""
+    from ctxviewer.cli import main
+    from ctxviewer.gui.main_window import MainWindow
+
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+    assert main([trace_path]) == 0
+    windows = [w for w in QApplication.topLevelWidgets()
+               if isinstance(w, MainWindow) and w.isVisible()]
+    assert len(windows) == 1
+    w = windows[0]
+    qtbot.addWidget(w)
+    qtbot.waitUntil(lambda: w.state.session is not None, timeout=20000)
+    assert w.state.session.path == trace_path
+    qtbot.waitUntil(lambda: not w.loader.is_busy())
