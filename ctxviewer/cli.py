@@ -58,6 +58,8 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviewer", description="Open the ctxviewer window.")
     parser.add_argument("file", nargs="?", help="session log or API trace (default: demo session)")
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
+    parser.add_argument("--new-instance", action="store_true",
+                        help="open a separate app instead of handing FILE to the running one")
     desktop = parser.add_mutually_exclusive_group()
     desktop.add_argument("--install-desktop", action="store_true",
                          help="install the menu entry, file associations and icons for this user")

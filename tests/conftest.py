@@ -35,6 +35,8 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
     monkeypatch.setenv("CTXVIEWER_HOME", str(home / ".ctxviewer"))
+    # never hand files to (or take the socket of) a ctxviewer the developer is running
+    monkeypatch.setenv("CTXVIEWER_INSTANCE", f"ctxviewer-test-{os.getpid()}-{home.name}")
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     yield

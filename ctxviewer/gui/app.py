@@ -14,7 +14,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 from ctxviewer import __version__
-from ctxviewer.gui import gc_guard
+from ctxviewer.gui import gc_guard, single_instance
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.main_window import MainWindow
@@ -79,10 +79,20 @@ def startup_file(file: str | None, settings: AppSettings) -> str | None:
 
 def run_app(args: argparse.Namespace) -> int:
     app = create_app(theme=getattr(args, "theme", "auto") or "auto")
+    file = getattr(args, "file", None)
+    single = not getattr(args, "new_instance", False)
+    if single and file and single_instance.hand_over([file]):
+        print(f"ctxviewer: {file} opened in the running ctxviewer")
+        return 0
     settings = AppSettings()
-    window = build_main_window(settings=settings)
+    windows = single_instance.WindowSet(lambda: build_main_window(settings=settings), app)
+    window = windows.add(build_main_window(settings=settings))
+    if single:
+        server = single_instance.InstanceServer(parent=app)
+        if server.listen():
+            server.files_received.connect(windows.open_in_new_window)
     window.show()
-    path = startup_file(getattr(args, "file", None), settings)
+    path = startup_file(file, settings)
     if path:
         window.open_file(path)
     return app.exec()
