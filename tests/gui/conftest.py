@@ -38,10 +38,17 @@ def _gc_on_gui_thread(qapp):
 
 @pytest.fixture(autouse=True)
 def _drain_thread_pool(qapp):
-    """No worker of one test may still run (and allocate) when the next test starts."""
+    """No worker of one test may still run (and allocate) when the next test starts,
+    and no window of one test (with its timers and followers) outlives it."""
     yield
     from PySide6.QtCore import QThreadPool
+    from PySide6.QtWidgets import QApplication, QMainWindow
 
+    # close (not delete: Python owns them) the windows a test left open: their
+    # closeEvent stops live followers, timers and proxies
+    for widget in QApplication.topLevelWidgets():
+        if isinstance(widget, QMainWindow) and widget.isVisible():
+            widget.close()
     QThreadPool.globalInstance().waitForDone(10_000)
 
 
