@@ -82,6 +82,8 @@ class MainWindow(QMainWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+        for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
+            self.tabs.widget(i).setMinimumSize(120, 80)
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:

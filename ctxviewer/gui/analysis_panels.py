@@ -1,0 +1,124 @@
+"""The analysis panels of the main window: the Compare tab and compaction simulation.
+
+``install(window)`` adds the Compare tab, a Tools menu with "Simulate
+compaction…" (Ctrl+K, also on the context bar's context menu) and "Back to
+the original session". Applying a compaction loads a *branch* (the session up
+to the request, plus the compacted request) as the window's session; the
+original stays here so the user can go back. A newly opened file forgets it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenu
+
+from ctxviewer.analysis.branch import compacted_branch
+from ctxviewer.analysis.compaction import CompactionResult
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.gui.compaction_dialog import CompactionDialog
+from ctxviewer.gui.compaction_runner import CompactionRunner
+from ctxviewer.gui.compare_controller import CompareController
+from ctxviewer.model import Session
+
+
+def tools_menu(window: Any) -> QMenu:
+    """The window's Tools menu, created (before Help, if any) when missing."""
+    bar = window.menuBar()
+    for action in bar.actions():
+        menu = action.menu()
+        if menu is not None and action.text().replace("&", "") == "Tools":
+            return menu
+    menu = QMenu("&Tools", window)
+    help_ = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
+    bar.insertMenu(help_, menu) if help_ else bar.addMenu(menu)
+    return menu
+
+
+class AnalysisPanels(QObject):
+    def __init__(self, window: Any) -> None:
+        super().__init__(window)
+        self.window = window
+        self.state = window.state
+        self.compare = CompareController(window)
+        self.runner = CompactionRunner(parent=self)  # one API summarizer for the window
+        self.dialog: CompactionDialog | None = None
+        self.original: Session | None = None  # set while a branch is shown
+        self.branches: list[Session] = []
+        self.compact_action = QAction("Simulate &compaction…", window)
+        self.compact_action.setShortcut(QKeySequence("Ctrl+K"))
+        self.back_action = QAction("&Back to the original session", window)
+        menu = tools_menu(window)
+        menu.addAction(self.compact_action)
+        menu.addAction(self.back_action)
+        window.addAction(self.compact_action)
+        bar = window.bar_panel.bar
+        bar.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
+        bar.addAction(self.compact_action)
+        self.compact_action.triggered.connect(self.open_compaction)
+        self.back_action.triggered.connect(self.back_to_original)
+        self.state.session_loaded.connect(self._on_state_session_loaded)
+        self._update_actions()
+
+    # -- compaction ---------------------------------------------------------------
+    def open_compaction(self) -> CompactionDialog | None:
+        a, i = self.state.analysis, self.state.index
+        if a is None or i is None:
+            return None
+        if self.dialog is not None:
+            self.dialog.close()
+        self.dialog = CompactionDialog(a, i, self.window,
+                                       ask_save_path=self.window.ask_save_path,
+                                       runner=self.runner)
+        self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.dialog.apply_requested.connect(self.apply)
+        self.dialog.destroyed.connect(self._on_dialog_destroyed)
+        self.dialog.show()
+        return self.dialog
+
+    def _on_dialog_destroyed(self, *_: Any) -> None:
+        self.dialog = None
+
+    def apply(self, result: CompactionResult) -> None:
+        """Show the session continued by ``result`` (a branch) in the whole window."""
+        session = self.state.session
+        if session is None:
+            return
+        branch = compacted_branch(session, result)
+        if self.original is None:
+            self.original = session
+        self.branches.append(branch)
+        self._show(branch)
+        self.window.status.showMessage(
+            f"Compacted branch ({result.strategy}): request {len(branch.requests) - 1} is "
+            f"request {result.request.index} compacted, {result.after:,} tokens (estimate)",
+            8000)
+
+    def back_to_original(self) -> None:
+        if self.original is not None:
+            original, self.original = self.original, None
+            self.branches.clear()
+            self._show(original)
+
+    def _show(self, session: Session) -> None:
+        o = self.state.options
+        self.state.set_session_analysis(Analysis(session, o.estimator, o.policy,
+                                                 o.window or None))
+
+    def _on_state_session_loaded(self, a: Analysis) -> None:
+        s = a.session
+        if s is not self.original and not any(s is b for b in self.branches):
+            self.original = None  # a new file: no branch to come back from
+            self.branches.clear()
+        self._update_actions()
+
+    def _update_actions(self) -> None:
+        self.back_action.setEnabled(self.original is not None)
+        self.compact_action.setEnabled(self.state.session is not None
+                                       and bool(self.state.session.requests))
+
+
+def install(window: Any) -> AnalysisPanels:
+    return AnalysisPanels(window)
