@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.ingest.classify import skills_in
 from ctxviewer.model import COMPACTION_SUMMARY, MCP, MEMORY, SKILL, SKILL_LISTING, Block, Message, Request
 
@@ -79,6 +80,7 @@ class Breakdown:
     messages_estimate: int = 0  # local estimate of the messages, whatever the mode
     complete: bool = True
     notes: tuple[str, ...] = field(default=())
+    source_notes: tuple[str, ...] = field(default=())  # what the reader says it knows / inferred
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -252,8 +254,11 @@ def breakdown(
     cats.append(Category("free_space", free))
     cats.append(Category("autocompact_buffer", buffer,
                          note=f"space above the auto-compaction threshold ({thresholds.auto:,})"))
+    baseline = baseline_note(req.api)
+    if baseline:
+        notes.append(baseline)
     return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
-                     scale, raw_overhead, msg_est, req.complete, tuple(notes))
+                     scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

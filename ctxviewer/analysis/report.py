@@ -89,6 +89,7 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
         "total": b.total, "used": b.used, "overhead_scale": round(b.overhead_scale, 4),
         "raw_overhead": b.raw_overhead, "messages_estimate": b.messages_estimate,
         "messages_error": b.messages_error, "complete": b.complete, "notes": list(b.notes),
+        "source_notes": list(b.source_notes),
         "categories": [
             {"name": c.name, "label": c.label, "tokens": c.tokens, "percent": b.percent(c.tokens),
              "estimated": c.estimated, "note": c.note, "items": [item_json(x) for x in c.items]}

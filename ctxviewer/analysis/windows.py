@@ -62,3 +62,18 @@ def context_window(model: str | None, hint: int | None = None, override: int | N
 def window_source(model: str | None, hint: int | None = None, override: int | None = None) -> str:
     """Where ``context_window`` took its number from, for the UI."""
     return _lookup(model, hint, override)[1]
+
+
+# How each agent's own percentages relate to ctxviewer's (always % of the full
+# window), so sessions of different agents compare on one scale.
+BASELINES = {
+    "codex": "Codex's own '% left' counts against ~95% of the window minus a 12,000-token "
+             "baseline; ctxviewer shows % of the full window, like for every agent",
+    "gemini": "Gemini CLI records tokens per message, not a percentage; ctxviewer shows % of "
+              "the model's full window, like for every agent",
+}
+
+
+def baseline_note(api: str) -> str | None:
+    """One line on how the agent's own numbers relate to ctxviewer's, where they differ."""
+    return BASELINES.get(api)

@@ -49,6 +49,7 @@ class BarPanel(QWidget):
         self.bar.set_breakdown(b)
         self.headline.setText(self._headline(b, heading))
         self.notes.setText("\n".join(self._notes(b)))
+        self.notes.setToolTip("\n".join(b.source_notes) if b is not None else "")
         self.notes.setVisible(bool(self.notes.text()))
         self._fill_legend()
 

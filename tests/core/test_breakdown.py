@@ -104,3 +104,17 @@ def test_over_the_window_never_goes_negative():
     b = breakdown(make_request(Usage(input_tokens=250_000)), QWEN, 200_000, thresholds(200_000))
     c = cats(b)
     assert c["free_space"].tokens == 0 and c["autocompact_buffer"].tokens == 0
+
+
+def test_each_agents_baseline_is_stated(data):
+    """Codex's '% left' and Claude Code's percentages differ: the breakdown says which is shown."""
+    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.ingest import load
+
+    a = Analysis(load(str(data / "codex_tools.jsonl")))
+    b = a.breakdown(a.resolve_index("last"))
+    assert any("Codex" in n and "% of the full window" in n for n in b.notes)
+    assert b.source_notes and any("Codex rollout" in n for n in b.source_notes)
+    claude = breakdown(make_request(Usage(input_tokens=30_000)), QWEN, 131_072,
+                       thresholds(131_072))
+    assert not any("Codex" in n for n in claude.notes)
