@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.base import Head, LoadError
-from ctxviewer.ingest.loader import HEAD_BYTES, HEAD_RECORDS, detect, open_log
+from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -317,15 +317,7 @@ def _small_head(path: str) -> Head:
     lines = data.split(b"\n")
     if not whole:
         lines = lines[:-1]  # the last piece was cut by the read
-    for raw in lines[:HEAD_RECORDS]:
-        raw = raw.strip()
-        if raw[:1] == b"{":
-            try:
-                value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if isinstance(value, dict):
-                head.records.append(value)
+    head.records = head_records(lines)
     if data.lstrip()[:1] in (b"{", b"[") and not head.records:
         head.document = _document(path, data, whole)
     elif whole and len(head.records) == 1:

@@ -46,7 +46,14 @@ def read_head(path: str) -> Head:
         first = data.split(b"\n", 1)[0]
         if not _parses(first):
             head.document = _parse_document(path)
-    for raw in data.split(b"\n")[:HEAD_RECORDS]:
+    head.records = head_records(data.split(b"\n"))
+    return head
+
+
+def head_records(lines: list[bytes]) -> list[dict[str, Any]]:
+    """The JSON objects among the first ``HEAD_RECORDS`` lines (for sniffing)."""
+    records: list[dict[str, Any]] = []
+    for raw in lines[:HEAD_RECORDS]:
         raw = raw.strip()
         if raw[:1] == b"{":
             try:
@@ -54,8 +61,8 @@ def read_head(path: str) -> Head:
             except orjson.JSONDecodeError:
                 continue
             if isinstance(value, dict):
-                head.records.append(value)
-    return head
+                records.append(value)
+    return records
 
 
 def _parses(raw: bytes) -> bool:
