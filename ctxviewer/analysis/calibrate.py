@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ctxviewer.analysis.estimators import DEFAULT
+
 NAME = "calibrated"
 
 
@@ -61,6 +63,9 @@ class Prediction:
         return self.fit is not None
 
 
+SLOPE_SPREAD = 0.5  # the estimates' range, relative to their mean, needed to fit a slope
+
+
 def ratio(points: Sequence[Point], base: str) -> float | None:
     """``sum(api) / sum(estimate)`` over points where ``base`` has an estimate."""
     pairs = [(p.api, p.estimates.get(base)) for p in points]
@@ -80,8 +85,9 @@ def affine(points: Sequence[Point], base: str) -> Fit | None:
     pairs = [(float(e), float(p.api)) for p in points if (e := p.estimates.get(base))]
     if r is None:
         return None
-    xs = {x for x, _ in pairs}
-    if len(pairs) < 3 or len(xs) < 2:
+    xs = [x for x, _ in pairs]
+    # a slope needs leverage: estimates that span a real range, else it extrapolates wildly
+    if len(pairs) < 3 or max(xs) - min(xs) < SLOPE_SPREAD * (sum(xs) / len(xs)):
         return Fit(r)
     mx = sum(x for x, _ in pairs) / len(pairs)
     my = sum(y for _, y in pairs) / len(pairs)
@@ -110,6 +116,11 @@ def best_base(points: Sequence[Point], candidates: Sequence[str]) -> str | None:
     return min(scored)[2] if scored else None
 
 
+def cold_start(candidates: Sequence[str]) -> str | None:
+    """The base for a conversation with no earlier request: the default estimator."""
+    return DEFAULT if DEFAULT in candidates else (candidates[0] if candidates else None)
+
+
 def held_out(points: Sequence[Point], candidates: Sequence[str],
              base: str | None = None, how: str = "affine") -> list[Prediction]:
     """Predict every point from a fit on the points before it (see the module doc)."""
@@ -120,7 +131,9 @@ def held_out(points: Sequence[Point], candidates: Sequence[str],
             out.append(Prediction(None, None, None))
             continue
         group = [q for q in before if q.group == p.group]
-        b = base or best_base(group or before, candidates)
+        # no evidence from this conversation yet: other conversations (side calls,
+        # sub-agents) do not transfer, so use the default estimator as it is
+        b = base or (best_base(group, candidates) if group else cold_start(candidates))
         est = p.estimates.get(b) if b else None
         f = fit(group, b, how) if (group and b) else None
         if est is None:

@@ -50,7 +50,16 @@ def test_held_out_uses_only_earlier_requests():
     assert other[-1].estimate == 5 and not other[-1].fitted
 
 
-def test_calibrated_beats_best_uncalibrated_on_lemmy(corpus):
+@pytest.mark.parametrize("name", [LEMMY, CAPTURED])
+def test_calibrated_beats_best_uncalibrated_on_held_out_requests(corpus, name):
+    """The done-when of the compare issue, on every claude-trace log with held-out requests."""
+    c = compare(load(str(corpus / name)), default_names())
+    held = c.calibration["held_out_mape"]
+    best = min(v for k, v in held.items() if k != "calibrated" and v is not None)
+    assert held["calibrated"] < best
+
+
+def test_calibrated_details_on_lemmy(corpus):
     c = compare(load(str(corpus / LEMMY)), default_names())
     held = c.calibration["held_out_mape"]
     best = min(v for k, v in held.items() if k != "calibrated")
