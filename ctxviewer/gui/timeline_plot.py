@@ -28,6 +28,10 @@ Items (x is the request index, or epoch seconds with ``x_mode="time"``):
 - ``selection_marker`` (``select_request``) and ``hover_label``;
 - ``budget_lines``: vertical markers where a spending budget's warning or
   limit was crossed (``set_budget_marks``; kept across redraws).
+
+Mixed in: ``timeline_pick.PickingMixin`` (hover, clicks), ``timeline_marks.MarksMixin``
+(event, budget and what-if markers) and ``timeline_toggles.TogglesMixin`` (menu
+actions, show/hide setters).
 """
 
 from __future__ import annotations
@@ -37,16 +41,16 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import TIERS, Thresholds
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import WhatIf, replay, request_events
+from ctxviewer.analysis.whatif import WhatIf, request_events
 from ctxviewer.gui import timeline_data as td
 from ctxviewer.gui import timeline_labels as tl
 from ctxviewer.gui.palette import is_dark, tier_color
+from ctxviewer.gui.timeline_marks import MarksMixin
 from ctxviewer.gui.timeline_pick import PickingMixin
 from ctxviewer.gui.timeline_style import (
     Bars,
@@ -56,13 +60,14 @@ from ctxviewer.gui.timeline_style import (
     label_fill,
     series_color,
 )
+from ctxviewer.gui.timeline_toggles import TogglesMixin
 from ctxviewer.model import Event, Session
 
 CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
 TOP_HEADROOM = 1.12  # room above the window line for the legend row
 
 
-class TimelinePlot(PickingMixin, pg.PlotWidget):
+class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
     """Prompt tokens per request over time, with the policy's thresholds."""
 
     request_clicked = Signal(int)  # request index of the clicked point
@@ -200,26 +205,6 @@ class TimelinePlot(PickingMixin, pg.PlotWidget):
         for item, name in shown:
             self.legend.addItem(item, name)
 
-    def _setup_menu(self) -> None:
-        """Actions of the view's context menu; ``menu_actions`` lets a toolbar reuse them."""
-        menu = self.getPlotItem().vb.menu
-        menu.addSeparator()
-        self.menu_actions: dict[str, QAction] = {}
-        self.menu_actions["reset"] = menu.addAction("Reset view")
-        self.menu_actions["reset"].triggered.connect(self.reset_view)
-        toggles = (("time", "Time axis", self._toggle_time, False),
-                   ("cache", "Prompt-cache view", self.set_cache_view, False),
-                   ("subagents", "Show sub-agents", self.set_show_subagents, True),
-                   ("auxiliary", "Show side calls", self.set_show_auxiliary, False),
-                   ("output", "Show output tokens", self.set_show_output, True),
-                   ("whatif", "Show what-if compactions", self.set_show_whatif, True))
-        for key, text, slot, checked in toggles:
-            action = menu.addAction(text)
-            action.setCheckable(True)
-            action.setChecked(checked)
-            action.toggled.connect(slot)
-            self.menu_actions[key] = action
-
     # -- the setters --------------------------------------------------------------
     def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
                      events: Iterable[tuple[int, Event]] | None = None, *,
@@ -258,34 +243,6 @@ class TimelinePlot(PickingMixin, pg.PlotWidget):
         self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
         self._source = (s, *key)
 
-    def set_budget_marks(self, marks: Iterable[tuple[int, str, str]]) -> None:
-        """Vertical markers at the requests where a budget was crossed.
-
-        ``marks`` are ``(request index, kind, label)``; kind ``"warn"`` draws in
-        the warn tier's colour, anything else (``"limit"``) in the hard tier's.
-        An empty list removes them. They survive ``set_timeline`` (x mode changes).
-        """
-        pi = self.getPlotItem()
-        for line in self.budget_lines:
-            pi.removeItem(line)
-        self.budget_marks = list(marks)
-        self.budget_lines = []
-        fill = pg.mkBrush(label_fill(self.dark))
-        for k, (index, kind, label) in enumerate(sorted(self.budget_marks)):
-            x = index if self.data.x_mode == "index" else self.data.x_of.get(index)
-            if x is None:
-                continue
-            color = tier_color("warn" if kind == "warn" else "hard", self.dark)
-            line = pg.InfiniteLine(
-                pos=x, angle=90, movable=False,
-                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=label,
-                labelOpts={"position": 0.05 + 0.07 * (k % 2),  # neighbours stagger
-                           "anchors": [(0, 1), (0, 1)], "color": color,
-                           "fill": fill})
-            line.setZValue(4)
-            pi.addItem(line, ignoreBounds=True)
-            self.budget_lines.append(line)
-
     def set_thresholds(self, thresholds: Thresholds, *, _rescale: bool = True) -> None:
         """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""
         self.thresholds = thresholds
@@ -299,70 +256,6 @@ class TimelinePlot(PickingMixin, pg.PlotWidget):
         if _rescale and self._auto_view:
             self.reset_view()
         self._layout_labels()
-
-    def set_x_mode(self, mode: str) -> str:
-        """``"index"`` or ``"time"``; returns the mode in use (index without timestamps)."""
-        if mode not in td.X_MODES:
-            raise ValueError(f"x_mode must be one of {td.X_MODES}, not {mode!r}")
-        self.x_mode = mode
-        if self.thresholds is not None:
-            source = self._source
-            self.set_timeline(self.points, self.thresholds, self.events)
-            self._source = source
-        self.menu_actions["time"].blockSignals(True)
-        self.menu_actions["time"].setChecked(self.data.x_mode == "time")
-        self.menu_actions["time"].blockSignals(False)
-        return self.data.x_mode
-
-    def _toggle_time(self, on: bool) -> None:
-        self.set_x_mode("time" if on else "index")
-
-    def set_show_subagents(self, show: bool) -> None:
-        self.show_subagents = bool(show)
-        self.subagent_scatter.setVisible(self.show_subagents)
-        self._update_legend()
-        self._sync_action("subagents", show)
-        self._refresh_selection()
-        if self._auto_view:
-            self.reset_view()
-
-    def set_show_auxiliary(self, show: bool) -> None:
-        self.show_auxiliary = bool(show)
-        self.auxiliary_scatter.setVisible(self.show_auxiliary)
-        self._update_legend()
-        self._sync_action("auxiliary", show)
-        self._refresh_selection()
-        if self._auto_view:
-            self.reset_view()
-
-    def set_cache_view(self, on: bool) -> None:
-        """Stacked cache read / cache write / uncached areas under the curves."""
-        self.cache_view = bool(on)
-        for item in self.cache_areas.values():
-            item.setVisible(self.cache_view)
-        self._update_legend()
-        self._sync_action("cache", on)
-
-    def set_show_output(self, show: bool) -> None:
-        self.show_output = bool(show)
-        self.output_curve.setVisible(self.show_output)
-        self.getPlotItem().showAxis("right", self.show_output)
-        self._update_legend()
-        self._sync_action("output", show)
-
-    def set_show_whatif(self, show: bool) -> None:
-        self.show_whatif = bool(show)
-        self.whatif_markers.setVisible(self.show_whatif)
-        self.whatif_curve.setVisible(self.show_whatif)
-        self._update_legend()
-        self._sync_action("whatif", show)
-
-    def _sync_action(self, key: str, on: bool) -> None:
-        action = getattr(self, "menu_actions", {}).get(key)
-        if action is not None and action.isChecked() != bool(on):
-            action.blockSignals(True)
-            action.setChecked(bool(on))
-            action.blockSignals(False)
 
     def select_request(self, index: int | None) -> None:
         """Mirror a selection made elsewhere: ring the point and pan to it if off-screen."""
@@ -412,31 +305,6 @@ class TimelinePlot(PickingMixin, pg.PlotWidget):
         self._fit_bars()
         self.hover_label.setVisible(False)
 
-    def _draw_events(self) -> None:
-        pi = self.getPlotItem()
-        for line in self.event_lines:
-            pi.removeItem(line)
-        self.marks = td.event_marks(self.points, self.data, self.events)
-        self.event_lines = [tl.event_line(m, self.dark) for m in self.marks]
-        for line in self.event_lines:
-            pi.addItem(line, ignoreBounds=True)
-
-    def _draw_whatif(self) -> None:
-        if self.thresholds is None:
-            return
-        self.whatif = w = replay(self.points, self.thresholds, events=self.events)
-        d = self.data
-        self.whatif_markers.setData([d.x_of[f.index] for f in w.fired],
-                                    [f.tokens for f in w.fired])
-        real = {int(i): y for i, y in zip(d.main.index, d.main.y, strict=True)}
-        fired = set(w.fired_indices)
-        xs = np.array([d.x_of[i] for i, _ in w.simulated], dtype=float)
-        ys = np.array([y if (y != real.get(i) or i in fired) else np.nan
-                       for i, y in w.simulated], dtype=float)
-        self.whatif_curve.setData(xs, ys)
-        self.setTitle(f"{w.label()} \u00b7 window {w.window:,}", size="9pt",
-                      color=series_color("foreground", self.dark))
-
     def _set_bottom_axis(self, mode: str) -> None:
         pi = self.getPlotItem()
         current = pi.getAxis("bottom")
@@ -446,15 +314,6 @@ class TimelinePlot(PickingMixin, pg.PlotWidget):
             pi.setAxisItems({"bottom": axis})
             self._style_axes()
         pi.setLabel("bottom", "time" if want_date else "request #")
-
-    def _layout_labels(self) -> None:
-        """Keep threshold and event labels from overlapping at the current zoom."""
-        vb = self.getPlotItem().vb
-        tl.layout_threshold_labels(self.threshold_lines.values(), vb)
-        ceiling = self.thresholds.window if self.thresholds is not None else None
-        taken = [ln.label.sceneBoundingRect() for ln in self.threshold_lines.values()
-                 if ln.isVisible() and ln.label.isVisible()]
-        tl.layout_event_labels(self.event_lines, vb, ceiling, taken)
 
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb

@@ -1,0 +1,89 @@
+"""Markers of the timeline: real compactions, budget crossings, the what-if replay.
+
+``MarksMixin`` is mixed into ``TimelinePlot`` (before ``pg.PlotWidget``). It
+draws ``event_lines`` (compactions and overflows from the log),
+``budget_lines`` (``set_budget_marks``), ``whatif_markers``/``whatif_curve``
+and the what-if title for the current thresholds, and keeps the threshold and
+event labels from overlapping at the current zoom. It reads the plot's
+``points``, ``events``, ``data`` and ``thresholds``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+
+from ctxviewer.analysis.whatif import replay
+from ctxviewer.gui import timeline_data as td
+from ctxviewer.gui import timeline_labels as tl
+from ctxviewer.gui.palette import tier_color
+from ctxviewer.gui.timeline_style import label_fill, series_color
+
+
+class MarksMixin:
+    """Event, budget and what-if markers of ``TimelinePlot`` (see the module docstring)."""
+
+    def set_budget_marks(self, marks: Iterable[tuple[int, str, str]]) -> None:
+        """Vertical markers at the requests where a budget was crossed.
+
+        ``marks`` are ``(request index, kind, label)``; kind ``"warn"`` draws in
+        the warn tier's colour, anything else (``"limit"``) in the hard tier's.
+        An empty list removes them. They survive ``set_timeline`` (x mode changes).
+        """
+        pi = self.getPlotItem()
+        for line in self.budget_lines:
+            pi.removeItem(line)
+        self.budget_marks = list(marks)
+        self.budget_lines = []
+        fill = pg.mkBrush(label_fill(self.dark))
+        for k, (index, kind, label) in enumerate(sorted(self.budget_marks)):
+            x = index if self.data.x_mode == "index" else self.data.x_of.get(index)
+            if x is None:
+                continue
+            color = tier_color("warn" if kind == "warn" else "hard", self.dark)
+            line = pg.InfiniteLine(
+                pos=x, angle=90, movable=False,
+                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=label,
+                labelOpts={"position": 0.05 + 0.07 * (k % 2),  # neighbours stagger
+                           "anchors": [(0, 1), (0, 1)], "color": color,
+                           "fill": fill})
+            line.setZValue(4)
+            pi.addItem(line, ignoreBounds=True)
+            self.budget_lines.append(line)
+
+    def _draw_events(self) -> None:
+        pi = self.getPlotItem()
+        for line in self.event_lines:
+            pi.removeItem(line)
+        self.marks = td.event_marks(self.points, self.data, self.events)
+        self.event_lines = [tl.event_line(m, self.dark) for m in self.marks]
+        for line in self.event_lines:
+            pi.addItem(line, ignoreBounds=True)
+
+    def _draw_whatif(self) -> None:
+        if self.thresholds is None:
+            return
+        self.whatif = w = replay(self.points, self.thresholds, events=self.events)
+        d = self.data
+        self.whatif_markers.setData([d.x_of[f.index] for f in w.fired],
+                                    [f.tokens for f in w.fired])
+        real = {int(i): y for i, y in zip(d.main.index, d.main.y, strict=True)}
+        fired = set(w.fired_indices)
+        xs = np.array([d.x_of[i] for i, _ in w.simulated], dtype=float)
+        ys = np.array([y if (y != real.get(i) or i in fired) else np.nan
+                       for i, y in w.simulated], dtype=float)
+        self.whatif_curve.setData(xs, ys)
+        self.setTitle(f"{w.label()} \u00b7 window {w.window:,}", size="9pt",
+                      color=series_color("foreground", self.dark))
+
+    def _layout_labels(self) -> None:
+        """Keep threshold and event labels from overlapping at the current zoom."""
+        vb = self.getPlotItem().vb
+        tl.layout_threshold_labels(self.threshold_lines.values(), vb)
+        ceiling = self.thresholds.window if self.thresholds is not None else None
+        taken = [ln.label.sceneBoundingRect() for ln in self.threshold_lines.values()
+                 if ln.isVisible() and ln.label.isVisible()]
+        tl.layout_event_labels(self.event_lines, vb, ceiling, taken)
