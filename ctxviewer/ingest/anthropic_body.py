@@ -48,6 +48,7 @@ class Interner:
         self._pool: dict[Any, Any] = {}
         self.recent: list[tuple[list[Any], list[Any]]] = []  # (raw messages, converted)
         self.tools_memo: tuple[Any, Any] = (None, None)  # (raw tools, converted)
+        self.system_memo: dict[str, tuple[Block, ...]] = {}  # system text -> blocks
 
     def __call__(self, value: Any) -> Any:
         return self._pool.setdefault(value, value)
@@ -213,13 +214,22 @@ def messages_from(raw: list[Any], intern: Interner) -> tuple[Message, ...]:
     return tuple(m for m in out if m)
 
 
-def system_from(raw: Any) -> tuple[Block, ...]:
+def system_from(raw: Any, intern: Interner | None = None) -> tuple[Block, ...]:
+    """System blocks, memory sections split out; each distinct text classified once."""
+    memo = intern.system_memo if intern is not None else {}
+
+    def split(text: str) -> tuple[Block, ...]:
+        blocks = memo.get(text)
+        if blocks is None:
+            blocks = memo[text] = tuple(split_system_text(text))
+        return blocks
+
     if isinstance(raw, str):
-        return tuple(split_system_text(raw)) if raw else ()
+        return split(raw) if raw else ()
     out: list[Block] = []
     for block in raw if isinstance(raw, list) else []:
         if isinstance(block, dict) and block.get("type", "text") == "text":
-            out.extend(split_system_text(str(block.get("text", ""))))
+            out.extend(split(str(block.get("text", ""))))
     return tuple(out)
 
 

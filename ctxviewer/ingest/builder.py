@@ -110,14 +110,16 @@ def mark_subagents(session: Session) -> None:
     if len(keys) < 2:
         return
     main_key = keys.most_common(1)[0][0]
+    tooled_ids = {id(r) for r in tooled}
     for i, r in enumerate(reqs):
-        if r in tooled and (key := _prompt_key(r)) != main_key:
+        if id(r) in tooled_ids and (key := _prompt_key(r)) != main_key:
             agent = "agent-" + hashlib.sha1(key.encode()).hexdigest()[:8]
             reqs[i] = replace(r, role=SUBAGENT, sidechain=True, agent=agent)
 
 
 def _has_summary(req: Request) -> bool:
-    return any(b.tag == COMPACTION_SUMMARY for m in req.messages for b in m.blocks)
+    """A compaction summary opens the context it starts: look at its first messages."""
+    return any(b.tag == COMPACTION_SUMMARY for m in req.messages[:2] for b in m.blocks)
 
 
 def infer_compactions(session: Session) -> None:

@@ -76,7 +76,7 @@ def request_from_exchange(
     if api is None:
         return None
     if api == "anthropic":
-        system = system_from(body.get("system"))
+        system = system_from(body.get("system"), intern)
         tools = tools_from(body.get("tools"), intern)
         messages = messages_from(body["messages"], intern)
         usage = usage_from(response.get("usage")) if isinstance(response, dict) else None
