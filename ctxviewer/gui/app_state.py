@@ -72,6 +72,23 @@ class AppState(QObject):
         self.analysis = analysis
         self._publish()
 
+    def grow_analysis(self, analysis: Analysis) -> None:
+        """The session being loaded, read further (a longer copy of the one shown):
+        keeps the selected request, or follows the last one when that was selected."""
+        if self.analysis is None:
+            self.set_session_analysis(analysis)
+            return
+        tail = self.in_tail()
+        self.analysis = analysis
+        if tail and analysis.session.requests:
+            self.index = analysis.resolve_index("last")
+        self._publish()
+
+    def in_tail(self) -> bool:
+        """Whether nothing or the last main request is selected."""
+        a, i = self.analysis, self.index
+        return a is None or i is None or not a.session.requests or i >= a.resolve_index("last")
+
     def _publish(self) -> None:
         assert self.analysis is not None
         self.analysis_changed.emit(self.analysis)

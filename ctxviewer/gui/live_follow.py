@@ -27,7 +27,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import AppState, Options
-from ctxviewer.gui.session_loader import prepare
+from ctxviewer.gui.session_loader import prepare, snapshot
 from ctxviewer.gui.worker import Worker, WorkerSignals, start
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.model import Session
@@ -45,13 +45,6 @@ class PollResult:
     changed: list[int] = field(default_factory=list)
     reloaded: bool = False
     waiting: str | None = None  # why nothing can be shown yet (file empty, format unknown)
-
-
-def snapshot(s: Session) -> Session:
-    """A copy of ``s`` whose lists the follower will not touch (requests are immutable)."""
-    return Session(path=s.path, format=s.format, requests=list(s.requests),
-                   skipped=list(s.skipped), events=list(s.events), title=s.title,
-                   session_id=s.session_id)
 
 
 def rebind(a: Analysis, session: Session) -> Analysis:

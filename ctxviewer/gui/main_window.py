@@ -44,6 +44,7 @@ from ctxviewer.gui.session_status_bar import SessionStatusBar
 from ctxviewer.gui.skipped_dialog import SkippedDialog
 from ctxviewer.gui.timeline_tab import TimelineTab
 from ctxviewer.gui.window_actions import WindowActions
+from ctxviewer.model import Session
 
 DEFAULT_SIZE = (1400, 900)
 OPEN_FILTER = "Session logs (*.jsonl *.json *.gz *.xz *.log);;All files (*)"
@@ -75,6 +76,10 @@ class MainWindow(QMainWindow):
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._auto_split = False  # fit the panes to the first session (no saved layout)
+        # A progressive load shows partial sessions: what was open before, to restore
+        # on cancel or error (None: no partial shown), and whether this load showed one.
+        self._restore: tuple[Analysis | None, int | None] | None = None
+        self._partial_shown = False
         self._build()
         self._connect()
         self._restore_layout()
@@ -137,6 +142,7 @@ class MainWindow(QMainWindow):
         s.options_changed.connect(self._on_state_options_changed)
         self.loader.load_started.connect(self._on_loader_started)
         self.loader.progressed.connect(self.status.show_progress)
+        self.loader.partial.connect(self._on_loader_partial)
         self.loader.loaded.connect(self._on_loader_loaded)
         self.loader.analysed.connect(s.update_analysis)
         self.loader.failed.connect(self._on_loader_failed)
@@ -189,7 +195,8 @@ class MainWindow(QMainWindow):
     # -- state -> views -------------------------------------------------------------
     def _on_state_session_loaded(self, a: Analysis) -> None:
         name = os.path.basename(a.session.path or "") or "session"
-        self.setWindowTitle(f"{name} — ctxviewer")
+        empty = not a.session.path and not a.session.requests
+        self.setWindowTitle("ctxviewer" if empty else f"{name} — ctxviewer")
         self.actions_.set_session_open(bool(a.session.requests))
         self.content.clear()
 
@@ -239,20 +246,54 @@ class MainWindow(QMainWindow):
     def _on_loader_started(self, path: str) -> None:
         self.status.showMessage(f"Loading {os.path.basename(path)}…")
         self.status.show_progress(0)
+        self._partial_shown = False  # a partial of an abandoned load stays restorable
+
+    def _on_loader_partial(self, a: Analysis) -> None:
+        """The loading file read so far: the first part replaces the open session."""
+        if self._partial_shown:
+            self.state.grow_analysis(a)
+            return
+        if self._restore is None:
+            self._restore = (self.state.analysis, self.state.index)
+        self._partial_shown = True
+        self.state.set_session_analysis(a)
 
     def _on_loader_loaded(self, a: Analysis) -> None:
         self.status.clearMessage()
+        keep = None if self.state.in_tail() or not self._partial_shown else self.state.index
+        self._restore, self._partial_shown = None, False
         self.state.set_session_analysis(a)
+        if keep is not None:  # the user chose a request while the file loaded
+            self.state.select_request(keep)
         if a.session.path:
             self.settings.add_recent(a.session.path)
             self.actions_.set_recent(self.settings.recent_files())
 
     def _on_loader_failed(self, path: str, reason: str) -> None:
         self.status.clearMessage()
+        if path:
+            self._restore_open_session()
         self.show_error("Cannot open file" if path else "Analysis failed", reason)
 
     def _on_loader_cancelled(self, path: str) -> None:
+        self._restore_open_session()
         self.status.showMessage(f"Loading {os.path.basename(path)} cancelled", 5000)
+
+    def _restore_open_session(self) -> None:
+        """A load that showed partial sessions ended early: show what was open before."""
+        restore, self._restore, self._partial_shown = self._restore, None, False
+        if restore is None:
+            return
+        before, index = restore
+        if before is None:  # nothing was open: show nothing
+            before = Analysis(Session(path=None, format=""), *self._analysis_options())
+        self.state.set_session_analysis(before)
+        if index is not None:
+            self.state.select_request(index)
+
+    def _analysis_options(self) -> tuple[str, str, int | None]:
+        o = self.state.options
+        return o.estimator, o.policy, o.window or None
 
     def _on_loader_busy_changed(self, busy: bool) -> None:
         if not busy:

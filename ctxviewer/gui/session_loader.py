@@ -6,20 +6,40 @@ thread); ``analyse(session, options)`` re-prepares a loaded session after the
 estimator, policy or window changed. Generation counters drop the results of
 jobs that a newer one made stale; ``cancel()`` stops the running load
 between records.
+
+First view at once: for a line log longer than ``STEP_BYTES`` (not a JSON
+document, not compressed), the job first reads one step with a ``Follower``
+and emits the ``Analysis`` of a *copy* of those first requests as ``partial``
+(the window shows it while the rest loads), then reads the whole file with
+the one-shot ``load``; ``loaded`` brings the same session ``load(path)`` reads.
 """
 
 from __future__ import annotations
 
+import os
 import threading
+import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QThreadPool, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start
-from ctxviewer.ingest import load
+from ctxviewer.ingest import Cancelled, LoadError, detect, load, read_head
+from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.loader import compression
 from ctxviewer.model import Session
+
+STEP_BYTES = 4 * 1024 * 1024  # read per step of a progressive load (progress, cancel between)
+HANDOFF_SECONDS = 5.0  # the longest a loader waits for the window to show a partial
+
+
+def snapshot(s: Session) -> Session:
+    """A copy of ``s`` whose lists the follower will not touch (requests are immutable)."""
+    return Session(path=s.path, format=s.format, requests=list(s.requests),
+                   skipped=list(s.skipped), events=list(s.events), title=s.title,
+                   session_id=s.session_id)
 
 
 def prepare(session: Session, options: Options,
@@ -34,8 +54,45 @@ def prepare(session: Session, options: Options,
     return a
 
 
-def load_job(path: str, options: Options) -> Job:
+def _steppable(path: str) -> str | None:
+    """The reader name when ``path`` is a line log a ``Follower`` can read in steps."""
+    try:
+        reader = detect(read_head(path))
+    except LoadError:
+        return None  # ``load`` reports why
+    if reader.document or compression(path) is not None:
+        return None
+    return reader.name
+
+
+def first_requests(path: str, format: str) -> Session | None:
+    """The session of the first ``STEP_BYTES`` of a line log, when the file is longer.
+
+    A first view painted at once while ``load`` reads the whole file: reading it
+    in steps and repainting growing views costs big files several times the
+    one-shot load (measured with bench/gui_first_paint.py), a glimpse does not.
+    """
+    if os.path.getsize(path) <= STEP_BYTES:
+        return None
+    follower = Follower(path, format=format)
+    up = follower.poll(max_bytes=STEP_BYTES)
+    s = follower.session
+    if not up.more or s is None or not s.requests:
+        return None
+    return snapshot(s)
+
+
+def load_job(path: str, options: Options,
+             partial: Callable[[Analysis], None] | None = None) -> Job:
+    """Load and prepare ``path``; with ``partial``, line logs also give early analyses."""
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
+        format = _steppable(path) if partial is not None else None
+        if format is not None and partial is not None:
+            glimpse = first_requests(path, format)
+            if glimpse is not None and not cancelled():
+                a = prepare(glimpse, options, cancelled)
+                if not cancelled():
+                    partial(a)  # the first requests now; the whole file by the fast path
         session = load(path, progress=progress, cancelled=cancelled)
         return prepare(session, options, cancelled)
 
@@ -47,6 +104,7 @@ class SessionLoader(QObject):
 
     load_started = Signal(str)  # path
     progressed = Signal(int)  # per mille of the file read
+    partial = Signal(object)  # Analysis of the part of the loading session read so far
     loaded = Signal(object)  # Analysis of a newly loaded session
     analysed = Signal(object)  # Analysis of the current session with new options
     failed = Signal(str, str)  # path ("" for an analysis), one-line reason
@@ -61,10 +119,12 @@ class SessionLoader(QObject):
         self._loading = False
         self._analysing = False
         self._load_cancel = threading.Event()
+        self._partial_ack = threading.Event()
         self._analysis_cancel = threading.Event()
         self._path = ""
         self._load_signals = WorkerSignals()  # no parent: running workers keep it alive
         self._load_signals.progressed.connect(self._on_load_progressed)
+        self._load_signals.partial.connect(self._on_load_partial)
         self._load_signals.finished.connect(self._on_load_finished)
         self._load_signals.failed.connect(self._on_load_failed)
         self._load_signals.cancelled.connect(self._on_load_cancelled)
@@ -84,8 +144,22 @@ class SessionLoader(QObject):
         self._analysing = False
         self._path = path
         self._load_cancel = threading.Event()
-        self._start(Worker(load_job(path, options), self._load_gen, self._load_signals,
-                           self._load_cancel))
+        gen, signals = self._load_gen, self._load_signals
+        ack, cancel = threading.Event(), self._load_cancel
+        self._partial_ack = ack
+
+        def hand_over(a: Analysis) -> None:
+            """Give the window a partial view, then wait while it shows it: the GUI
+            thread paints without fighting the parser for the GIL (a blocking hand-off
+            on the worker thread, bounded by the cancel flag and a deadline)."""
+            ack.clear()
+            signals.partial.emit(gen, a)
+            deadline = time.monotonic() + HANDOFF_SECONDS
+            while not ack.wait(0.05) and not cancel.is_set() and time.monotonic() < deadline:
+                pass
+
+        job = load_job(path, options, hand_over)
+        self._start(Worker(job, gen, signals, self._load_cancel))
         self._loading = True
         self.load_started.emit(path)
 
@@ -123,6 +197,12 @@ class SessionLoader(QObject):
     def _on_load_progressed(self, gen: int, done: int, total: int) -> None:
         if gen == self._load_gen and total:
             self.progressed.emit(min(1000, done * 1000 // total))
+
+    def _on_load_partial(self, gen: int, analysis: object) -> None:
+        if gen == self._load_gen and self._loading:
+            self.partial.emit(analysis)
+        # release the worker once the views have painted the partial (posted after them)
+        QTimer.singleShot(0, self._partial_ack.set)
 
     def _load_ended(self, gen: int) -> bool:
         if gen != self._load_gen:

@@ -30,6 +30,7 @@ class WorkerSignals(QObject):
     """Signals of a ``Worker`` (a QRunnable is not a QObject)."""
 
     progressed = Signal(int, object, object)  # generation, done, total (may exceed 2**31)
+    partial = Signal(int, object)  # generation, an early result (emitted by the job itself)
     finished = Signal(int, object)  # generation, result
     failed = Signal(int, str)  # generation, one-line reason
     cancelled = Signal(int)  # generation
