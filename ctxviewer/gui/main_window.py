@@ -129,8 +129,9 @@ class MainWindow(QMainWindow):
         """The default split: the request list as wide as its columns need (within
         22-38% of the window), the content pane about a quarter, the rest for the centre."""
         need = self.requests.needed_width()
-        left = max(int(width * 0.22), min(need, int(width * 0.38)))
-        right = max(200, int(width * (0.19 if width < 1200 else 0.24)))
+        narrow = width < 1200  # the centre (bar, tree, plots) needs the room most
+        left = max(int(width * 0.22), min(need, int(width * (0.30 if narrow else 0.38))))
+        right = max(180, int(width * (0.17 if narrow else 0.24)))
         self.splitter.setSizes([left, width - left - right, right])
 
     def _connect(self) -> None:
