@@ -6,6 +6,7 @@ import argparse
 import sys
 
 import orjson
+from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the commands
 
 
 class UsageError(Exception):
@@ -21,13 +22,3 @@ def print_json(value: object) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def fmt_tokens(n: int | float | None) -> str:
-    """1234 -> '1.2k', like /context prints."""
-    if n is None:
-        return "-"
-    n = float(n)
-    if abs(n) >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-    if abs(n) >= 1000:
-        return f"{n / 1000:.1f}k"
-    return f"{int(n)}"

@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWi
 from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.gui.context_bar import ContextBar, shown_categories
 from ctxviewer.gui.palette import category_color, is_dark
+from ctxviewer.fmt import fmt_tokens as _fmt
 
 MAX_LEGEND_COLUMNS = 4
 
@@ -132,7 +133,3 @@ def _keep(text: str) -> str:
     return text.replace(" ", "&nbsp;")
 
 
-def _fmt(n: int) -> str:
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.2f}M"
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)

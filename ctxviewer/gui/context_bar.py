@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ctxviewer.analysis.breakdown import SPACE, Breakdown
 from ctxviewer.gui.palette import category_color, is_dark, text_on
+from ctxviewer.fmt import fmt_tokens as _fmt
 
 RADIUS = 5.0
 
@@ -144,10 +145,6 @@ class ContextBar(QWidget):
         if seg is not None and event.button() == Qt.MouseButton.LeftButton:
             self.category_clicked.emit(seg.name)
         super().mousePressEvent(event)
-
-
-def _fmt(n: int) -> str:
-    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
 
 def _hatch(color: QColor, dark: bool) -> QBrush:

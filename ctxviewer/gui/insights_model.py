@@ -20,6 +20,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor
 
 from ctxviewer.gui.palette import text_on
+from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the insights pages
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex
@@ -30,18 +31,6 @@ def fmt_usd(x: float | None) -> str:
     if x is None:
         return "?"
     return f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
-
-
-def fmt_tokens(n: float | None) -> str:
-    """1234 -> '1.2k' (like /context prints); '-' when unknown."""
-    if n is None:
-        return "-"
-    n = float(n)
-    if abs(n) >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
-    if abs(n) >= 1000:
-        return f"{n / 1000:.1f}k"
-    return f"{int(n)}"
 
 
 def fmt_pct(x: float | None) -> str:

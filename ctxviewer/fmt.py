@@ -1,0 +1,15 @@
+"""How ctxviewer writes numbers for people, the same in the CLI and the GUI."""
+
+from __future__ import annotations
+
+
+def fmt_tokens(n: int | float | None) -> str:
+    """1234 -> '1.2k', 1_250_000 -> '1.2M', like /context prints; '-' when unknown."""
+    if n is None:
+        return "-"
+    n = float(n)
+    if abs(n) >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M".replace(".0M", "M")
+    if abs(n) >= 1000:
+        return f"{n / 1000:.1f}k"
+    return f"{int(n)}"
