@@ -113,7 +113,7 @@ def _tool(text: str) -> dict[str, Any]:
 
 def request_body(req: Request) -> dict[str, Any]:
     """A count_tokens body for the whole request (see the module doc)."""
-    body: dict[str, Any] = {"model": req.model or "claude-sonnet-4-5",
+    body: dict[str, Any] = {"model": req.model or "claude-sonnet-4-6",
                             "messages": _messages(req.messages)}
     system = [{"type": "text", "text": b.text} for b in req.system if b.text]
     if system:
@@ -125,7 +125,7 @@ def request_body(req: Request) -> dict[str, Any]:
 
 def category_bodies(req: Request) -> dict[str, dict[str, Any]]:
     """One body per category; its count minus the ``empty`` body's is the category."""
-    model = req.model or "claude-sonnet-4-5"
+    model = req.model or "claude-sonnet-4-6"
 
     def body(system: list[Block] = (), tools: Iterable[str] = (),  # type: ignore[assignment]
              messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from ctxviewer.analysis.compaction.summarize_local import language, title_for
 from ctxviewer.analysis.thresholds import MAX_CONSECUTIVE_FAILURES, SUMMARY_RESERVE
 from ctxviewer.model import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_OUTPUT_TOKENS = SUMMARY_RESERVE  # 20,000
 
 # (input, output) USD per million tokens; longest matching prefix wins. Estimates: edit freely.
