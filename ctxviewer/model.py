@@ -208,6 +208,26 @@ class Session:
         hints = [r.window_hint for r in self.requests if r.window_hint]
         return max(hints) if hints else None
 
+    def resolve_index(self, which: int | str | None) -> int:
+        """A request index from user input: ``None``/``'last'`` is the last main
+        request, negative numbers count from the end. Raises ``IndexError`` or
+        ``ValueError`` with a message for people."""
+        reqs = self.requests
+        if not reqs:
+            raise IndexError("the session has no requests")
+        if which is None or which == "last":
+            last = self.last_main_index()
+            return last if last is not None else len(reqs) - 1
+        try:
+            i = int(which)
+        except ValueError:
+            raise ValueError(f"not a request index: {which!r}") from None
+        if i < 0:
+            i += len(reqs)
+        if not 0 <= i < len(reqs):
+            raise IndexError(f"request {which} out of range (0..{len(reqs) - 1})")
+        return i
+
     def last_main_index(self) -> int | None:
         for r in reversed(self.requests):
             if r.role == MAIN:

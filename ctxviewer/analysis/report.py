@@ -48,19 +48,8 @@ class Analysis:
         return timeline(self.session, self.estimator, self.thresholds)
 
     def resolve_index(self, which: int | str | None) -> int:
-        """``None``/``'last'`` -> the last main request; negative ints count from the end."""
-        reqs = self.session.requests
-        if not reqs:
-            raise IndexError("the session has no requests")
-        if which is None or which == "last":
-            last = self.session.last_main_index()
-            return last if last is not None else len(reqs) - 1
-        i = int(which)
-        if i < 0:
-            i += len(reqs)
-        if not 0 <= i < len(reqs):
-            raise IndexError(f"request {which} out of range (0..{len(reqs) - 1})")
-        return i
+        """See ``Session.resolve_index``."""
+        return self.session.resolve_index(which)
 
     def breakdown(self, index: int) -> Breakdown:
         req = self.session.requests[index]

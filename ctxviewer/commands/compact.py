@@ -11,7 +11,7 @@ from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json
+from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
 from ctxviewer.ingest import load
 
 HELP = "simulate a compaction strategy on a request: tokens before/after, kept, summary"
@@ -44,10 +44,7 @@ def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
     a = Analysis(load(args.file, format=args.format), args.estimator, args.policy, args.window)
-    try:
-        index = a.resolve_index(args.request)
-    except (IndexError, ValueError) as e:
-        raise UsageError(f"--request: {e}") from None
+    index = request_index(a.session, args.request)
     b = a.breakdown(index)
     unrec = b.category("unrecorded_overhead")
     req = a.session.requests[index]

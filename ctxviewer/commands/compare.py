@@ -16,7 +16,7 @@ from ctxviewer.analysis.compare import (
     default_names,
 )
 from ctxviewer.analysis.estimators import names as local_names
-from ctxviewer.commands.common import UsageError, add_file_argument, print_json
+from ctxviewer.commands.common import UsageError, add_file_argument, print_json, request_index
 from ctxviewer.ingest import load
 
 HELP = "compare the token estimators with the API usage of every request"
@@ -50,22 +50,6 @@ def _names(arg: str | None) -> list[str]:
     return list(dict.fromkeys(wanted))
 
 
-def _request_index(arg: str | None, n: int, last_main: int | None) -> int | None:
-    if arg is None:
-        return None
-    if arg == "last":
-        return last_main
-    try:
-        i = int(arg)
-    except ValueError:
-        raise UsageError(f"--request: not an index: {arg!r}") from None
-    if i < 0:
-        i += n
-    if not 0 <= i < n:
-        raise UsageError(f"--request: request {arg} out of range (0..{n - 1})")
-    return i
-
-
 def _progress(done: int, total: int) -> None:
     print(f"\rcount_tokens {done}/{total}", end="" if done < total else "\n", file=sys.stderr)
 
@@ -76,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--calibrate-base: unknown local estimator {args.calibrate_base!r} "
                          f"(known: {', '.join(local_names())})")
     session = load(args.file, format=args.format)
-    which = _request_index(args.request, len(session.requests), session.last_main_index())
+    which = None if args.request is None else request_index(session, args.request)
     counters: dict[str, PromptCounter] = {}
     if ANTHROPIC in wanted:
         from ctxviewer.analysis.anthropic_count import AnthropicCounter

@@ -16,7 +16,7 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json
+from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
 from ctxviewer.ingest import load
 from ctxviewer.model import Session
 
@@ -52,19 +52,6 @@ def _budgets(args: argparse.Namespace) -> tuple[Budget, ...]:
     return tuple(out)
 
 
-def _index(session: Session, text: str) -> int:
-    n = len(session.requests)
-    try:
-        i = int(text)
-    except ValueError:
-        raise UsageError(f"--diff: {text!r} is not a request index") from None
-    if i < 0:
-        i += n
-    if not 0 <= i < n:
-        raise UsageError(f"--diff: request {text} out of range (0..{n - 1})")
-    return i
-
-
 def run(args: argparse.Namespace) -> int:
     budgets = _budgets(args)
     try:
@@ -76,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     result = insights(session, est, prices, budgets)
     diff = None
     if args.diff:
-        a, b = (_index(session, x) for x in args.diff)
+        a, b = (request_index(session, x, "--diff") for x in args.diff)
         diff = diff_requests(session.requests[a], session.requests[b], est)
     if args.json:
         out: dict[str, Any] = {"source": {"path": session.path, "format": session.format,

@@ -9,7 +9,7 @@ from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
 from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json
+from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
 from ctxviewer.ingest import load
 
 HELP = "print the context breakdown of a request and the prompt size of every request"
@@ -35,10 +35,7 @@ def analysis_from_args(args: argparse.Namespace) -> Analysis:
 
 def run(args: argparse.Namespace) -> int:
     a = analysis_from_args(args)
-    try:
-        which = a.resolve_index(args.request) if a.session.requests else None
-    except (IndexError, ValueError) as e:
-        raise UsageError(f"--request: {e}") from None
+    which = request_index(a.session, args.request) if a.session.requests else None
     if args.json:
         print_json(report_json(a, which))
         return 0

@@ -15,13 +15,6 @@ from live_helpers import panel_of, shown
 from proxy_fakes import API_KEY, FakeUpstream
 
 
-@pytest.fixture(autouse=True)
-def _no_env_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
     fake = FakeUpstream()

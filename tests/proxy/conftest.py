@@ -13,14 +13,6 @@ from proxy_fakes import API_KEY, FakeUpstream
 from ctxviewer.proxy import ProxyThread
 
 
-@pytest.fixture(autouse=True)
-def _no_env_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Loopback only: no HTTP proxy or API settings from the environment may interfere."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(name, raising=False)
-
-
 @pytest.fixture
 def upstream() -> Iterator[FakeUpstream]:
     fake = FakeUpstream()
