@@ -201,12 +201,13 @@ def messages_from(raw: list[Any], intern: Interner) -> tuple[Message, ...]:
     if raw:
         for pos in range(len(intern.recent) - 1, -1, -1):
             cand_raw, cand_msgs = intern.recent[pos]
-            if cand_raw and cand_raw[0] == raw[0]:
+            if cand_raw and (cand_raw[0] is raw[0] or cand_raw[0] == raw[0]):
                 prev_raw, prev_msgs = cand_raw, cand_msgs
                 del intern.recent[pos]
                 break
     known = len(prev_raw)
-    out = [prev_msgs[i] if i < known and m == prev_raw[i] else message_from(m, intern)
+    out = [prev_msgs[i] if i < known and (m is prev_raw[i] or m == prev_raw[i])
+           else message_from(m, intern)
            for i, m in enumerate(raw)]
     intern.recent.append((raw, out))
     if len(intern.recent) > RECENT_CONVERSATIONS:

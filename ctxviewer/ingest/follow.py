@@ -284,7 +284,7 @@ class Follower:
             return
         parser, line = self._parser, self._lineno
         try:
-            record = orjson.loads(body)
+            record = getattr(parser, "decode", orjson.loads)(body)
         except orjson.JSONDecodeError:
             self._builder.add(Skipped(line, "truncated last line" if last else "not valid JSON"))
             return

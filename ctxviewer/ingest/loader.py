@@ -184,6 +184,7 @@ def load(
             raise LoadError(f"{path}: not valid JSON")
         _feed(parser, builder, 1, doc)
     else:
+        decode = getattr(parser, "decode", orjson.loads)
         step = max(total // 200, 1 << 16)
         next_report = step
         for lineno, raw, offset in iter_lines(path):
@@ -192,7 +193,7 @@ def load(
             body = raw.strip()
             if body:
                 try:
-                    record = orjson.loads(body)
+                    record = decode(body)
                 except orjson.JSONDecodeError:
                     last = not raw.endswith(b"\n")
                     why = "truncated last line" if last else "not valid JSON"

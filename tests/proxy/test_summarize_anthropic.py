@@ -45,7 +45,7 @@ class Fake:
             await asyncio.sleep(3)
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)
-        msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+        msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
                "content": [], "stop_reason": None, "stop_sequence": None,
                "usage": {"input_tokens": 1000, "output_tokens": 1}}
         await resp.write(_sse("message_start", {"type": "message_start", "message": msg}))
@@ -94,7 +94,7 @@ def fake() -> Iterator[Fake]:
 
 
 def summarizer(fake: Fake, timeout: float = 10.0) -> AnthropicSummarizer:
-    return AnthropicSummarizer("claude-sonnet-4-5", "sk-test", f"http://127.0.0.1:{fake.port}",
+    return AnthropicSummarizer("claude-sonnet-4-6", "sk-test", f"http://127.0.0.1:{fake.port}",
                                timeout=timeout)
 
 
