@@ -21,7 +21,16 @@ from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.ingest.classify import skills_in
-from ctxviewer.model import COMPACTION_SUMMARY, MCP, MEMORY, SKILL, SKILL_LISTING, Block, Message, Request
+from ctxviewer.model import (
+    COMPACTION_SUMMARY,
+    MCP,
+    MEMORY,
+    SKILL,
+    SKILL_LISTING,
+    Block,
+    Message,
+    Request,
+)
 
 LABELS = {
     "system_prompt": "System prompt",

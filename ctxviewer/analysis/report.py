@@ -18,6 +18,9 @@ from ctxviewer.analysis.windows import context_window, window_source
 from ctxviewer.model import Session
 
 
+BREAKDOWNS_KEPT = 32  # per Analysis: stepping through requests recomputes no recent one
+
+
 @dataclass
 class Analysis:
     session: Session
@@ -26,6 +29,7 @@ class Analysis:
     window_override: int | None = None
     custom: dict[str, int] | None = None
     _inferred: dict[tuple[str, str | None], int | None] = field(default_factory=dict, repr=False)
+    _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
 
     @cached_property
     def estimator(self) -> Estimator:
@@ -52,6 +56,17 @@ class Analysis:
         return self.session.resolve_index(which)
 
     def breakdown(self, index: int) -> Breakdown:
+        """The breakdown of request ``index`` (the last ``BREAKDOWNS_KEPT`` are kept:
+        a worker prepares the one a window shows first)."""
+        index = range(len(self.session.requests))[index]  # IndexError as a list would
+        done = self._breakdowns.get(index)
+        if done is None:
+            done = self._breakdowns[index] = self._breakdown(index)
+            if len(self._breakdowns) > BREAKDOWNS_KEPT:
+                del self._breakdowns[next(iter(self._breakdowns))]
+        return done
+
+    def _breakdown(self, index: int) -> Breakdown:
         req = self.session.requests[index]
         key = (req.role, req.agent)
         if not req.complete and key not in self._inferred:

@@ -7,8 +7,8 @@ import sys
 
 import orjson
 
-from ctxviewer.model import Session
 from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the commands
+from ctxviewer.model import Session
 
 
 class UsageError(Exception):

@@ -11,7 +11,13 @@ from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
+from ctxviewer.commands.common import (
+    UsageError,
+    add_file_argument,
+    fmt_tokens,
+    print_json,
+    request_index,
+)
 from ctxviewer.ingest import load
 
 HELP = "simulate a compaction strategy on a request: tokens before/after, kept, summary"

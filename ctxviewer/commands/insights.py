@@ -16,7 +16,13 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
+from ctxviewer.commands.common import (
+    UsageError,
+    add_file_argument,
+    fmt_tokens,
+    print_json,
+    request_index,
+)
 from ctxviewer.ingest import load
 from ctxviewer.model import Session
 

@@ -9,7 +9,13 @@ from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
 from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
-from ctxviewer.commands.common import UsageError, add_file_argument, fmt_tokens, print_json, request_index
+from ctxviewer.commands.common import (
+    UsageError,
+    add_file_argument,
+    fmt_tokens,
+    print_json,
+    request_index,
+)
 from ctxviewer.ingest import load
 
 HELP = "print the context breakdown of a request and the prompt size of every request"

@@ -7,9 +7,9 @@ from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ctxviewer.analysis.breakdown import Breakdown
+from ctxviewer.fmt import fmt_tokens as _fmt
 from ctxviewer.gui.context_bar import ContextBar, shown_categories
 from ctxviewer.gui.palette import category_color, is_dark
-from ctxviewer.fmt import fmt_tokens as _fmt
 
 MAX_LEGEND_COLUMNS = 4
 
@@ -77,36 +77,42 @@ class BarPanel(QWidget):
         return notes
 
     def _fill_legend(self) -> None:
-        for old in self.legend_labels:
+        """Show the categories in the legend, reusing its labels: deleting and
+        re-creating them re-lays out the whole window once per label."""
+        b = self._breakdown
+        entries = shown_categories(b) if b is not None else []
+        while len(self.legend_labels) > len(entries):
+            old = self.legend_labels.pop()
             self._grid.removeWidget(old)
             old.deleteLater()
-        self.legend_labels = []
-        b = self._breakdown
+            self._columns = 0  # the rows change
+        while len(self.legend_labels) < len(entries):
+            lab = QLabel(self.legend)
+            lab.setTextFormat(Qt.TextFormat.RichText)
+            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+            self.legend_labels.append(lab)
+            self._columns = 0  # place the new label
         if b is None:
             return
         dark = is_dark(self.palette())
-        for name, label, tokens in shown_categories(b):
+        for lab, (name, label, tokens) in zip(self.legend_labels, entries):
             swatch = category_color(name, dark).name()
             text = (f"<span style='color:{swatch}; font-size:large'>■</span>&nbsp;{label}"
                     f"&nbsp; <b>{_fmt(tokens)}</b>&nbsp;<span>({b.percent(tokens):.1f}%)</span>")
-            lab = QLabel(text, self.legend)
-            lab.setTextFormat(Qt.TextFormat.RichText)
+            if lab.text() != text:
+                lab.setText(text)
             lab.setToolTip(f"{label}: {tokens:,} tokens, {b.percent(tokens):.2f}% of the window")
             lab.setProperty("category", name)
-            lab.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-            self.legend_labels.append(lab)
-        self._columns = 0
         self._arrange()
 
     def _arrange(self) -> None:
         columns, widths = self._fitting_columns()
-        if columns == self._columns:
-            return
-        self._columns = columns
-        rows = -(-len(self.legend_labels) // columns)
-        for i, lab in enumerate(self.legend_labels):  # down the columns, in spec order
-            self._grid.removeWidget(lab)
-            self._grid.addWidget(lab, i % rows, i // rows)
+        if columns != self._columns:
+            self._columns = columns
+            rows = -(-len(self.legend_labels) // columns)
+            for i, lab in enumerate(self.legend_labels):  # down the columns, in spec order
+                self._grid.removeWidget(lab)
+                self._grid.addWidget(lab, i % rows, i // rows)
         for c in range(MAX_LEGEND_COLUMNS + 1):  # columns as wide as their entries
             self._grid.setColumnMinimumWidth(c, widths[c] if c < len(widths) else 0)
             self._grid.setColumnStretch(c, 1 if c == columns else 0)

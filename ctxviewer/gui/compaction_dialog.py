@@ -17,7 +17,6 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QStandardItemModel
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QFormLayout,
@@ -42,6 +41,7 @@ from ctxviewer.gui.compaction_params import ParamsForm
 from ctxviewer.gui.compaction_runner import CompactionRunner, anthropic_configured
 from ctxviewer.gui.compaction_text import context_text, summary_markdown
 from ctxviewer.gui.context_bar import ContextBar
+from ctxviewer.gui.row_views import fit_columns, rows_view
 
 ANTHROPIC_HELP = "Set ANTHROPIC_API_KEY or ANTHROPIC_BASE_URL to summarize with the real API"
 
@@ -109,14 +109,8 @@ class CompactionDialog(QDialog):
         self.before_label, self.after_label = QLabel(self), QLabel(self)
         self.totals = QLabel(self)
         self.totals.setTextFormat(Qt.TextFormat.RichText)
-        self.messages_view = QTableView(self)
+        self.messages_view = rows_view(QTableView(self), single=False)
         self.messages_view.setModel(self.messages_model)
-        self.messages_view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.messages_view.verticalHeader().setVisible(False)
-        self.messages_view.verticalHeader().setDefaultSectionSize(
-            self.messages_view.fontMetrics().height() + 6)
-        self.messages_view.setAlternatingRowColors(True)
-        self.messages_view.setWordWrap(False)
         self.messages_view.horizontalHeader().setStretchLastSection(True)
         self.title_edit = QLineEdit(self)
         self.summary_edit = QPlainTextEdit(self)
@@ -256,7 +250,7 @@ class CompactionDialog(QDialog):
         self.result_ = r
         self.status.setText("; ".join(r.notes))
         self.messages_model.set_result(self.request.messages, r, self.analysis.estimator)
-        self.messages_view.resizeColumnsToContents()
+        fit_columns(self.messages_view)
         self.summary_edit.blockSignals(True)
         self.summary_edit.setPlainText(r.summary)
         self.summary_edit.blockSignals(False)

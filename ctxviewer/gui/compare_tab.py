@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QHBoxLayout,
@@ -38,22 +37,16 @@ from ctxviewer.gui.compare_model import (
     pct_text,
 )
 from ctxviewer.gui.compare_plot import CompareErrorPlot
+from ctxviewer.gui.row_views import fit_columns, rows_view
 
 ANTHROPIC_HELP = ("Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL, a proxy that holds the key) "
                   "before starting ctxviewer to compare with the API's exact count_tokens")
 
 
 def _table_view(parent: QWidget, sortable: bool = False) -> QTableView:
-    v = QTableView(parent)
-    v.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    v.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    v.setAlternatingRowColors(True)
-    v.setWordWrap(False)
+    v = rows_view(QTableView(parent))
     v.setShowGrid(False)
     v.setSortingEnabled(sortable)
-    v.verticalHeader().setVisible(False)
-    v.verticalHeader().setDefaultSectionSize(v.fontMetrics().height() + 6)
-    v.horizontalHeader().setHighlightSections(False)
     return v
 
 
@@ -173,7 +166,7 @@ class CompareTab(QWidget):
 
     def _fit_columns(self) -> None:
         for view in (self.table, self.summary):
-            view.resizeColumnsToContents()
+            fit_columns(view)
         self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
         if self.table.columnWidth(1) > 140:
             self.table.setColumnWidth(1, 140)
@@ -182,7 +175,7 @@ class CompareTab(QWidget):
 
     def set_table(self, t: CategoryTable | None) -> None:
         self.category_model.set_table(t)
-        self.categories.resizeColumnsToContents()
+        fit_columns(self.categories)
         if t is None:
             self.category_title.setText("Categories of the selected request")
             return

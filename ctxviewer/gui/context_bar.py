@@ -26,8 +26,8 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QSizePolicy, QToolTip, QWidget
 
 from ctxviewer.analysis.breakdown import SPACE, Breakdown
-from ctxviewer.gui.palette import category_color, is_dark, text_on
 from ctxviewer.fmt import fmt_tokens as _fmt
+from ctxviewer.gui.palette import category_color, is_dark, text_on
 
 RADIUS = 5.0
 

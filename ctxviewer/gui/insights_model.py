@@ -19,8 +19,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from ctxviewer.gui.palette import text_on
 from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the insights pages
+from ctxviewer.gui.palette import text_on
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 Index = QModelIndex | QPersistentModelIndex

@@ -14,7 +14,6 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHeaderView,
     QLabel,
     QTableView,
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer.gui.insights_model import SORT_ROLE, Column, InsightsTableModel
+from ctxviewer.gui.row_views import fit_columns, rows_view
 
 MAX_COLUMN_WIDTH = 280
 
@@ -45,17 +45,10 @@ class InsightsTable(QWidget):
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.view = QTableView(self)
+        self.view = rows_view(QTableView(self))
         self.view.setModel(self.proxy)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.view.setSortingEnabled(True)  # the core's order until the user sorts
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.setAlternatingRowColors(True)
-        self.view.verticalHeader().setVisible(False)
-        self.view.verticalHeader().setDefaultSectionSize(
-            self.view.fontMetrics().height() + 6)
-        self.view.setWordWrap(False)
         self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
         header = self.view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -79,9 +72,7 @@ class InsightsTable(QWidget):
     def set_rows(self, rows: Sequence[Any]) -> None:
         self.model.set_rows(rows)
         self.detail.setText("Pick a row to see it in full." if rows else "")
-        self.view.resizeColumnsToContents()
-        for c in range(self.model.columnCount()):  # long texts: full in the tooltip
-            self.view.setColumnWidth(c, min(self.view.columnWidth(c), MAX_COLUMN_WIDTH))
+        fit_columns(self.view, MAX_COLUMN_WIDTH)  # long texts: full in the tooltip
         if self._stretch is not None:
             header = self.view.horizontalHeader()
             header.setSectionResizeMode(self._stretch, QHeaderView.ResizeMode.Stretch)

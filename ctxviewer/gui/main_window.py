@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, QEvent, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -28,8 +28,7 @@ from PySide6.QtWidgets import (
 
 from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui import panels
-from ctxviewer.gui import export
+from ctxviewer.gui import export, panels
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.bar_panel import BarPanel
@@ -258,6 +257,15 @@ class MainWindow(QMainWindow):
             self._restore = (self.state.analysis, self.state.index)
         self._partial_shown = True
         self.state.set_session_analysis(a)
+        self._paint_now()
+
+    def _paint_now(self) -> None:
+        """Lay out and paint the window at once, while the loader waits for it: a
+        paint that runs beside the parsing thread waits for the GIL at every
+        Python paint method (the plots have many) and takes several times longer."""
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        if self.isVisible():
+            self.repaint()
 
     def _on_loader_loaded(self, a: Analysis) -> None:
         self.status.clearMessage()

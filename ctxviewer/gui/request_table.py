@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidge
 
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.gui.request_model import COL_EVENTS, COL_MODEL, RequestListModel
+from ctxviewer.gui.row_views import fit_columns, rows_view
 
 CursorAction = QAbstractItemView.CursorAction
 
@@ -23,20 +24,10 @@ class RequestTable(QTableView):
         super().__init__(parent)
         self.request_model = RequestListModel(self)
         self.setModel(self.request_model)
-        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.setAlternatingRowColors(True)
-        self.setWordWrap(False)
+        rows_view(self)
         self.setShowGrid(False)
         self.setIconSize(QSize(10, 10))
-        self.verticalHeader().setVisible(False)
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         header = self.horizontalHeader()
-        header.setHighlightSections(False)
-        # size columns from a sample of rows: measuring every row of a big session
-        # costs the GUI thread a tenth of a second at each new analysis
-        header.setResizeContentsPrecision(200)
         header.setStretchLastSection(True)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self._guard = False
@@ -50,7 +41,7 @@ class RequestTable(QTableView):
             self._guard = False
         header = self.horizontalHeader()
         header.setStretchLastSection(False)  # else the old stretched width sticks
-        self.resizeColumnsToContents()
+        fit_columns(self)
         if self.columnWidth(COL_MODEL) > 150:
             self.setColumnWidth(COL_MODEL, 150)
         self.setColumnWidth(COL_EVENTS, max(self.columnWidth(COL_EVENTS), 60))

@@ -26,13 +26,14 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start
-from ctxviewer.ingest import Cancelled, LoadError, detect, load, read_head
+from ctxviewer.ingest import LoadError, detect, load, read_head
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.ingest.loader import compression
 from ctxviewer.model import Session
 
 STEP_BYTES = 4 * 1024 * 1024  # read per step of a progressive load (progress, cancel between)
 HANDOFF_SECONDS = 5.0  # the longest a loader waits for the window to show a partial
+PROGRESS_SECONDS = 0.1  # the least time between two progress updates (each one repaints)
 
 
 def snapshot(s: Session) -> Session:
@@ -122,6 +123,7 @@ class SessionLoader(QObject):
         self._partial_ack = threading.Event()
         self._analysis_cancel = threading.Event()
         self._path = ""
+        self._progress_at = 0.0  # when progress was last shown
         self._load_signals = WorkerSignals()  # no parent: running workers keep it alive
         self._load_signals.progressed.connect(self._on_load_progressed)
         self._load_signals.partial.connect(self._on_load_partial)
@@ -195,7 +197,10 @@ class SessionLoader(QObject):
             self.busy_changed.emit(False)
 
     def _on_load_progressed(self, gen: int, done: int, total: int) -> None:
-        if gen == self._load_gen and total:
+        now = time.monotonic()
+        if gen == self._load_gen and total and (now - self._progress_at >= PROGRESS_SECONDS
+                                                or done >= total):
+            self._progress_at = now
             self.progressed.emit(min(1000, done * 1000 // total))
 
     def _on_load_partial(self, gen: int, analysis: object) -> None:

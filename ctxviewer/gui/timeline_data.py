@@ -258,8 +258,12 @@ def stack_slots(coords: Sequence[float], sizes: Sequence[float], max_slots: int 
 def bar_width(x: np.ndarray, fill: float = 0.6) -> float:
     """Width of one bar per request: ``fill`` of the typical step between requests."""
     steps = np.diff(np.sort(np.asarray(x, dtype=float)))
-    steps = steps[steps > 0]
-    return fill * float(np.median(steps)) if len(steps) else fill
+    steps = np.sort(steps[steps > 0])  # the median, without np.median's lazy numpy.ma import
+    if not len(steps):
+        return fill
+    mid = len(steps) // 2
+    median = steps[mid] if len(steps) % 2 else (steps[mid - 1] + steps[mid]) / 2
+    return fill * float(median)
 
 
 def peak_bins(x: np.ndarray, y: np.ndarray, x0: float, step: float

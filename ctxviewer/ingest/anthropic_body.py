@@ -20,7 +20,6 @@ from ctxviewer.model import (
     DOCUMENT,
     IMAGE,
     OTHER,
-    TEXT,
     THINKING,
     TOOL_RESULT,
     TOOL_USE,

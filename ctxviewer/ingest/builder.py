@@ -21,6 +21,7 @@ import hashlib
 from collections import Counter
 from dataclasses import replace
 
+from ctxviewer.ingest.base import Item
 from ctxviewer.model import (
     AUXILIARY,
     COMPACT_BOUNDARY,
@@ -33,7 +34,6 @@ from ctxviewer.model import (
     Session,
     Skipped,
 )
-from ctxviewer.ingest.base import Item
 
 
 class SessionBuilder:

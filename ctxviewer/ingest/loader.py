@@ -185,7 +185,7 @@ def load(
         _feed(parser, builder, 1, doc)
     else:
         decode = getattr(parser, "decode", orjson.loads)
-        step = max(total // 200, 1 << 16)
+        step = max(total // 100, 1 << 16)  # progress per percent
         next_report = step
         for lineno, raw, offset in iter_lines(path):
             if cancelled is not None and cancelled():
