@@ -21,7 +21,6 @@ from ctxviewer.gui.main_window import MainWindow
 from ctxviewer.gui.palette import dark_palette
 from ctxviewer.resources import demo_session_path, resource
 
-
 SWITCH_INTERVAL = 0.0002  # seconds; Python's default is 0.005
 
 

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QWidget
 
 from ctxviewer.analysis.compare import Comparison
 from ctxviewer.gui.palette import is_dark
+from ctxviewer.gui.plot_paint import paint_cheaply
 from ctxviewer.gui.timeline_style import faint, series_color
 
 # estimator -> (light, dark); unknown names cycle through the spare colours
@@ -39,6 +40,7 @@ class CompareErrorPlot(pg.PlotWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         self.dark = is_dark()
         super().__init__(parent, background=series_color("background", self.dark))
+        paint_cheaply(self)  # repaints cost a tenth (gui/plot_paint.py)
         self.curves: dict[str, pg.PlotDataItem] = {}
         pi = self.getPlotItem()
         pi.hideButtons()
@@ -59,21 +61,25 @@ class CompareErrorPlot(pg.PlotWidget):
 
     def set_comparison(self, c: Comparison | None) -> None:
         pi = self.getPlotItem()
-        for item in self.curves.values():
-            pi.removeItem(item)
-        self.curves = {}
-        self.legend.clear()
+        names = list(c.estimators) if c is not None else []
+        if names != list(self.curves):  # other estimators: new curves (else new data only)
+            for item in self.curves.values():
+                pi.removeItem(item)
+            self.curves = {}
+            self.legend.clear()
+            for k, name in enumerate(names):
+                color = estimator_color(name, self.dark, k)
+                self.curves[name] = pi.plot(
+                    [], [], pen=pg.mkPen(color, width=1.6), name=name, connect="finite",
+                    symbol="o", symbolSize=4, symbolPen=None, symbolBrush=color)
         if c is None:
             return
         x = np.array([r.index for r in c.rows], dtype=float)
         all_y = [np.zeros(1)]
-        for k, name in enumerate(c.estimators):
+        for name, curve in self.curves.items():
             y = np.array([np.nan if (p := r.pct(name)) is None else 100 * p for r in c.rows],
                          dtype=float)
-            color = estimator_color(name, self.dark, k)
-            curve = pi.plot(x, y, pen=pg.mkPen(color, width=1.6), name=name, connect="finite",
-                            symbol="o", symbolSize=4, symbolPen=None, symbolBrush=color)
-            self.curves[name] = curve
+            curve.setData(x, y)
             all_y.append(y)
         pi.enableAutoRange(x=True)
         ys = np.concatenate(all_y)

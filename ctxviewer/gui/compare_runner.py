@@ -20,7 +20,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from ctxviewer.analysis.branch import is_compacted
 from ctxviewer.analysis.compare import Comparison, PromptCounter, compare
 from ctxviewer.analysis.compare_table import category_table
-from ctxviewer.gui.worker import Worker, WorkerSignals, start
+from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
 from ctxviewer.model import Session
 
 ANTHROPIC = "anthropic"
@@ -91,7 +91,7 @@ class CompareRunner(QObject):
         self.comparison = None
         self._counters = {}
         job = compare_job(self.session, list(names), self._counters)
-        start(self._pool, Worker(job, self._gen, self._signals, self._cancel))
+        start_soon(self._pool, Worker(job, self._gen, self._signals, self._cancel), self)
         self._set_busy(True)
 
     def table(self, index: int) -> None:
@@ -104,7 +104,8 @@ class CompareRunner(QObject):
         def job(_p: Callable[[int, int], None], _c: Callable[[], bool]) -> Any:
             return category_table(s, index, c, counters)
 
-        start(self._pool, Worker(job, self._table_gen, self._table_signals, threading.Event()))
+        start_soon(self._pool, Worker(job, self._table_gen, self._table_signals,
+                                      threading.Event()), self)
 
     def cancel(self) -> None:
         self._cancel.set()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QWidget
 
 from ctxviewer.analysis.insights import BudgetReport, SessionCost
 from ctxviewer.gui.palette import is_dark, tier_color
+from ctxviewer.gui.plot_paint import paint_cheaply
 from ctxviewer.gui.timeline_style import faint, label_fill, series_color
 
 STEPS = ("uncached input", "cache write", "cache read", "output")
@@ -42,6 +43,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
     def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None) -> None:
         self.dark = is_dark() if dark is None else dark
         super().__init__(parent)
+        paint_cheaply(self)  # repaints cost a tenth (gui/plot_paint.py)
         self.setBackground(series_color("background", self.dark))
         self.x = np.empty(0)
         self.cost: SessionCost | None = None

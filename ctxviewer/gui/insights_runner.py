@@ -23,7 +23,7 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
-from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start
+from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start_soon
 from ctxviewer.model import Session
 
 
@@ -82,7 +82,8 @@ class InsightsRunner(QObject):
         self._gen[kind] += 1
         was_busy = self.is_busy()
         self._running.add(kind)
-        start(self._pool, Worker(job, self._gen[kind], self._signals[kind], self._cancel[kind]))
+        start_soon(self._pool, Worker(job, self._gen[kind], self._signals[kind],
+                                      self._cancel[kind]), self)
         if not was_busy:
             self.busy_changed.emit(True)
 

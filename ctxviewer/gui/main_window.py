@@ -14,9 +14,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QFileDialog,
     QMainWindow,
     QMessageBox,
@@ -257,13 +258,28 @@ class MainWindow(QMainWindow):
             self._restore = (self.state.analysis, self.state.index)
         self._partial_shown = True
         self.state.set_session_analysis(a)
-        self._paint_now()
+        self._paint_soon()
+
+    def _paint_soon(self) -> None:
+        """``_paint_now`` from a timer: after this update, with input and other events
+        handled in between, and before the analyses it asked for start
+        (``worker.start_soon``). A 0 ms single shot would run in this same pass."""
+        QTimer.singleShot(1, self, self._paint_now)
 
     def _paint_now(self) -> None:
-        """Lay out and paint the window at once, while the loader waits for it: a
-        paint that runs beside the parsing thread waits for the GIL at every
-        Python paint method (the plots have many) and takes several times longer."""
-        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+        """Lay out and paint the window at once, before background work goes on.
+
+        Views paint through Python (model data, plot items), and each call from
+        Qt into Python waits for the GIL: beside a parsing or analysing thread,
+        a paint takes several times longer. So the deferred work (posted
+        events, item view layouts) runs now and the window paints once, while
+        the loader waits for it (a partial view) or has finished, and before
+        the analyses the new session asked for start (``worker.start_soon``)."""
+        QCoreApplication.sendPostedEvents()
+        for view in self.findChildren(QAbstractItemView):
+            if view.isVisible():
+                view.executeDelayedItemsLayout()
+        QCoreApplication.sendPostedEvents()
         if self.isVisible():
             self.repaint()
 
@@ -274,6 +290,7 @@ class MainWindow(QMainWindow):
         self.state.set_session_analysis(a)
         if keep is not None:  # the user chose a request while the file loaded
             self.state.select_request(keep)
+        self._paint_soon()
         if a.session.path:
             self.settings.add_recent(a.session.path)
             self.actions_.set_recent(self.settings.recent_files())

@@ -16,7 +16,7 @@ from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableView
 
 SIZE_SAMPLE_ROWS = 200  # rows Qt measures when the user double-clicks a column edge
-FIT_SAMPLE_ROWS = 40  # rows fit_columns measures, spread from the first to the last
+FIT_SAMPLE_ROWS = 16  # rows fit_columns measures, spread from the first to the last
 
 
 def rows_view(view: QTableView, *, single: bool = True) -> QTableView:

@@ -33,6 +33,7 @@ from ctxviewer.model import Session
 
 STEP_BYTES = 4 * 1024 * 1024  # read per step of a progressive load (progress, cancel between)
 HANDOFF_SECONDS = 5.0  # the longest a loader waits for the window to show a partial
+SETTLE_MS = 60  # after a partial view: the window's follow-up paints, before parsing goes on
 PROGRESS_SECONDS = 0.1  # the least time between two progress updates (each one repaints)
 
 
@@ -206,8 +207,11 @@ class SessionLoader(QObject):
     def _on_load_partial(self, gen: int, analysis: object) -> None:
         if gen == self._load_gen and self._loading:
             self.partial.emit(analysis)
-        # release the worker once the views have painted the partial (posted after them)
-        QTimer.singleShot(0, self._partial_ack.set)
+        # Release the worker once the views have painted the partial. Some repaint
+        # again just after (delayed item layouts, scrolling to the selected row):
+        # with the parser running those take 3-5x longer (each call from Qt into
+        # Python waits for the GIL), so the worker waits for them too.
+        QTimer.singleShot(SETTLE_MS, self._partial_ack.set)
 
     def _load_ended(self, gen: int) -> bool:
         if gen != self._load_gen:

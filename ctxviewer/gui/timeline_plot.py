@@ -50,6 +50,7 @@ from ctxviewer.analysis.whatif import WhatIf, request_events
 from ctxviewer.gui import timeline_data as td
 from ctxviewer.gui import timeline_labels as tl
 from ctxviewer.gui.palette import is_dark, tier_color
+from ctxviewer.gui.plot_paint import paint_cheaply
 from ctxviewer.gui.timeline_marks import MarksMixin
 from ctxviewer.gui.timeline_pick import PickingMixin
 from ctxviewer.gui.timeline_style import (
@@ -77,6 +78,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.dark = is_dark() if dark is None else dark
         super().__init__(parent, background=series_color("background", self.dark),
                          axisItems={"left": TokenAxis("left"), "right": TokenAxis("right")})
+        paint_cheaply(self)  # repaints cost a tenth (gui/plot_paint.py)
         self.points: list[Point] = []
         self.thresholds: Thresholds | None = None
         self.events: list[tuple[int, Event]] | None = None

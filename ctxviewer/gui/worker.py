@@ -19,7 +19,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from ctxviewer.ingest import Cancelled, LoadError
 
@@ -83,3 +83,18 @@ def start(pool: QThreadPool, worker: Worker) -> None:
     _running[:] = [w for w in _running if not w.done.is_set()]
     _running.append(worker)
     pool.start(worker)
+
+
+START_SOON_MS = 20  # see start_soon
+
+
+def start_soon(pool: QThreadPool, worker: Worker, context: QObject) -> None:
+    """Start ``worker`` ``START_SOON_MS`` from now (not if ``context`` is gone by then).
+
+    For analyses a view update asks for: started at once, a CPU-bound job takes
+    the GIL from the paint of that very update at each call from Qt into Python
+    (a window that paints in 50 ms alone took 150 ms beside one). The window
+    paints a new session from a 1 ms timer (``MainWindow._paint_soon``); these
+    jobs start after it.
+    """
+    QTimer.singleShot(START_SOON_MS, context, lambda: start(pool, worker))

@@ -484,3 +484,16 @@ def test_render_corpus(qtbot, corpus, tmp_path, name):
         assert len(w.event_lines) == 1
     else:
         assert len(w.auxiliary_scatter.getData()[0]) > 0
+
+
+# -- cheap repaints (gui/plot_paint.py) ----------------------------------
+def test_text_items_and_axes_are_cached_after_a_paint(plot):
+    from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
+
+    plot.set_timeline(crafted(), QWEN_200K)
+    plot.grab()
+    texts = [i for i in plot.scene().items() if isinstance(i, QGraphicsTextItem)]
+    assert len(texts) > 5 and all(
+        i.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache for i in texts)
+    for side in ("left", "bottom", "right"):
+        assert plot.getPlotItem().getAxis(side).cacheMode() != QGraphicsItem.CacheMode.NoCache
