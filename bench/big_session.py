@@ -2,9 +2,10 @@
 
     python bench/big_session.py [FILE] [--requests N] [--repeat 3]
 
-Without FILE (or when FILE does not exist) a trace is generated with
-``make_big_trace.py`` into /tmp (or at FILE). Each measurement runs in its
-own subprocess so peak memory (VmHWM) and imports do not pollute each other:
+Without FILE a trace is generated with ``make_big_trace.py`` into
+/tmp/ctxviewer-big-trace-N.jsonl (or at FILE when it does not exist). Each
+measurement runs in its own subprocess so peak memory (VmHWM) and imports do
+not pollute each other:
 
 - ``import``: a process that only imports ctxviewer's core (baseline);
 - ``raw``: ``orjson.loads`` of every line, results dropped (the baseline);
@@ -26,7 +27,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_FILE = "/tmp/ctxviewer_big_trace.jsonl"
 
 
 def _hwm_kb() -> int:
@@ -92,11 +92,13 @@ def measure(mode: str, path: str, repeat: int) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("file", nargs="?", default=DEFAULT_FILE)
+    p.add_argument("file", nargs="?")
     p.add_argument("--requests", type=int, default=600, help="when generating")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--child", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.file is None:  # the same file bench/gui_first_paint.py generates
+        args.file = f"/tmp/ctxviewer-big-trace-{args.requests}.jsonl"
     if args.child:
         _child(args.child, args.file)
         return 0
