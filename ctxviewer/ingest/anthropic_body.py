@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import struct
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
@@ -50,7 +51,32 @@ class Interner:
         self.system_memo: dict[str, tuple[Block, ...]] = {}  # system text -> blocks
 
     def __call__(self, value: Any) -> Any:
-        return self._pool.setdefault(value, value)
+        try:
+            return self._pool.setdefault(value, value)
+        except TypeError:  # a list or an object where odd JSON had text: not hashable
+            value = well_typed(value)
+            return self._pool.setdefault(value, value)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def well_typed(value: Any) -> Any:
+    """A Message, Block or tuple of them with non-text ids, names and timestamps as None
+    (readers copy them from JSON that may hold anything)."""
+    if isinstance(value, Message):
+        return replace(value, role=value.role if isinstance(value.role, str) else "user",
+                       blocks=tuple(well_typed(b) for b in value.blocks),
+                       id=_text(value.id), timestamp=_text(value.timestamp))
+    if isinstance(value, Block):
+        return replace(value, text=value.text if isinstance(value.text, str) else str(value.text),
+                       tag=_text(value.tag), name=_text(value.name), ref=_text(value.ref),
+                       fixed_tokens=value.fixed_tokens if isinstance(value.fixed_tokens, int)
+                       else None)
+    if isinstance(value, tuple):
+        return tuple(well_typed(v) for v in value)
+    return value
 
 
 def iso(ts: Any) -> str | None:

@@ -111,7 +111,7 @@ class _CodexParser:
             getattr(self, f"_on_{kind}")(line, ts, payload, out)
         elif "record_type" in record:
             pass  # old format: a state snapshot line
-        elif kind in ITEM_TYPES or kind in QUIET_ITEMS:
+        elif isinstance(kind, str) and (kind in ITEM_TYPES or kind in QUIET_ITEMS):
             self.legacy = True
             self._on_response_item(line, ts, record, out)
         elif kind is None and "id" in record and "timestamp" in record:
@@ -151,7 +151,8 @@ class _CodexParser:
     def _on_response_item(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         entry = item_entry(p, ts)
         if entry is None:
-            if p.get("type") not in QUIET_ITEMS:
+            kind = p.get("type")
+            if not (isinstance(kind, str) and kind in QUIET_ITEMS):
                 out.append(Skipped(line, f"unknown response_item type {p.get('type')!r}"))
             return
         is_output, msg = entry

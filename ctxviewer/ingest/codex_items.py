@@ -122,6 +122,8 @@ def _output_blocks(item: dict[str, Any]) -> list[Block]:
 def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | None:
     """One Responses API item -> (is model output, Message); None for unknown items."""
     kind = item.get("type")
+    if not isinstance(kind, str):
+        return None
     if kind == "message":
         role = str(item.get("role") or "user")
         blocks = tuple(_content_blocks(item.get("content")))

@@ -203,6 +203,9 @@ class _GeminiParser:
                  listed: bool = False) -> None:
         """One message version; ``listed`` when it comes in a whole list (no own line)."""
         mid, kind = rec["id"], rec.get("type")
+        if not isinstance(mid, str) or not isinstance(kind, str):
+            out.append(Skipped(line, "message without a text id and type"))
+            return
         if kind == "user" or kind in _MODEL_TYPES:
             self.records[mid] = rec
             self.cache.pop(mid, None)
@@ -287,6 +290,10 @@ def _thought_text(thought: dict[str, Any]) -> str:
     return f"{subject}\n{desc}".strip()
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _turns(rec: dict[str, Any], keep_thoughts: bool = False) -> list[Message]:
     """One chat record -> the API turns it stands for (a reply with tool calls adds a
     user turn with their results)."""
@@ -294,7 +301,7 @@ def _turns(rec: dict[str, Any], keep_thoughts: bool = False) -> list[Message]:
     blocks = parts_blocks(rec.get("content"), keep_thoughts=keep_thoughts)
     if rec.get("type") == "user":
         return [Message("user", tuple(blocks), mid, ts)] if blocks else []
-    calls = [c for c in rec.get("toolCalls") or [] if isinstance(c, dict)]
+    calls = [c for c in _list(rec.get("toolCalls")) if isinstance(c, dict)]
     blocks += [Block(TOOL_USE, js_dumps(c.get("args") or {}), name=str(c.get("name", "")),
                      ref=c.get("id")) for c in calls]
     turns = [Message("assistant", tuple(blocks), mid, ts)] if blocks else []

@@ -22,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
 from mutations import dumps_line, make_case  # noqa: E402
 
+from ctxviewer.analysis.report import Analysis, report_json  # noqa: E402
 from ctxviewer.ingest import READERS, Cancelled, LoadError, load  # noqa: E402
+from ctxviewer.ingest.loader import READER_ERROR  # noqa: E402
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -41,11 +43,16 @@ json_values = st.recursive(
 
 
 def _load_every_way(path: Path) -> None:
+    """Load with detection and with every reader forced: only ``LoadError`` may come
+    out, no record may trip a reader (``load`` would skip it with a "reader error"),
+    and the analysis of what loaded runs."""
     for fmt in FORMATS:
         try:
-            load(str(path), format=fmt)
+            session = load(str(path), format=fmt)
         except LoadError:
-            pass
+            continue
+        assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
+        report_json(Analysis(session))
 
 
 @SETTINGS
@@ -83,3 +90,48 @@ def test_cancel_raises_cancelled(name: str) -> None:
     path = Path(__file__).resolve().parents[1] / "data" / name
     with pytest.raises(Cancelled):
         load(str(path), cancelled=lambda: True)
+
+
+# Found by tests/fuzz/fuzz_readers.py: JSON types where text belongs.
+FOUND = {
+    "codex type is a list": (
+        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": ["session_meta"], '
+                  '"payload": {"id": "x"}}']),
+    "codex item type is a list": (
+        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", '
+                  '"payload": {"type": ["message"], "role": "user"}}']),
+    "codex call id is a list": (
+        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", "payload": '
+                  '{"type": "message", "role": "user", "id": ["m"], "content": []}}']),
+    "qwen model is a list": (
+        None, ['{"uuid": "a", "parentUuid": null, "sessionId": "s", "timestamp": "2025-11-20T0'
+               '8:00:00Z", "type": "assistant", "model": ["qwen3-coder-plus"], "message": '
+               '{"role": "model", "parts": [{"text": "hi"}]}, "usageMetadata": '
+               '{"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}}']),
+    "gemini tool calls is true": (
+        "gemini-cli", ['{"sessionId": "s", "messages": [{"id": "g1", "timestamp": "2026-04-23T1'
+                       '2:01:00Z", "type": "gemini", "content": "x", "toolCalls": true, '
+                       '"tokens": {"input": 5, "output": 1, "total": 6}}]}']),
+    "gemini message type is a list": (
+        "gemini-cli", ['{"id": "g1", "timestamp": "2026-04-23T12:01:00Z", "type": ["gemini"], '
+                       '"content": "x"}']),
+    "claude code message id is a list": (
+        None, ['{"uuid": "u1", "parentUuid": null, "sessionId": "s", "type": "assistant", '
+               '"timestamp": ["2025-01-01"], "message": {"id": ["m"], "role": "assistant", '
+               '"model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], '
+               '"usage": {"input_tokens": 10, "output_tokens": 1}}}']),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FOUND))
+def test_found_by_fuzzing(tmp_path: Path, case: str) -> None:
+    fmt, lines = FOUND[case]
+    path = tmp_path / "case.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        session = load(str(path), format=fmt)
+    except LoadError:
+        pytest.fail(f"{case}: the file is a session log of its format")
+    assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
+    report_json(Analysis(session))
+    _load_every_way(path)
