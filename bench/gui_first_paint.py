@@ -57,7 +57,8 @@ def report():
     print(json.dumps(dict(
         first_paint_s=painted[0] if painted else None, load_s=loaded[0] if loaded else None,
         max_gap_ms=1000 * max(gaps, default=0.0), stalls_over_100ms=sum(g > 0.1 for g in gaps),
-        partials=partials, requests=len(window.state.session.requests) if loaded else None)))
+        partials=partials, requests=len(window.state.session.requests) if loaded else None,
+        hwm_kb=int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]))))
     app.quit()
 def done(_a):
     loaded.append(time.perf_counter() - start)
