@@ -17,7 +17,6 @@ from ctxviewer.analysis.timeline import Point, timeline
 from ctxviewer.analysis.windows import context_window, window_source
 from ctxviewer.model import Session
 
-
 BREAKDOWNS_KEPT = 32  # per Analysis: stepping through requests recomputes no recent one
 
 

@@ -8,15 +8,14 @@ jobs that a newer one made stale; ``cancel()`` stops the running load
 between records.
 
 First view at once: for a line log longer than ``STEP_BYTES`` (not a JSON
-document, not compressed), the job first reads one step with a ``Follower``
-and emits the ``Analysis`` of a *copy* of those first requests as ``partial``
+document; compressed or not), the job first reads one step (``head_session``)
+and emits the ``Analysis`` of those first requests as ``partial``
 (the window shows it while the rest loads), then reads the whole file with
 the one-shot ``load``; ``loaded`` brings the same session ``load(path)`` reads.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -26,9 +25,8 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start
-from ctxviewer.ingest import LoadError, detect, load, read_head
-from ctxviewer.ingest.follow import Follower
-from ctxviewer.ingest.loader import compression
+from ctxviewer.ingest import LoadError, load
+from ctxviewer.ingest.loader import head_session
 from ctxviewer.model import Session
 
 STEP_BYTES = 4 * 1024 * 1024  # read per step of a progressive load (progress, cancel between)
@@ -56,41 +54,26 @@ def prepare(session: Session, options: Options,
     return a
 
 
-def _steppable(path: str) -> str | None:
-    """The reader name when ``path`` is a line log a ``Follower`` can read in steps."""
-    try:
-        reader = detect(read_head(path))
-    except LoadError:
-        return None  # ``load`` reports why
-    if reader.document or compression(path) is not None:
-        return None
-    return reader.name
-
-
-def first_requests(path: str, format: str) -> Session | None:
-    """The session of the first ``STEP_BYTES`` of a line log, when the file is longer.
+def first_requests(path: str) -> Session | None:
+    """The session of the first ``STEP_BYTES`` of a line log (compressed ones too,
+    counted decompressed), when the log is longer; None otherwise.
 
     A first view painted at once while ``load`` reads the whole file: reading it
     in steps and repainting growing views costs big files several times the
     one-shot load (measured with bench/gui_first_paint.py), a glimpse does not.
     """
-    if os.path.getsize(path) <= STEP_BYTES:
-        return None
-    follower = Follower(path, format=format)
-    up = follower.poll(max_bytes=STEP_BYTES)
-    s = follower.session
-    if not up.more or s is None or not s.requests:
-        return None
-    return snapshot(s)
+    try:
+        return head_session(path, STEP_BYTES)
+    except LoadError:
+        return None  # ``load`` reports why
 
 
 def load_job(path: str, options: Options,
              partial: Callable[[Analysis], None] | None = None) -> Job:
     """Load and prepare ``path``; with ``partial``, line logs also give early analyses."""
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
-        format = _steppable(path) if partial is not None else None
-        if format is not None and partial is not None:
-            glimpse = first_requests(path, format)
+        if partial is not None:
+            glimpse = first_requests(path)
             if glimpse is not None and not cancelled():
                 a = prepare(glimpse, options, cancelled)
                 if not cancelled():

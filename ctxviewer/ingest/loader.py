@@ -167,11 +167,14 @@ def load(
     format: str | None = None,
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
+    limit: int | None = None,
 ) -> Session:
     """Read a whole file into a ``Session``.
 
     Raises ``LoadError`` (one-line message) for files that are not session
-    logs, ``Cancelled`` when ``cancelled()`` turns true.
+    logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
+    log is read only until ``limit`` bytes of it (decompressed) have been read
+    (``head_session``).
     """
     head = read_head(path)
     reader = get_reader(format) if format else detect(head)
@@ -187,7 +190,11 @@ def load(
         decode = getattr(parser, "decode", orjson.loads)
         step = max(total // 100, 1 << 16)  # progress per percent
         next_report = step
+        read = 0
         for lineno, raw, offset in iter_lines(path):
+            read += len(raw)
+            if limit is not None and read > limit:
+                break
             if cancelled is not None and cancelled():
                 raise Cancelled()
             body = raw.strip()
@@ -211,3 +218,17 @@ def load(
     if progress is not None:
         progress(total, total)
     return builder.build()
+
+
+def head_session(path: str, limit: int, format: str | None = None) -> Session | None:
+    """The session of the first ``limit`` bytes of a line log (decompressed), or None
+    when the whole log is shorter or is one JSON document: a first view of a big
+    file, shown while ``load`` reads all of it."""
+    head = read_head(path)
+    reader = get_reader(format) if format else detect(head)
+    if reader.document:
+        return None
+    with open_log(path) as f:
+        if len(f.read(limit + 1)) <= limit:
+            return None
+    return load(path, format=reader.name, limit=limit)

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 from ctxviewer.ingest import load
 
@@ -116,3 +117,35 @@ def test_partial_compaction_keeps_preserved_messages_only(tmp_path):
     assert texts[0].startswith("This session is being continued")
     assert texts[1:] == ["kept prompt", "kept reply", "new prompt"]
     assert [e.pre_tokens for e in last.events] == [9000]
+
+
+def test_head_session_reads_the_first_bytes_of_a_line_log(tmp_path, corpus):
+    import gzip
+
+    from ctxviewer.ingest.loader import head_session
+
+    src = corpus / "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+    whole = load(str(src))
+    assert head_session(str(src), src.stat().st_size) is None  # it all fits: no glimpse
+    limit = src.stat().st_size // 3
+    plain = head_session(str(src), limit)
+    lines = src.read_bytes().splitlines(keepends=True)
+    fit = 0
+    while sum(map(len, lines[:fit + 1])) <= limit:
+        fit += 1
+    assert plain is not None and 0 < len(plain.requests) < len(whole.requests)
+    assert [r.usage for r in plain.requests] == [r.usage for r in load(str(src)).requests
+                                                 if r.line <= fit]
+    packed = tmp_path / "trace.jsonl.gz"
+    packed.write_bytes(gzip.compress(src.read_bytes()))
+    assert limit > packed.stat().st_size // 3  # the limit counts decompressed bytes
+    glimpse = head_session(str(packed), limit)
+    assert glimpse is not None
+    assert [r.usage for r in glimpse.requests] == [r.usage for r in plain.requests]
+
+
+def test_head_session_of_a_json_document_is_none(tmp_path):
+    from ctxviewer.ingest.loader import head_session
+
+    doc = Path(__file__).resolve().parents[1] / "data" / "gemini_session.json"
+    assert head_session(str(doc), 10) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -250,11 +251,18 @@ def _usage(session):
     return [r.usage for r in session.requests]
 
 
+@pytest.mark.parametrize("compress", [False, True])
 def test_a_large_file_shows_its_first_requests_while_the_rest_loads(qtbot, window, trace_path,
-                                                                     tmp_path):
+                                                                     tmp_path, compress):
+    import gzip
+
     from ctxviewer.ingest import load
 
     path = str(big_trace(trace_path, tmp_path))
+    if compress:  # a gzipped trace: the first view counts decompressed bytes
+        with open(path, "rb") as src, gzip.open(path + ".gz", "wb", compresslevel=1) as dst:
+            dst.write(src.read())
+        path += ".gz"
     partials: list[int] = []
     window.loader.partial.connect(lambda a: partials.append(len(a.session.requests)))
     with qtbot.waitSignal(window.loader.partial, timeout=30000):
