@@ -92,7 +92,8 @@ def chat_request_parts(body: dict[str, Any], intern: Interner
     """(system blocks, tools, messages) of a Chat Completions request body."""
     system: list[Block] = []
     messages: list[Message] = []
-    for raw in body.get("messages") or []:
+    raw_messages = body.get("messages")
+    for raw in raw_messages if isinstance(raw_messages, list) else []:
         if not isinstance(raw, dict):
             continue
         if not messages and raw.get("role") in ("system", "developer"):

@@ -131,7 +131,8 @@ def reassemble_openai_chat(text: str) -> dict[str, Any] | None:
             for tc in delta.get("tool_calls") or []:
                 calls = msg.setdefault("tool_calls", [])
                 i = tc.get("index", len(calls))
-                while len(calls) <= i:
+                if not isinstance(i, int) or not 0 <= i < len(calls):
+                    i = len(calls)  # a new call (a huge index must not allocate calls)
                     calls.append({"id": None, "type": "function",
                                   "function": {"name": "", "arguments": ""}})
                 call = calls[i]
@@ -160,7 +161,16 @@ def reassemble_openai_responses(text: str) -> dict[str, Any] | None:
 
 
 def reassemble(text: str) -> dict[str, Any] | None:
-    """Reassemble any supported stream, recognising it by its events."""
+    """Reassemble any supported stream, recognising it by its events; None when it is
+    none of them, or its events hold values of the wrong types (a damaged stream: the
+    request stays, without its response)."""
+    try:
+        return _reassemble(text)
+    except (TypeError, AttributeError, ValueError, KeyError):
+        return None
+
+
+def _reassemble(text: str) -> dict[str, Any] | None:
     for ev in _json_events(text):
         kind = str(ev.get("type", ""))
         if kind.startswith("message_") or kind.startswith("content_block") or kind == "ping":

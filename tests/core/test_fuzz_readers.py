@@ -115,6 +115,10 @@ FOUND = {
     "gemini message type is a list": (
         "gemini-cli", ['{"id": "g1", "timestamp": "2026-04-23T12:01:00Z", "type": ["gemini"], '
                        '"content": "x"}']),
+    "openai chat messages is a number": (
+        "claude-trace", ['{"request": {"url": "https://api.deepseek.com/chat/completions", '
+                         '"body": {"model": "m", "messages": 0.5, "tools": []}}, '
+                         '"response": {"status_code": 200, "body": {"choices": []}}}']),
     "claude code message id is a list": (
         None, ['{"uuid": "u1", "parentUuid": null, "sessionId": "s", "type": "assistant", '
                '"timestamp": ["2025-01-01"], "message": {"id": ["m"], "role": "assistant", '
@@ -135,3 +139,17 @@ def test_found_by_fuzzing(tmp_path: Path, case: str) -> None:
     assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
     report_json(Analysis(session))
     _load_every_way(path)
+
+
+def test_damaged_streams_lose_their_response_not_the_request() -> None:
+    from ctxviewer.ingest.sse import reassemble
+
+    huge = ('data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
+            '{"tool_calls": [{"index": 100000000000, "function": {"name": "a"}}]}}]}\n\n')
+    calls = reassemble(huge)["choices"][0]["message"]["tool_calls"]  # no 10^11 list
+    assert [c["function"]["name"] for c in calls] == ["a"]
+    assert reassemble('data: {"object": "chat.completion.chunk", "choices": '
+                      '[{"index": [1], "delta": {"content": 5}}]}\n\n') is None
+    assert reassemble('data: {"type": "message_start", "message": {"usage": {}}}\n\n'
+                      'data: {"type": "content_block_delta", "index": {"a": 1}, '
+                      '"delta": {"type": "text_delta", "text": 3}}\n\n') is None
