@@ -15,6 +15,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.fmt import fmt_tokens
 from ctxviewer.gui import timeline_data as td
 from ctxviewer.gui.timeline_style import label_fill, series_color, threshold_pen
 
@@ -59,11 +60,17 @@ def apply_thresholds(lines: dict[str, pg.InfiniteLine], t: Thresholds) -> None:
         v = shown[key]
         same = groups[v]
         line.setValue(v)
-        line.label.setFormat(f"{' = '.join(same)}  {v:,} ({v / t.window:.0%})")
+        line.texts = (f"{' = '.join(same)}  {v:,} ({v / t.window:.0%})",  # full, compact
+                      f"{' = '.join(same)} {fmt_tokens(v)}")
+        line.label.setFormat(line.texts[0])
         line.label.setVisible(same[0] == key)
         # the ceiling's label hangs below it, the others sit on their line
         line.label.anchors = BELOW if "window" in same else ABOVE
         line.label.updatePosition()
+
+
+RIGHT_OF_LINE = (0, 0)  # label anchors: its top-left corner on the line
+LEFT_OF_LINE = (1, 0)  # its top-right corner on the line
 
 
 def event_line(mark: td.EventMark, dark: bool) -> pg.InfiniteLine:
@@ -71,34 +78,47 @@ def event_line(mark: td.EventMark, dark: bool) -> pg.InfiniteLine:
     line = pg.InfiniteLine(
         pos=mark.x, angle=90, movable=False,
         pen=pg.mkPen(color, width=1.4, style=Qt.PenStyle.DashLine),
-        label=mark.label(), labelOpts={"position": 0.93, "anchors": [(0, 0), (0, 0)],
+        label=mark.label(), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
                                        "color": color, "fill": pg.mkBrush(label_fill(dark))})
     line.setZValue(3)
     return line
 
 
 def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) -> None:
-    """Stagger the labels of lines too close to each other, left to right."""
+    """Stagger the labels of lines too close to each other, left to right; where the
+    staggered labels do not fit the view's width, in their compact text ("hard 177k")."""
     shown = sorted((ln for ln in lines if ln.isVisible() and ln.label.isVisible()),
                    key=lambda ln: -ln.value())
     _, px_h = vb.viewPixelSize()
     if not shown or px_h <= 0:
         return
-    heights = [ln.label.boundingRect().height() - 6 for ln in shown]  # margins may touch
-    centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
-               for ln, h in zip(shown, heights, strict=True)]
-    slots = td.stack_slots(centers, heights)
-    step = (max(ln.label.boundingRect().width() for ln in shown) + 10) / max(vb.width(), 1.0)
+    width = max(vb.width(), 1.0)
+    for compact in (False, True):
+        for ln in shown:
+            text = getattr(ln, "texts", (None, None))[compact]
+            if text is not None and ln.label.format != text:
+                ln.label.setFormat(text)
+        heights = [ln.label.boundingRect().height() - 6 for ln in shown]  # margins may touch
+        centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
+                   for ln, h in zip(shown, heights, strict=True)]
+        slots = td.stack_slots(centers, heights)
+        step = (max(ln.label.boundingRect().width() for ln in shown) + 10) / width
+        ends = [0.01 + max(slot, 0) * step + (ln.label.boundingRect().width() + 4) / width
+                for ln, slot in zip(shown, slots, strict=True)]
+        if max(ends) <= 1:
+            break
     for rank, (ln, slot) in enumerate(zip(shown, slots, strict=True)):
-        ln.label.setPosition(0.01 + max(slot, 0) * step)
+        last = 1 - (ln.label.boundingRect().width() + 4) / width  # the label ends in view
+        ln.label.setPosition(max(0.01, min(0.01 + max(slot, 0) * step, last)))
         ln.setZValue(2 + rank / 10)  # a label is never crossed by the line above it
 
 
 def layout_event_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox,
                         ceiling: float | None, obstacles: Iterable[QRectF] = ()) -> None:
-    """Event labels right of their line, from just under ``ceiling`` (the window
-    line) down through ``EVENT_LANES`` lanes; a label that fits no lane without
-    covering another label or an ``obstacle`` (scene rects) is hidden."""
+    """Event labels right of their line (left of it where the view ends first), from
+    just under ``ceiling`` (the window line) down through ``EVENT_LANES`` lanes; a
+    label that fits no lane without covering another label or an ``obstacle``
+    (scene rects) is hidden."""
     view = vb.sceneBoundingRect()
     if view.height() <= 0:
         return
@@ -111,13 +131,16 @@ def layout_event_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox,
         size = ln.label.boundingRect()
         x = vb.mapViewToScene(QPointF(ln.value(), 0)).x()
         spot = None
+        left = x + size.width() > view.right() and x - size.width() >= view.left()
         if view.left() <= x <= view.right():
             for lane in range(EVENT_LANES):
-                rect = QRectF(x, top + lane * (size.height() + 2), size.width(), size.height())
+                rect = QRectF(x - size.width() if left else x, top + lane * (size.height() + 2),
+                              size.width(), size.height())
                 if not any(rect.intersects(o) for o in placed):
                     spot = rect
                     break
         ln.label.setVisible(spot is not None)
         if spot is not None:
             placed.append(spot.adjusted(-4, 0, 4, 0))
+            ln.label.anchors = [LEFT_OF_LINE] * 2 if left else [RIGHT_OF_LINE] * 2
             ln.label.setPosition((view.bottom() - spot.top()) / view.height())

@@ -65,7 +65,7 @@ from ctxviewer.gui.timeline_toggles import TogglesMixin
 from ctxviewer.model import Event, Session
 
 CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
-TOP_HEADROOM = 1.12  # room above the window line for the legend row
+LEGEND_ROOM_PX = 44  # above the highest line: the legend row, then that line's label
 
 
 class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
@@ -281,7 +281,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         window = self.thresholds.window if self.thresholds is not None else None
         (x0, x1), y_top = td.full_range(d, window, [m.x for m in self.marks],
                                         self.show_subagents, self.show_auxiliary)
-        vb.setRange(xRange=(x0, x1), yRange=(0, y_top * TOP_HEADROOM), padding=0)
+        vb.setRange(xRange=(x0, x1), yRange=(0, y_top * self._headroom()), padding=0)
         out = d.output[~np.isnan(d.output)]
         self.output_view.setYRange(0, max(float(out.max()) if len(out) else 1.0, 1.0) * 3.2,
                                    padding=0)
@@ -317,10 +317,19 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             self._style_axes()
         pi.setLabel("bottom", "time" if want_date else "request #")
 
+    def _headroom(self) -> float:
+        """The top of the y range over the highest line or point: ``LEGEND_ROOM_PX``
+        of the view's height (at most a third of it)."""
+        height = self.getPlotItem().vb.height()
+        share = min(LEGEND_ROOM_PX / height, 1 / 3) if height > 0 else 0.1
+        return 1 / (1 - share)
+
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb
         self.output_view.setGeometry(vb.sceneBoundingRect())
         self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
+        if self._auto_view and self.points:  # the legend's room is in pixels
+            self.reset_view()
         self._layout_labels()
 
     def _on_view_range_changed(self, *_: object) -> None:

@@ -187,6 +187,34 @@ def test_threshold_labels_do_not_overlap(plot, qtbot):
             assert inter.height() <= 6 or inter.width() <= 0, (a, b)  # text margins may touch
 
 
+def _labels_in_view(plot: TimelinePlot) -> list:
+    view = plot.getPlotItem().vb.sceneBoundingRect()
+    shown = [ln for ln in plot.threshold_lines.values() if ln.isVisible()
+             and ln.label.isVisible()]
+    shown += [ln for ln in plot.event_lines if ln.label.isVisible()]
+    return [(ln.label.toPlainText(), view.contains(ln.label.sceneBoundingRect()))
+            for ln in shown]
+
+
+@pytest.mark.parametrize("size", [(1000, 500), (560, 330)])
+def test_labels_and_legend_fit_the_view(plot, qtbot, size):
+    """Every label ends inside the view, none under the legend; a narrow view
+    shows the thresholds in their compact text."""
+    plot.resize(*size)
+    pts = [point(i, 20_000 + 10_000 * i, 18_000 + 9_000 * i) for i in range(17)]
+    pts.append(point(17, 30_000, 28_000, events=(COMPACT_BOUNDARY,)))  # at the right edge
+    plot.set_timeline(pts, QWEN_200K)
+    qtbot.wait(50)
+    assert plot.event_lines and all(ln.label.isVisible() for ln in plot.event_lines)
+    labels = _labels_in_view(plot)
+    assert labels and all(inside for _text, inside in labels), labels
+    legend = plot.legend.sceneBoundingRect()
+    assert not any(legend.intersects(ln.label.sceneBoundingRect())
+                   for ln in plot.threshold_lines.values() if ln.label.isVisible())
+    auto = plot.threshold_lines["auto"].label.toPlainText()
+    assert auto == ("auto 167.0k" if size[0] < 800 else "auto  167,000 (84%)")
+
+
 def test_set_thresholds_moves_lines_without_rebuilding(plot, monkeypatch):
     pts = crafted()
     plot.set_timeline(pts, QWEN_200K)
