@@ -46,6 +46,7 @@ class AppState(QObject):
         self.analysis: Analysis | None = None
         self.options = Options()
         self.index: int | None = None
+        self.loading = False  # the session is the first part of a file still being read
         self._breakdown: Breakdown | None = None
 
     @property
@@ -57,8 +58,11 @@ class AppState(QObject):
         return self._breakdown
 
     # -- analyses -----------------------------------------------------------------
-    def set_session_analysis(self, analysis: Analysis) -> None:
-        """A newly loaded session: select its last main request."""
+    def set_session_analysis(self, analysis: Analysis, loading: bool = False) -> None:
+        """A newly loaded session: select its last main request. ``loading``: it is
+        the first part of a file still being read (analyses of the whole session,
+        such as Compare and Insights, wait for the rest)."""
+        self.loading = loading
         self.analysis = analysis
         reqs = analysis.session.requests
         self.index = analysis.resolve_index("last") if reqs else None

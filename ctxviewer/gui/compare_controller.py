@@ -70,7 +70,11 @@ class CompareController(QObject):
         return self.window.tabs.currentWidget() is self.tab
 
     def _refresh(self) -> None:
-        if self.shown() and self._dirty:
+        if not (self.shown() and self._dirty):
+            return
+        if self.state.loading:  # a first part: the whole file comes in a moment
+            self.tab.set_message("Compares the whole session once the file is read…")
+        else:
             self._run()
 
     def _run(self) -> None:
@@ -78,7 +82,7 @@ class CompareController(QObject):
             return
         self._dirty = False
         self.tab.set_busy(True, "Counting with the API…" if self.use_anthropic else "")
-        self.runner.run(self.state.session, self.names())
+        self.runner.run(self.state.session, self.names(), self.state.index)
 
     # -- state -> tab ---------------------------------------------------------------
     def _on_state_session_loaded(self, _a: object) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from ctxviewer.analysis.branch import is_compacted
-from ctxviewer.analysis.compare import Comparison, PromptCounter, compare
+from ctxviewer.analysis.compare import CategoryTable, Comparison, PromptCounter, compare
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
 from ctxviewer.model import Session
@@ -39,9 +39,13 @@ def scorable(session: Session) -> Session:
                    session.title, session.session_id)
 
 
-def compare_job(session: Session, names: Sequence[str], counters: dict[str, PromptCounter]
+def compare_job(session: Session, names: Sequence[str], counters: dict[str, PromptCounter],
+                index: int | None = None
                 ) -> Callable[[Callable[[int, int], None], Callable[[], bool]], Any]:
-    def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Comparison:
+    """The comparison, and with ``index`` the category table of that request: a
+    separate job right after would compete with the paint of the comparison."""
+    def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]
+            ) -> tuple[Comparison, CategoryTable | None]:
         if ANTHROPIC in names:
             from ctxviewer.analysis.anthropic_count import AnthropicCounter
 
@@ -49,7 +53,11 @@ def compare_job(session: Session, names: Sequence[str], counters: dict[str, Prom
             counter.prefetch([r for r in session.requests if r.complete and r.api_prompt_tokens],
                              progress=progress, cancelled=cancelled)
             counters[ANTHROPIC] = counter
-        return compare(session, names, counters=counters, cancelled=cancelled)
+        c = compare(session, names, counters=counters, cancelled=cancelled)
+        table = None
+        if index is not None and 0 <= index < len(session.requests) and not cancelled():
+            table = category_table(session, index, c, dict(counters))
+        return c, table
 
     return job
 
@@ -71,6 +79,7 @@ class CompareRunner(QObject):
         self._busy = False
         self.session: Session | None = None
         self.comparison: Comparison | None = None
+        self._ready: CategoryTable | None = None  # the table computed with the comparison
         self._counters: dict[str, PromptCounter] = {}
         self._signals = WorkerSignals()
         self._signals.finished.connect(self._on_finished)
@@ -83,14 +92,17 @@ class CompareRunner(QObject):
     def is_busy(self) -> bool:
         return self._busy
 
-    def run(self, session: Session, names: Sequence[str]) -> None:
+    def run(self, session: Session, names: Sequence[str], index: int | None = None) -> None:
+        """Compare ``names`` on ``session``; with ``index``, that request's category
+        table comes with the result (``table(index)`` then needs no job)."""
         self._cancel.set()
         self._gen += 1
         self._cancel = threading.Event()
         self.session = scorable(session)
         self.comparison = None
+        self._ready = None
         self._counters = {}
-        job = compare_job(self.session, list(names), self._counters)
+        job = compare_job(self.session, list(names), self._counters, index)
         start_soon(self._pool, Worker(job, self._gen, self._signals, self._cancel), self)
         self._set_busy(True)
 
@@ -99,6 +111,9 @@ class CompareRunner(QObject):
         if c is None or s is None or not 0 <= index < len(s.requests):
             return
         self._table_gen += 1
+        if self._ready is not None and self._ready.request == index:
+            self.table_ready.emit(self._ready)  # computed with the comparison
+            return
         counters = dict(self._counters)
 
         def job(_p: Callable[[int, int], None], _c: Callable[[], bool]) -> Any:
@@ -121,9 +136,9 @@ class CompareRunner(QObject):
 
     def _on_finished(self, gen: int, result: object) -> None:
         if gen == self._gen:
-            self.comparison = result  # type: ignore[assignment]
+            self.comparison, self._ready = result  # type: ignore[misc]
             self._set_busy(False)
-            self.finished.emit(result)
+            self.finished.emit(self.comparison)
 
     def _on_failed(self, gen: int, reason: str) -> None:
         if gen == self._gen:

@@ -49,6 +49,7 @@ class InsightsPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None, runner: InsightsRunner | None = None) -> None:
         super().__init__(parent)
+        self._waiting = False  # the session is a first part of a file being read
         self.runner = runner or InsightsRunner(parent=self)
         self.analysis: Analysis | None = None
         self.result: InsightsResult | None = None
@@ -95,16 +96,21 @@ class InsightsPanel(QWidget):
         return self.result.insights if self.result is not None else None
 
     # -- setters --------------------------------------------------------------------
-    def set_analysis(self, a: Analysis | None) -> None:
-        """Recompute when the session or the estimator changed (not for a policy change)."""
+    def set_analysis(self, a: Analysis | None, wait: bool = False) -> None:
+        """Recompute when the session or the estimator changed (not for a policy change);
+        ``wait``: ``a`` is the first part of a file still being read, computed later."""
         self.analysis = a
         key = (id(a.session), a.estimator_name) if a is not None else None
-        if key == self._key:
+        if key == self._key and not wait:
             return
-        self._key = key
+        self._key = None if wait else key
         self._dirty = a is not None
+        self._waiting = wait
         if a is None:
             self._show(None)
+        elif wait:
+            self._show(None)
+            self.status.setText("Insights are computed once the whole file is read…")
         elif self.isVisible() or self.budget is not None:
             self.recompute()
         else:
@@ -166,7 +172,7 @@ class InsightsPanel(QWidget):
     # -- slots ----------------------------------------------------------------------
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
-        if self._dirty:
+        if self._dirty and not self._waiting:
             self.recompute()
 
     def _on_runner_computed(self, result: InsightsResult) -> None:
@@ -206,7 +212,7 @@ def install(window: Any) -> InsightsPanel:
     state = window.state
     panel = InsightsPanel(window)
     window.tabs.addTab(panel, "Insights")
-    state.analysis_changed.connect(panel.set_analysis)
+    state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     state.request_changed.connect(panel.set_current)
     panel.request_selected.connect(state.select_request)
     plot = getattr(getattr(window, "timeline", None), "plot", None)

@@ -257,7 +257,7 @@ class MainWindow(QMainWindow):
         if self._restore is None:
             self._restore = (self.state.analysis, self.state.index)
         self._partial_shown = True
-        self.state.set_session_analysis(a)
+        self.state.set_session_analysis(a, loading=True)
         self._paint_soon()
 
     def _paint_soon(self) -> None:

@@ -325,3 +325,32 @@ def test_an_error_after_a_partial_restores_the_open_session(qtbot, window, open_
         window.open_file(path)
     assert window.state.session is before
     assert window.errors == [("Cannot open file", "the disk went away")]
+
+
+def test_whole_session_analyses_wait_for_the_whole_file(qtbot, window, trace_path, tmp_path):
+    """Compare and Insights do not analyse the first part of a loading file (it is
+    replaced a moment later, and the work would slow the load and its paint)."""
+    compare = window.panels["analysis_panels"].compare
+    insights = window.panels["insights_panel"]
+    window.show()  # both compute for the tab in view
+    qtbot.waitExposed(window)
+    window.tabs.setCurrentWidget(compare.tab)
+    path = str(big_trace(trace_path, tmp_path))
+    with qtbot.waitSignal(window.loader.partial, timeout=30000):
+        window.open_file(path)
+    assert window.state.loading and window.state.session.requests
+    qtbot.wait(100)  # longer than a background job's start delay
+    assert not compare.runner.is_busy() and compare.runner.comparison is None
+    assert "once the file is read" in compare.tab.status.text()
+    window.tabs.setCurrentWidget(insights)
+    qtbot.wait(50)
+    assert insights.insights is None and not insights.runner.is_busy()
+    assert "once the whole file is read" in insights.status.text()
+    with qtbot.waitSignal(window.loader.loaded, timeout=60000):
+        pass
+    assert not window.state.loading
+    qtbot.waitUntil(lambda: insights.insights is not None, timeout=30000)
+    assert len(insights.insights.cost.requests) == len(window.state.session.requests)
+    window.tabs.setCurrentWidget(compare.tab)
+    qtbot.waitUntil(lambda: compare.runner.comparison is not None, timeout=30000)
+    assert compare.runner.comparison.rows
