@@ -41,7 +41,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QGraphicsItem, QWidget
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import TIERS, Thresholds
@@ -116,8 +116,10 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         pi.setLabel("right", "output tokens")
         self.output_view = pg.ViewBox(enableMenu=False)
         self.output_view.setMouseEnabled(x=False, y=False)
-        self.output_view.setZValue(-1)  # under the plot: mouse and paint go to the main view
-        pi.scene().addItem(self.output_view)
+        # under the main view (mouse and paint go to it), over the grid (gui/plot_paint.py)
+        self.output_view.setParentItem(pi)
+        self.output_view.setFlag(QGraphicsItem.GraphicsItemFlag.ItemNegativeZStacksBehindParent)
+        self.output_view.setZValue(-0.5)
         pi.getAxis("right").linkToView(self.output_view)
         self.output_view.setXLink(pi.vb)
         pi.vb.sigResized.connect(self._on_view_resized)
@@ -326,7 +328,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
 
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb
-        self.output_view.setGeometry(vb.sceneBoundingRect())
+        self.output_view.setGeometry(vb.geometry())
         self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
         if self._auto_view and self.points:  # the legend's room is in pixels
             self.reset_view()
