@@ -98,10 +98,10 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
             text = getattr(ln, "texts", (None, None))[compact]
             if text is not None and ln.label.format != text:
                 ln.label.setFormat(text)
-        heights = [ln.label.boundingRect().height() - 6 for ln in shown]  # margins may touch
+        heights = [ln.label.boundingRect().height() for ln in shown]
         centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
                    for ln, h in zip(shown, heights, strict=True)]
-        slots = td.stack_slots(centers, heights)
+        slots = td.stack_slots(centers, [h - 6 for h in heights])  # margins may touch
         step = (max(ln.label.boundingRect().width() for ln in shown) + 10) / width
         ends = [0.01 + max(slot, 0) * step + (ln.label.boundingRect().width() + 4) / width
                 for ln, slot in zip(shown, slots, strict=True)]

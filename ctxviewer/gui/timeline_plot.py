@@ -65,7 +65,8 @@ from ctxviewer.gui.timeline_toggles import TogglesMixin
 from ctxviewer.model import Event, Session
 
 CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
-LEGEND_ROOM_PX = 44  # above the highest line: the legend row, then that line's label
+LABEL_ROOM_PX = 26  # above the highest line, under the legend: that line's label
+LEGEND_SHARE = 0.25  # the most of the view's height the legend's rows may take
 
 
 class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
@@ -188,7 +189,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         pi.addItem(self.hover_label, ignoreBounds=True)
 
     def _update_legend(self) -> None:
-        """One row, top left, naming only what is drawn."""
+        """Top left, naming only what is drawn: one row, or as few as fit the view."""
         d, w = self.data, self.whatif
         entries = [
             (self.api_curve, "API prompt tokens", bool((~np.isnan(d.api)).any())),
@@ -200,14 +201,33 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             (self.cache_areas["cache_read"], "cache read", self.cache_view),
             (self.cache_areas["cache_write"], "cache write", self.cache_view),
             (self.cache_areas["uncached"], "uncached", self.cache_view),
-            (self.output_curve, "output tokens (right axis)",
+            (self.output_curve, "output (right axis)",
              self.show_output and bool((~np.isnan(d.output)).any())),
         ]
         self.legend.clear()
-        shown = [(item, name) for item, name, on in entries if on]
-        self.legend.setColumnCount(max(1, len(shown)))
-        for item, name in shown:
+        self._legend_shown = [(item, name) for item, name, on in entries if on]
+        for item, name in self._legend_shown:
             self.legend.addItem(item, name)
+        self._fit_legend()
+
+    def _fit_legend(self) -> None:
+        """Lay the legend out in the fewest rows that fit the view's width, as long as
+        it takes at most ``LEGEND_SHARE`` of the view's height (a legend wider than
+        that allows is cut at the right)."""
+        shown = getattr(self, "_legend_shown", [])
+        vb = self.getPlotItem().vb
+        room = vb.width() - 16
+        columns = max(1, len(shown))
+        for rows in range(1, len(shown) + 1):
+            cols = -(-len(shown) // rows)
+            self.legend.setColumnCount(cols)
+            rect = self.legend.boundingRect()
+            if rows > 1 and rect.height() > LEGEND_SHARE * vb.height():
+                break  # taller than that hides the plot: keep the previous count
+            columns = cols
+            if rect.width() <= room or room <= 0:
+                break
+        self.legend.setColumnCount(columns)
 
     # -- the setters --------------------------------------------------------------
     def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
@@ -320,16 +340,18 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         pi.setLabel("bottom", "time" if want_date else "request #")
 
     def _headroom(self) -> float:
-        """The top of the y range over the highest line or point: ``LEGEND_ROOM_PX``
-        of the view's height (at most a third of it)."""
+        """The top of the y range over the highest line or point: room for the
+        legend and ``LABEL_ROOM_PX`` (at most a third of the view's height)."""
         height = self.getPlotItem().vb.height()
-        share = min(LEGEND_ROOM_PX / height, 1 / 3) if height > 0 else 0.1
+        room = self.legend.boundingRect().height() + LABEL_ROOM_PX
+        share = min(room / height, 1 / 3) if height > 0 else 0.1
         return 1 / (1 - share)
 
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb
         self.output_view.setGeometry(vb.geometry())
         self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
+        self._fit_legend()
         if self._auto_view and self.points:  # the legend's room is in pixels
             self.reset_view()
         self._layout_labels()
