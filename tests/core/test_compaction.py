@@ -243,3 +243,19 @@ def test_cli_bad_strategy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main(["compact", str(f), "--strategy", "bogus"]) == 2
     assert "bogus" in capsys.readouterr().err
     assert main(["compact", str(f)]) == 2  # --strategy is required
+
+
+def test_summary_cost_uses_the_insights_price_table(tmp_path, monkeypatch):
+    """One price table: the user's override file changes the summary's cost too."""
+    import orjson
+
+    from ctxviewer.analysis.compaction.summarize_anthropic import cost_usd
+
+    monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
+    assert cost_usd("claude-sonnet-4-6", 1000, 200) == pytest.approx((1000 * 3 + 200 * 15) / 1e6)
+    (tmp_path / "prices.json").write_text(orjson.dumps({"models": {
+        "claude-sonnet-4": {"input": 10.0, "output": 20.0}}}).decode())
+    assert cost_usd("claude-sonnet-4-6", 1000, 200) == pytest.approx((1000 * 10 + 200 * 20) / 1e6)
+    assert cost_usd("no-such-model", 1000, 200) is None
+    (tmp_path / "prices.json").write_text("{broken")
+    assert cost_usd("claude-sonnet-4-6", 1000, 200) is None

@@ -9,10 +9,9 @@ A circuit breaker mirrors qwen-code's: after 3 consecutive failures the
 summarizer stops trying (``SummarizerStopped``) until a ``force=True`` call
 succeeds, which resets the count.
 
-PRICES are editable estimates in US dollars per million tokens (input,
-output), from Anthropic's public list prices when this was written; the
-cost shown is ``input * in + output * out`` and ignores caching and batch
-discounts.
+The cost shown is ``input * in + output * out`` at the prices of the table
+Insights uses (``resources/prices.json``, with the user's override file);
+it ignores caching and batch discounts.
 """
 
 from __future__ import annotations
@@ -22,23 +21,12 @@ from collections.abc import Callable, Sequence
 
 from ctxviewer.analysis.compaction.base import Summary
 from ctxviewer.analysis.compaction.summarize_local import language, title_for
+from ctxviewer.analysis.insights.pricing import load_prices
 from ctxviewer.analysis.thresholds import MAX_CONSECUTIVE_FAILURES, SUMMARY_RESERVE
 from ctxviewer.model import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_OUTPUT_TOKENS = SUMMARY_RESERVE  # 20,000
-
-# (input, output) USD per million tokens; longest matching prefix wins. Estimates: edit freely.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4-5": (5.0, 25.0),
-    "claude-opus-4": (15.0, 75.0),
-    "claude-sonnet-4": (3.0, 15.0),
-    "claude-3-7-sonnet": (3.0, 15.0),
-    "claude-3-5-sonnet": (3.0, 15.0),
-    "claude-haiku-4-5": (1.0, 5.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-3-haiku": (0.25, 1.25),
-}
 
 SYSTEM_PROMPT = (
     "You compress an AI coding agent's conversation into a factual summary that lets the agent "
@@ -62,13 +50,15 @@ class SummaryCancelled(SummarizerError):
 
 
 def cost_usd(model: str | None, input_tokens: int, output_tokens: int) -> float | None:
-    if not model:
+    """The summary call's cost from the price table Insights uses (the shipped one with
+    the user's file over it); None for an unknown model or a broken user file."""
+    try:
+        price = load_prices().lookup(model)
+    except ValueError:
         return None
-    match = max((k for k in PRICES if model.startswith(k)), key=len, default=None)
-    if match is None:
+    if price is None:
         return None
-    pin, pout = PRICES[match]
-    return round((input_tokens * pin + output_tokens * pout) / 1_000_000, 6)
+    return round((input_tokens * price.input + output_tokens * price.output) / 1_000_000, 6)
 
 
 def format_messages(messages: Sequence[Message], max_block_chars: int = 4_000) -> str:
