@@ -73,7 +73,7 @@ class CompareController(QObject):
         if not (self.shown() and self._dirty):
             return
         if self.state.loading:  # a first part: the whole file comes in a moment
-            self.tab.set_message("Compares the whole session once the file is read…")
+            self.tab.set_message("Waiting for the whole file…")
         else:
             self._run()
 

@@ -93,9 +93,10 @@ class CompareTab(QWidget):
         top.addWidget(QLabel("Window estimator:", self))
         for w in (self.estimator_combo, self.use_button, self.anthropic_check):
             top.addWidget(w)
-        top.addWidget(self.status, 1)
+        top.addStretch(1)
         for w in (self.progress, self.cancel_button, self.recompute_button, self.export_button):
             top.addWidget(w)
+        self.status.setWordWrap(True)  # its own row: the whole text at any width
         self.table = _table_view(self, sortable=True)
         self.table.setModel(self.proxy)
         self.table.horizontalHeader().setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
@@ -119,6 +120,7 @@ class CompareTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
+        layout.addWidget(self.status)
         layout.addWidget(self.splitter, 1)
         self.set_busy(False)
 

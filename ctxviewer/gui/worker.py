@@ -51,7 +51,7 @@ class Worker(QRunnable):
         self.done = threading.Event()  # set as the very last step of run()
 
     def _progress(self, done: int, total: int) -> None:
-        self.signals.progressed.emit(self.generation, done, total)
+        self._emit("progressed", self.generation, done, total)
 
     def run(self) -> None:
         try:
@@ -64,13 +64,21 @@ class Worker(QRunnable):
         try:
             result = self.fn(self._progress, self._cancel.is_set)
         except Cancelled:
-            self.signals.cancelled.emit(gen)
+            self._emit("cancelled", gen)
         except LoadError as e:
-            self.signals.failed.emit(gen, str(e))
+            self._emit("failed", gen, str(e))
         except Exception as e:  # noqa: BLE001 - reported to the user, never lost in a thread
-            self.signals.failed.emit(gen, f"internal error: {type(e).__name__}: {e}")
+            self._emit("failed", gen, f"internal error: {type(e).__name__}: {e}")
         else:
-            self.signals.finished.emit(gen, result)
+            self._emit("finished", gen, result)
+
+    def _emit(self, name: str, *args: object) -> None:
+        """Report to the owner, unless it is gone (a window closed, the app quitting,
+        while the job ran): then there is nobody to tell."""
+        try:
+            getattr(self.signals, name).emit(*args)
+        except RuntimeError:  # "Signal source has been deleted"
+            pass
 
 
 _running: list[Worker] = []  # started workers, referenced until surely finished

@@ -341,7 +341,7 @@ def test_whole_session_analyses_wait_for_the_whole_file(qtbot, window, trace_pat
     assert window.state.loading and window.state.session.requests
     qtbot.wait(100)  # longer than a background job's start delay
     assert not compare.runner.is_busy() and compare.runner.comparison is None
-    assert "once the file is read" in compare.tab.status.text()
+    assert compare.tab.status.text() == "Waiting for the whole file…"
     window.tabs.setCurrentWidget(insights)
     qtbot.wait(50)
     assert insights.insights is None and not insights.runner.is_busy()
