@@ -11,11 +11,14 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from ctxviewer.proxy import ProxyThread
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+
+if TYPE_CHECKING:
+    from ctxviewer.proxy import ProxyThread
 
 DEFAULT_PORT = 8787
 
@@ -72,6 +75,8 @@ class ProxyControl(QObject):
             raise RuntimeError("the proxy is already running")
         out = settings.out or default_output()
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        from ctxviewer.proxy import ProxyThread  # aiohttp: imported when first started
+
         proxy = ProxyThread(port=settings.port, out=out, upstream=settings.upstream,
                             openai_upstream=settings.openai_upstream,
                             on_record=self._on_proxy_record)
