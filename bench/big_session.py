@@ -49,15 +49,9 @@ def _child(mode: str, path: str) -> None:
         import ctxviewer.analysis.report  # noqa: F401
         import ctxviewer.ingest  # noqa: F401
     elif mode == "raw":
-        import orjson
+        from baseline import raw_parse  # bench/ is on sys.path: this script runs from it
 
-        with open(path, "rb") as f:
-            for line in f:
-                if line.strip():
-                    try:
-                        orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        pass
+        raw_parse(path)
     elif mode == "report":
         import contextlib
         import io

@@ -14,11 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-import orjson
+from baseline import raw_parse
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.ingest import load
-from ctxviewer.ingest.loader import open_log
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
@@ -31,16 +30,6 @@ def best_of(n: int, fn) -> float:
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
-
-
-def raw_parse(path: str) -> None:
-    with open_log(path) as f:
-        for line in f:
-            if line.strip():
-                try:
-                    orjson.loads(line)
-                except orjson.JSONDecodeError:
-                    pass
 
 
 def full(path: str) -> None:
