@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import base64
 import struct
-from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
-from ctxviewer.ingest.base import as_int
+from ctxviewer.ingest.base import as_int, well_typed
 from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
@@ -56,27 +55,6 @@ class Interner:
         except TypeError:  # a list or an object where odd JSON had text: not hashable
             value = well_typed(value)
             return self._pool.setdefault(value, value)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def well_typed(value: Any) -> Any:
-    """A Message, Block or tuple of them with non-text ids, names and timestamps as None
-    (readers copy them from JSON that may hold anything)."""
-    if isinstance(value, Message):
-        return replace(value, role=value.role if isinstance(value.role, str) else "user",
-                       blocks=tuple(well_typed(b) for b in value.blocks),
-                       id=_text(value.id), timestamp=_text(value.timestamp))
-    if isinstance(value, Block):
-        return replace(value, text=value.text if isinstance(value.text, str) else str(value.text),
-                       tag=_text(value.tag), name=_text(value.name), ref=_text(value.ref),
-                       fixed_tokens=value.fixed_tokens if isinstance(value.fixed_tokens, int)
-                       else None)
-    if isinstance(value, tuple):
-        return tuple(well_typed(v) for v in value)
-    return value
 
 
 def iso(ts: Any) -> str | None:

@@ -10,10 +10,10 @@ following a growing one (live attach) use the same parser.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ctxviewer.model import Event, Request, Skipped
+from ctxviewer.model import Block, Event, Message, Request, Skipped
 
 Item = Request | Event | Skipped
 
@@ -66,6 +66,38 @@ def as_int(value: Any) -> int:
     if isinstance(value, float) and value == value:
         return max(0, int(value))
     return 0
+
+
+_REQUEST_TEXT = ("model", "timestamp", "agent", "message_id", "request_id")
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def well_typed(value: Any) -> Any:
+    """A Request, Message, Block or tuple of them with the text fields a reader
+    copied from odd JSON (a list, a number, an object) as None. They are hashed
+    and compared: interning, the session's model, deduplication keys."""
+    if isinstance(value, Request):  # most are fine: those stay the same object
+        hint = value.window_hint
+        fixed = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
+        fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
+            else None
+        changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
+        return replace(value, **changed) if changed else value
+    if isinstance(value, Message):
+        return replace(value, role=value.role if isinstance(value.role, str) else "user",
+                       blocks=tuple(well_typed(b) for b in value.blocks),
+                       id=_text(value.id), timestamp=_text(value.timestamp))
+    if isinstance(value, Block):
+        return replace(value, text=value.text if isinstance(value.text, str) else str(value.text),
+                       tag=_text(value.tag), name=_text(value.name), ref=_text(value.ref),
+                       fixed_tokens=value.fixed_tokens if isinstance(value.fixed_tokens, int)
+                       else None)
+    if isinstance(value, tuple):
+        return tuple(well_typed(v) for v in value)
+    return value
 
 
 def drain(items: Iterable[Item]) -> Iterator[Item]:

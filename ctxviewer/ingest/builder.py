@@ -21,7 +21,7 @@ import hashlib
 from collections import Counter
 from dataclasses import replace
 
-from ctxviewer.ingest.base import Item
+from ctxviewer.ingest.base import Item, well_typed
 from ctxviewer.model import (
     AUXILIARY,
     COMPACT_BOUNDARY,
@@ -53,7 +53,7 @@ class SessionBuilder:
         return None
 
     def _add_request(self, req: Request) -> Request:
-        req = _well_typed(req)
+        req = well_typed(req)  # odd JSON's lists and numbers where text belongs
         requests = self.session.requests
         key = req.key
         if key is not None and key in self._by_key:
@@ -138,15 +138,3 @@ def infer_compactions(session: Session) -> None:
                           detail="a compaction summary replaced the earlier messages")
             reqs[i] = r = replace(r, events=r.events + (event,))
         prev = r
-
-
-_TEXT_FIELDS = ("model", "timestamp", "agent", "message_id", "request_id")
-
-
-def _well_typed(req: Request) -> Request:
-    """``req`` with text fields a reader took from odd JSON (a list, a number) as None:
-    they are hashed and compared (the session's model, deduplication keys)."""
-    bad = {f: None for f in _TEXT_FIELDS if not isinstance(getattr(req, f), (str, type(None)))}
-    if not isinstance(req.window_hint, (int, type(None))) or isinstance(req.window_hint, bool):
-        bad["window_hint"] = None
-    return replace(req, **bad) if bad else req

@@ -15,10 +15,10 @@ same objects, which lets ``messages_from`` reuse their conversions by
 identity.
 
 Nothing is trusted that was not checked on bytes: an element is reused only
-where the new line holds exactly its bytes (those of ``orjson.dumps`` of the
-parsed value, found at the element's position), and the sentinel must come
-back at the array's path, or the line is parsed whole. Writers that do not
-emit compact JSON (pretty printers) just get no reuse.
+where the new line holds exactly its bytes (those of the layout's dumps of
+the parsed value, found at the element's position), and the sentinel must
+come back at the array's path, or the line is parsed whole. Other layouts
+(pretty printers) just get no reuse.
 """
 
 from __future__ import annotations

@@ -203,8 +203,8 @@ class _GeminiParser:
                  listed: bool = False) -> None:
         """One message version; ``listed`` when it comes in a whole list (no own line)."""
         mid, kind = rec["id"], rec.get("type")
-        if not isinstance(mid, str) or not isinstance(kind, str):
-            out.append(Skipped(line, "message without a text id and type"))
+        if not isinstance(kind, str):  # the callers checked the id
+            out.append(Skipped(line, "message whose type is not text"))
             return
         if kind == "user" or kind in _MODEL_TYPES:
             self.records[mid] = rec
