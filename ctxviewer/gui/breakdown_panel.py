@@ -13,10 +13,10 @@ from PySide6.QtWidgets import QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QW
 
 from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.gui.breakdown_model import CATEGORY_ROLE, SORT_ROLE, BreakdownModel
+from ctxviewer.gui.row_views import fit_columns
 
 EXPAND_LIMIT = 300  # categories with more rows start collapsed
 NUMBER_COLUMNS = (1, 2, 3)
-CELL_PADDING = 18  # pixels around a number (the style's margins, with room to spare)
 
 
 class BreakdownPanel(QWidget):
@@ -48,7 +48,7 @@ class BreakdownPanel(QWidget):
         self.tree.setSortingEnabled(True)
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for col in NUMBER_COLUMNS:  # sized by _fit_number_columns, resizable by hand
+        for col in NUMBER_COLUMNS:  # sized by fit_columns in set_breakdown, resizable by hand
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.Interactive)
         self.tree.selectionModel().currentChanged.connect(self._on_tree_current_changed)
 
@@ -62,7 +62,10 @@ class BreakdownPanel(QWidget):
     def set_breakdown(self, b: Breakdown | None) -> None:
         path = self._path(self.tree.currentIndex())
         self.model.set_breakdown(b)
-        self._fit_number_columns()
+        # The widest numbers are on category rows (an item never exceeds its category):
+        # those few rows are measured. ResizeToContents would measure every row -
+        # thousands of messages - on every layout pass.
+        fit_columns(self.tree, columns=NUMBER_COLUMNS)
         for row in range(self.proxy.rowCount()):
             index = self.proxy.index(row, 0)
             if self.proxy.rowCount(index) <= EXPAND_LIMIT:  # messages can be thousands
@@ -91,23 +94,6 @@ class BreakdownPanel(QWidget):
         return self.tree.currentIndex().data(Qt.ItemDataRole.UserRole)
 
     # -- helpers ------------------------------------------------------------------
-    def _fit_number_columns(self) -> None:
-        """Size the number columns to their widest entry, once per breakdown.
-
-        The widest numbers are on category rows (an item never exceeds its
-        category), so those few rows are measured. ``ResizeToContents`` would
-        measure every row - thousands of messages - on every layout pass.
-        """
-        header = self.tree.header()
-        metrics = self.tree.fontMetrics()
-        for col in NUMBER_COLUMNS:
-            texts = [str(self.model.index(row, col).data() or "")
-                     for row in range(self.model.rowCount())]
-            width = max([header.sectionSizeHint(col),
-                         *(metrics.horizontalAdvance(t) + CELL_PADDING for t in texts)])
-            if header.sectionSize(col) != width:
-                header.resizeSection(col, width)
-
     def _path(self, index: QModelIndex) -> tuple[str, ...]:
         names: list[str] = []
         while index.isValid():

@@ -11,9 +11,11 @@ matter as much as the first), and every row has one fixed height.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetrics
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableView
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QStyle, QTableView, QTreeView
 
 SIZE_SAMPLE_ROWS = 200  # rows Qt measures when the user double-clicks a column edge
 FIT_SAMPLE_ROWS = 16  # rows fit_columns measures, spread from the first to the last
@@ -44,19 +46,21 @@ def sample_rows(count: int, sample: int = FIT_SAMPLE_ROWS) -> list[int]:
     return sorted({round(i * (count - 1) / (sample - 1)) for i in range(sample)})
 
 
-def fit_columns(view: QTableView, max_width: int | None = None) -> None:
-    """Size each visible column to its header and the widest display text of
-    ``sample_rows`` (in the cell's own font, with room for its icon)."""
+def fit_columns(view: QTableView | QTreeView, max_width: int | None = None,
+                columns: Sequence[int] | None = None) -> None:
+    """Size each visible column (of ``columns``, default all) to its header and the
+    widest display text of ``sample_rows`` (in the cell's own font, with room for its
+    icon); in a tree, of its top-level rows."""
     model = view.model()
     if model is None:
         return
-    header = view.horizontalHeader()
+    header = view.header() if isinstance(view, QTreeView) else view.horizontalHeader()
     base = view.fontMetrics()
     style = view.style()
     padding = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 6
     icon = view.iconSize().width() + 4
     rows = sample_rows(model.rowCount())
-    for col in range(model.columnCount()):
+    for col in range(model.columnCount()) if columns is None else columns:
         if header.isSectionHidden(col):
             continue
         width = header.sectionSizeHint(col)

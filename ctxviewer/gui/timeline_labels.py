@@ -34,6 +34,7 @@ def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, pg.Infinite
             "fill": pg.mkBrush(label_fill(dark))})
         line.setVisible(False)
         line.setZValue(2)
+        line.texts = (key, key)  # (full, compact) label texts: apply_thresholds sets them
         plot_item.addItem(line, ignoreBounds=True)
         lines[key] = line
     return lines
@@ -95,9 +96,8 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
     width = max(vb.width(), 1.0)
     for compact in (False, True):
         for ln in shown:
-            text = getattr(ln, "texts", (None, None))[compact]
-            if text is not None and ln.label.format != text:
-                ln.label.setFormat(text)
+            if ln.label.format != ln.texts[compact]:
+                ln.label.setFormat(ln.texts[compact])
         heights = [ln.label.boundingRect().height() for ln in shown]
         centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
                    for ln, h in zip(shown, heights, strict=True)]

@@ -128,6 +128,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
         pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
+        self._legend_shown: list[tuple[object, str]] = []  # (item, name) in the legend
         self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
                                    labelTextColor=series_color("foreground", self.dark),
                                    brush=faint(series_color("background", self.dark), 210))
@@ -214,7 +215,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         """Lay the legend out in the fewest rows that fit the view's width, as long as
         it takes at most ``LEGEND_SHARE`` of the view's height (a legend wider than
         that allows is cut at the right)."""
-        shown = getattr(self, "_legend_shown", [])
+        shown = self._legend_shown
         vb = self.getPlotItem().vb
         room = vb.width() - 16
         columns = max(1, len(shown))
