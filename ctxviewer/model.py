@@ -158,6 +158,12 @@ class Request:
     message_id: str | None = None
     request_id: str | None = None
     window_hint: int | None = None  # the window the source says the agent used
+    # Who sent it, as the source names it: a User-Agent ("claude-cli/2.1.197
+    # (external, sdk-cli)", "QwenCode/0.15.10 (linux; x64)") or "<agent>/<version>"
+    # from a transcript ("claude-code/2.1.39", "codex/0.66.0").
+    client: str | None = None
+    conversation: str | None = None  # the agent's own session id, where the source has one
+    max_tokens: int | None = None  # the output cap the request asked for
     status: int | None = None
     line: int | None = None  # 1-based line in the source file
     # What the source knows about the prompt when it does not record it
@@ -177,6 +183,23 @@ class Request:
 
 
 @dataclass(frozen=True, slots=True)
+class TokenCount:
+    """A token-counting call the agent made (``/v1/messages/count_tokens``).
+
+    Claude Code's ``/context`` counts each category with one such call; their
+    answers are the agent's own numbers. ``tokens`` is None when the call
+    failed (the agent then falls back to ``max_tokens: 1`` probes)."""
+
+    line: int
+    timestamp: str | None
+    model: str | None
+    texts: tuple[str, ...]  # the text of each message / system block counted
+    tools: tuple[ToolDef, ...]
+    tokens: int | None
+    conversation: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Skipped:
     line: int
     reason: str
@@ -191,6 +214,7 @@ class Session:
     events: list[Event] = field(default_factory=list)  # events after the last request
     title: str | None = None
     session_id: str | None = None
+    token_counts: list[TokenCount] = field(default_factory=list)
 
     @property
     def model(self) -> str | None:

@@ -6,45 +6,99 @@ derives thresholds, the timeline and per-request breakdowns on demand.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from ctxviewer.analysis.agents.identify import Identity, identify
+from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
+from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
-from ctxviewer.analysis.thresholds import Thresholds, thresholds
+from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
-from ctxviewer.analysis.windows import context_window, window_source
-from ctxviewer.model import Session
+from ctxviewer.model import AUXILIARY, MAIN, Session
 
 BREAKDOWNS_KEPT = 32  # per Analysis: stepping through requests recomputes no recent one
+
+
+def env_pct_override(environ: Mapping[str, str]) -> float | None:
+    """``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` as a percentage, or None when unset or not 1-99."""
+    try:
+        pct = float(environ.get("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", ""))
+    except ValueError:
+        return None
+    return pct if 0 < pct < 100 else None
 
 
 @dataclass
 class Analysis:
     session: Session
     estimator_name: str = DEFAULT
-    policy: str = "qwen"
+    policy: str = AGENT
     window_override: int | None = None
     custom: dict[str, int] | None = None
+    # Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, read where ctxviewer runs (where the
+    # user runs the agent too); pass None to ignore the environment.
+    pct_override: float | None = field(default_factory=lambda: env_pct_override(os.environ))
     _inferred: dict[tuple[str, str | None], int | None] = field(default_factory=dict, repr=False)
     _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
+    _windows: dict[str | None, Window] = field(default_factory=dict, repr=False)
 
     @cached_property
     def estimator(self) -> Estimator:
         return get_estimator(self.estimator_name)
 
     @cached_property
-    def window(self) -> int:
-        return context_window(self.session.model, self.session.window_hint, self.window_override)
+    def identity(self) -> Identity:
+        """The agent that wrote the session, its version and its rules."""
+        return identify(self.session)
+
+    def window_of(self, model: str | None) -> Window:
+        """The window the agent works with for ``model`` (and where the number came from)."""
+        done = self._windows.get(model)
+        if done is None:
+            reqs = [r for r in self.session.requests if r.model == model] or self.session.requests
+            done = self._windows[model] = agent_window(self.identity, reqs, model,
+                                                       self.window_override)
+        return done
 
     @cached_property
+    def window_info(self) -> Window:
+        return self.window_of(self.session.model)
+
+    @property
+    def window(self) -> int:
+        return self.window_info.tokens
+
+    @property
     def window_source(self) -> str:
-        return window_source(self.session.model, self.session.window_hint, self.window_override)
+        return self.window_info.source
+
+    @property
+    def policy_label(self) -> str:
+        if self.policy == AGENT:
+            return self.identity.era.policy.label
+        return POLICY_LABELS.get(self.policy, self.policy)
+
+    @property
+    def policy_source(self) -> str:
+        return "agent profile" if self.policy == AGENT else "user"
+
+    def thresholds_for(self, window: Window, model: str | None) -> Thresholds:
+        if self.policy != AGENT:
+            return thresholds(window.tokens, self.policy, self.custom)
+        caps = [r.max_tokens for r in self.session.requests
+                if r.model == model and r.role == MAIN and r.max_tokens]
+        return rule_thresholds(self.identity.era.policy, window.tokens, model=model,
+                               max_output=max(caps) if caps else None, raw_window=window.raw,
+                               pct_override=self.pct_override)
 
     @cached_property
     def thresholds(self) -> Thresholds:
-        return thresholds(self.window, self.policy, self.custom)
+        return self.thresholds_for(self.window_info, self.session.model)
 
     @cached_property
     def timeline(self) -> list[Point]:
@@ -70,11 +124,16 @@ class Analysis:
         key = (req.role, req.agent)
         if not req.complete and key not in self._inferred:
             self._inferred[key] = infer_overhead(self.session.requests, req, self.estimator)
-        window = context_window(req.model, req.window_hint or self.session.window_hint,
-                                self.window_override) if req.model else self.window
-        t = self.thresholds if window == self.window else thresholds(window, self.policy,
-                                                                     self.custom)
-        return breakdown(req, self.estimator, window, t, self._inferred.get(key))
+        w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
+        t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
+        return breakdown(req, self.estimator, w.tokens, t, self._inferred.get(key))
+
+
+def identity_json(a: Analysis) -> dict[str, Any]:
+    ident = a.identity
+    return {"id": ident.profile.id, "label": ident.label,
+            "version": ".".join(map(str, ident.version)) if ident.version else None,
+            "evidence": ident.evidence, "entrypoint": ident.entrypoint}
 
 
 def item_json(item: Item) -> dict[str, Any]:
@@ -117,7 +176,10 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "source": {"path": s.path, "format": s.format, "skipped_records": len(s.skipped),
                    "complete": s.complete, "requests": len(s.requests)},
         "model": s.model, "window": a.window, "window_source": a.window_source,
-        "policy": a.policy, "estimator": a.estimator.name,
+        "window_detail": a.window_info.detail,
+        "agent": identity_json(a),
+        "policy": a.policy, "policy_label": a.policy_label, "policy_source": a.policy_source,
+        "estimator": a.estimator.name,
         "thresholds": a.thresholds.as_dict(),
         "requests": [point_json(p) for p in a.timeline],
         "events": [{"kind": e.kind, "request": r.index, "timestamp": e.timestamp,

@@ -2,7 +2,9 @@
 
 Policies:
 
-- ``qwen`` (default): qwen-code's three-tier ladder (seed 001);
+- ``agent`` (default): the policy of the agent that wrote the log, from its
+  profile (``analysis.agents``: window, formula and constants per version);
+- ``qwen``: qwen-code's three-tier ladder (seed 001);
 - ``qwen-legacy``: auto-compaction at 70% of the window;
 - ``claude-code``: usable input = window - 50,000 (80% for windows of 50,000
   or less), auto-compaction there (seed 003);
@@ -26,8 +28,9 @@ CLAUDE_CODE_RESERVE = 50_000
 SHANNON_TRIGGER = 0.75
 SHANNON_TARGET = 0.375
 
-POLICIES = ("qwen", "qwen-legacy", "claude-code", "shannon", "custom")
+POLICIES = ("agent", "qwen", "qwen-legacy", "claude-code", "shannon", "custom")
 POLICY_LABELS = {
+    "agent": "the agent's own",
     "qwen": "qwen-code three-tier",
     "qwen-legacy": "qwen-code legacy (70%)",
     "claude-code": "Claude Code (window - 50K)",
@@ -88,6 +91,8 @@ def thresholds(window: int, policy: str = "qwen", custom: dict[str, int] | None 
     """The threshold ladder of ``policy`` for a context window of ``window`` tokens."""
     if window <= 0:
         raise ValueError("window must be positive")
+    if policy == "agent":
+        raise KeyError("the 'agent' policy depends on the session: use Analysis.thresholds")
     if policy == "qwen":
         return _qwen(window)
     if policy == "qwen-legacy":

@@ -31,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--summarizer", default="local", choices=("local", "anthropic"),
                    help="local (offline, default) or anthropic (ANTHROPIC_API_KEY / _BASE_URL)")
     p.add_argument("--estimator", default="qwen", choices=estimator_names())
-    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--policy", default="agent", choices=POLICIES,
+                   help="compaction policy (default: the agent's own, from its profile)")
     p.add_argument("--window", type=int, help="override the context window size")
     p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
 

@@ -8,7 +8,7 @@ import sys
 from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
-from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
+from ctxviewer.analysis.thresholds import POLICIES
 from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
@@ -27,7 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "the end, or 'last' (the last main request; default)")
     p.add_argument("--estimator", default="qwen", choices=estimator_names())
     p.add_argument("--window", type=int, help="override the context window size")
-    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--policy", default="agent", choices=POLICIES,
+                   help="compaction policy (default: the agent's own, from its profile)")
     p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
     p.add_argument("--all-items", action="store_true", help="text: list every item row")
 
@@ -73,8 +74,12 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     t = a.thresholds
     lines = [f"{s.path}  [{s.format}]  {len(s.requests)} requests"
              + (f", {len(s.skipped)} records skipped" if s.skipped else "")]
-    lines.append(f"model {s.model or '?'}  window {a.window:,} ({a.window_source})  "
-                 f"policy {POLICY_LABELS[a.policy]}  estimator {a.estimator.name}")
+    ident = a.identity
+    w = a.window_info
+    lines.append(f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "
+                 f"estimator {a.estimator.name}")
+    lines.append(f"window {a.window:,} from the {w.source}: {w.detail}")
+    lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:

@@ -28,7 +28,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--view", default="main", choices=VIEWS,
                    help="main window (default), timeline tab, the bar, or the tree")
     p.add_argument("--estimator", default="qwen", choices=estimator_names())
-    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--policy", default="agent", choices=POLICIES,
+                   help="compaction policy (default: the agent's own, from its profile)")
     p.add_argument("--window", type=int, default=0, help="override the context window size")
     p.add_argument("--theme", default="auto", choices=("auto", "light", "dark"))
 

@@ -19,9 +19,9 @@ import orjson
 from ctxviewer.analysis.breakdown import infer_overhead
 from ctxviewer.analysis.estimators import Estimator, get_estimator
 from ctxviewer.analysis.estimators import names as estimator_names
-from ctxviewer.analysis.thresholds import POLICIES, Thresholds, thresholds, tier
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.thresholds import POLICIES, Thresholds, tier
 from ctxviewer.analysis.timeline import estimate_request
-from ctxviewer.analysis.windows import context_window
 from ctxviewer.commands.common import UsageError, add_file_argument
 from ctxviewer.ingest.follow import Follower, Update
 from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
@@ -35,7 +35,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="seconds between checks of the file (default 0.25)")
     p.add_argument("--estimator", default="qwen", choices=estimator_names(),
                    help="estimator for requests without API usage (default qwen)")
-    p.add_argument("--policy", default="qwen", choices=POLICIES)
+    p.add_argument("--policy", default="agent", choices=POLICIES,
+                   help="compaction policy (default: the agent's own, from its profile)")
     p.add_argument("--window", type=int, help="override the context window size")
     p.add_argument("--new-only", action="store_true",
                    help="skip the requests already in the file")
@@ -79,6 +80,8 @@ class TailPrinter:
         self.session: Session | None = None
         self.printed: dict[int, int] = {}  # index -> prompt tokens last printed
         self._thresholds: dict[int, Thresholds] = {}
+        self._current: Analysis | None = None
+        self._analysis_key: tuple[int, int] | None = None
         self._inferred: dict[tuple[str, str | None], int | None] = {}
 
     def show(self, up: Update, skip_existing: bool = False) -> None:
@@ -111,12 +114,22 @@ class TailPrinter:
 
     # -- numbers --------------------------------------------------------------
 
+    def _analysis(self, s: Session) -> Analysis:
+        """The agent's window and thresholds for the session as it is now (re-derived as
+        it grows: the agent is recognised from its first requests)."""
+        key = (id(s), len(s.requests))
+        if self._analysis_key != key or self._current is None:
+            self._current = Analysis(s, self.est.name, self.policy, self.window)
+            self._analysis_key = key
+            self._thresholds.clear()
+        return self._current
+
     def _thresholds_for(self, s: Session, req: Request) -> Thresholds:
-        window = context_window(req.model or s.model, req.window_hint or s.window_hint,
-                                self.window)
-        if window not in self._thresholds:
-            self._thresholds[window] = thresholds(window, self.policy)
-        return self._thresholds[window]
+        a = self._analysis(s)
+        w = a.window_of(req.model or s.model)
+        if w.tokens not in self._thresholds:
+            self._thresholds[w.tokens] = a.thresholds_for(w, req.model or s.model)
+        return self._thresholds[w.tokens]
 
     def _prompt(self, req: Request) -> tuple[int, bool]:
         """(prompt tokens, estimated): the API count, else the estimator's."""
@@ -156,16 +169,18 @@ class TailPrinter:
 
     def _emit_header(self, s: Session) -> None:
         model = s.model
-        window = context_window(model, s.window_hint, self.window)
-        t = thresholds(window, self.policy)
+        a = self._analysis(s)
+        window, t = a.window, a.thresholds
         if self.as_json:
             _write_json({"type": "start", "path": s.path, "format": s.format, "model": model,
-                         "window": window, "policy": self.policy, "thresholds": t.as_dict(),
+                         "agent": a.identity.profile.id, "window": window,
+                         "window_source": a.window_source, "policy": self.policy,
+                         "policy_label": a.policy_label, "thresholds": t.as_dict(),
                          "requests": len(s.requests)})
             return
-        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  model {model or '?'}  "
-               f"window {window:,}  policy {self.policy} (warn {t.warn:,} auto {t.auto:,} "
-               f"hard {t.hard:,})")
+        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  {a.identity.label}  "
+               f"model {model or '?'}  window {window:,} ({a.window_source})  "
+               f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})")
 
     def _emit_reload(self, s: Session | None) -> None:
         n = len(s.requests) if s is not None else 0

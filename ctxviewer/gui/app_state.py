@@ -24,7 +24,7 @@ class Options:
     """How a session is analysed: estimator, threshold policy, window override (0 = auto)."""
 
     estimator: str = DEFAULT
-    policy: str = "qwen"
+    policy: str = "agent"
     window: int = 0
 
     @staticmethod

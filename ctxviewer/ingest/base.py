@@ -13,9 +13,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ctxviewer.model import Block, Event, Message, Request, Skipped
+from ctxviewer.model import Block, Event, Message, Request, Skipped, TokenCount
 
-Item = Request | Event | Skipped
+Item = Request | Event | Skipped | TokenCount
 
 
 class LoadError(Exception):
@@ -68,7 +68,8 @@ def as_int(value: Any) -> int:
     return 0
 
 
-_REQUEST_TEXT = ("model", "timestamp", "agent", "message_id", "request_id")
+_REQUEST_TEXT = ("model", "timestamp", "agent", "message_id", "request_id", "client",
+                 "conversation")
 
 
 def _text(value: Any) -> str | None:
@@ -84,6 +85,8 @@ def well_typed(value: Any) -> Any:
         fixed = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
         fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
             else None
+        cap = value.max_tokens
+        fixed["max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
         changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
         return replace(value, **changed) if changed else value
     if isinstance(value, Message):

@@ -8,7 +8,10 @@ Rules that hold for every format live here, not in the readers:
   request after it); events after the last request stay on the session;
 - indices are assigned in order of first appearance;
 - side calls are marked auxiliary: requests that declare no tools while the
-  session's main conversation does (Claude Code's title and topic calls);
+  session's main conversation does (Claude Code's title and topic calls), and
+  ``max_tokens: 1`` probes (Claude Code's ``/context`` counts with them when
+  count_tokens is unavailable);
+- count_tokens calls are kept apart (``Session.token_counts``): never requests;
 - in full-body sources, tool-using requests whose system prompt differs from
   the main agent's are sub-agents (a Task / Agent tool's own conversation);
 - in full-body sources, a compaction shows as a compaction summary appearing
@@ -33,7 +36,10 @@ from ctxviewer.model import (
     Request,
     Session,
     Skipped,
+    TokenCount,
 )
+
+PROBE_MAX_TOKENS = 1  # a request that asks for at most this many output tokens is a count
 
 
 class SessionBuilder:
@@ -41,6 +47,9 @@ class SessionBuilder:
         self.session = session
         self._by_key: dict[tuple[str, str], int] = {}
         self._pending_events: list[Event] = []
+        # What the reader said of each request before the session-wide rules
+        # (roles, inferred compactions) changed it: ``classify`` starts from it.
+        self._base: list[tuple[str, bool, str | None, tuple[Event, ...]]] = []
 
     def add(self, item: Item) -> Request | None:
         """Add one item; returns the request that was added or updated."""
@@ -50,6 +59,8 @@ class SessionBuilder:
             self.session.skipped.append(item)
         elif isinstance(item, Event):
             self._pending_events.append(item)
+        elif isinstance(item, TokenCount):
+            self.session.token_counts.append(item)
         return None
 
     def _add_request(self, req: Request) -> Request:
@@ -69,16 +80,28 @@ class SessionBuilder:
         if key is not None:
             self._by_key[key] = len(requests)
         requests.append(req)
+        self._base.append((req.role, req.sidechain, req.agent, req.events))
         return req
 
     def build(self) -> Session:
-        """Finish: park trailing events, mark auxiliary calls."""
+        """Finish: park trailing events, classify the requests."""
         self.session.events.extend(self._pending_events)
         self._pending_events.clear()
+        self.classify()
+        return self.session
+
+    def classify(self) -> None:
+        """Apply the session-wide rules (side calls, sub-agents, inferred compactions)
+        to the requests so far, from what their readers said: the same bytes get
+        the same roles whether they were loaded at once or followed as they grew."""
+        reqs = self.session.requests
+        for i, (role, sidechain, agent, events) in enumerate(self._base):
+            r = reqs[i]
+            if (r.role, r.sidechain, r.agent) != (role, sidechain, agent) or r.events != events:
+                reqs[i] = replace(r, role=role, sidechain=sidechain, agent=agent, events=events)
         mark_auxiliary(self.session)
         mark_subagents(self.session)
         infer_compactions(self.session)
-        return self.session
 
 
 def _usage_size(req: Request) -> tuple[int, int]:
@@ -87,13 +110,19 @@ def _usage_size(req: Request) -> tuple[int, int]:
     return (req.usage.prompt_tokens, req.usage.output_tokens)
 
 
+def is_probe(req: Request) -> bool:
+    """A ``max_tokens: 1`` call: a token count in disguise, never a turn of the conversation."""
+    return req.max_tokens is not None and req.max_tokens <= PROBE_MAX_TOKENS
+
+
 def mark_auxiliary(session: Session) -> None:
-    """Requests without tools beside a tool-using main conversation are side calls."""
+    """Probes, and requests without tools beside a tool-using main conversation, are side calls."""
     reqs = session.requests
-    if not any(r.tools for r in reqs if r.complete):
-        return
+    tooled = any(r.tools for r in reqs if r.complete and not is_probe(r))
     for i, r in enumerate(reqs):
-        if r.complete and r.role == MAIN and not r.tools and not r.sidechain:
+        if r.role != MAIN or r.sidechain:
+            continue
+        if is_probe(r) or (tooled and r.complete and not r.tools):
             reqs[i] = replace(r, role=AUXILIARY)
 
 
@@ -107,6 +136,19 @@ def mark_subagents(session: Session) -> None:
     """Tool-using full-body requests with another agent's system prompt are sub-agents."""
     reqs = session.requests
     tooled = [r for r in reqs if r.complete and r.tools and r.role == MAIN and not r.sidechain]
+    groups: dict[str | None, list[Request]] = {}
+    for r in tooled:  # each agent (client) has its own main prompt
+        groups.setdefault(_client_family(r.client), []).append(r)
+    for group in groups.values():
+        _mark_group_subagents(reqs, group)
+
+
+def _client_family(client: str | None) -> str | None:
+    """'claude-cli/2.1.197 (external, cli)' -> 'claude-cli': the program, not its version."""
+    return client.split("/", 1)[0].strip().lower() if client else None
+
+
+def _mark_group_subagents(reqs: list[Request], tooled: list[Request]) -> None:
     keys = Counter(_prompt_key(r) for r in tooled)
     if len(keys) < 2:
         return

@@ -127,6 +127,8 @@ class _Parser:
             message_id=msg_id,
             request_id=_str(record.get("requestId")),
             line=line,
+            client=_client(record),
+            conversation=_str(record.get("sessionId")),
         )
 
     def _preserve(self, boundary: str, kept: list[str]) -> None:
@@ -192,3 +194,12 @@ READER = ClaudeCodeReader()
 def _text_or_empty(value: object) -> str:
     """An id from JSON: strings as they are, anything else (lists, objects...) as ''."""
     return value if isinstance(value, str) else ""
+
+
+def _client(record: dict[str, Any]) -> str | None:
+    """'claude-code/2.1.114 (cli)': the version and, where recorded, the entrypoint."""
+    version = _str(record.get("version"))
+    if version is None:
+        return None
+    entry = _str(record.get("entrypoint"))
+    return f"claude-code/{version} ({entry})" if entry else f"claude-code/{version}"

@@ -99,6 +99,7 @@ class _CodexParser:
         self.emitted = 0
         self.legacy = False
         self.subagent = False  # a sub-agent thread's rollout (session_meta.source.subagent)
+        self.client: str | None = None  # "codex/<cli_version>" from session_meta
         self.intern = Interner()
 
     def feed(self, line: int, record: Any) -> list[Item]:
@@ -131,6 +132,9 @@ class _CodexParser:
         return out
 
     def _on_session_meta(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        version = p.get("cli_version")
+        if isinstance(version, str) and version:
+            self.client = f"codex/{version}"
         base = p.get("base_instructions")
         text = base.get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
@@ -238,7 +242,7 @@ class _CodexParser:
             messages=tuple(self.intern(m) for m in merge(pend.prompt)), usage=pend.usage,
             complete=False, sidechain=self.subagent, role=SUBAGENT if self.subagent else MAIN,
             api="codex", response=reply[0] if reply else None, window_hint=self.window,
-            line=pend.line, notes=notes,
+            line=pend.line, notes=notes, client=self.client,
         )
 
 

@@ -24,7 +24,7 @@ from ctxviewer.ingest.openai_body import (
     responses_request_parts,
     usage_from_openai,
 )
-from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request
+from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request, TokenCount
 
 _OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
                    "context window", "too many tokens", "input is too long")
@@ -44,12 +44,56 @@ def api_of(path: str, body: Any) -> str | None:
     return None
 
 
-def _window_hint(headers: Any) -> int | None:
+def _header(headers: Any, name: str) -> str | None:
+    """A request header by its lower-cased name (recordings lower-case them, claude-trace not)."""
     if isinstance(headers, dict):
         for k, v in headers.items():
-            if str(k).lower() == "anthropic-beta" and "context-1m" in str(v):
-                return 1_000_000
+            if str(k).lower() == name and isinstance(v, str):
+                return v
     return None
+
+
+def _window_hint(headers: Any) -> int | None:
+    """The window the request asked for: Anthropic's 1M-context beta header.
+
+    Whether the agent *uses* that window is the agent profile's call (Claude
+    Code's print mode sends the header and works with 200k)."""
+    if "context-1m" in (_header(headers, "anthropic-beta") or ""):
+        return 1_000_000
+    return None
+
+
+# Headers agents put their own session id in (Claude Code; qwen-code sends none).
+_SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "x-session-id")
+
+
+def _conversation(headers: Any) -> str | None:
+    return next((v for h in _SESSION_HEADERS if (v := _header(headers, h))), None)
+
+
+def _max_tokens(body: dict[str, Any]) -> int | None:
+    for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
+        value = body.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _token_count(body: dict[str, Any], response: Any, status: int | None,
+                 timestamp: str | None, line: int, headers: Any, intern: Interner) -> TokenCount:
+    """A count_tokens call: what was counted and the answer (None when it failed)."""
+    texts: list[str] = [b.text for b in system_from(body.get("system"), intern)]
+    for m in body.get("messages") or ():
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            texts.append("".join(str(p.get("text", "")) for p in content if isinstance(p, dict)))
+    answer = response.get("input_tokens") if isinstance(response, dict) else None
+    ok = isinstance(answer, int) and not isinstance(answer, bool) and (status or 200) < 400
+    return TokenCount(line, timestamp, str(body["model"]) if body.get("model") else None,
+                      tuple(texts), tools_from(body.get("tools"), intern),
+                      answer if ok else None, _conversation(headers))
 
 
 def _error_events(status: int | None, body: Any, timestamp: str | None) -> tuple[Event, ...]:
@@ -70,8 +114,11 @@ def request_from_exchange(
     line: int,
     intern: Interner,
     headers: Any = None,
-) -> Request | None:
-    """The Request of one exchange, or None when it is not a model call (count_tokens...)."""
+) -> Request | TokenCount | None:
+    """The Request of one exchange, a TokenCount for a count_tokens call, or None
+    when it is neither."""
+    if path.endswith("/count_tokens"):
+        return _token_count(body, response, status, timestamp, line, headers, intern)
     api = api_of(path, body)
     if api is None:
         return None
@@ -101,6 +148,9 @@ def request_from_exchange(
         response=reply,
         message_id=msg_id if isinstance(msg_id, str) else None,
         window_hint=_window_hint(headers),
+        client=_header(headers, "user-agent"),
+        conversation=_conversation(headers),
+        max_tokens=_max_tokens(body),
         status=status,
         line=line,
     )

@@ -319,7 +319,10 @@ class Follower:
     def _diff(self, prev: list[Request], provisional: list[int]) -> Update:
         s = self.session
         assert s is not None
-        mark_auxiliary(s)
+        if self._builder is not None:
+            self._builder.classify()  # as a full load of the same bytes would
+        else:
+            mark_auxiliary(s)
         if self._builder is not None and not self._finished:
             s.events[:] = self._builder.pending_events
         reqs = s.requests

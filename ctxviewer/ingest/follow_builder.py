@@ -81,6 +81,7 @@ class _LiveBuilder(SessionBuilder):
             if req.key is not None and self._by_key.get(req.key) == req.index:
                 del self._by_key[req.key]
         del reqs[n:]
+        del self._base[n:]
         for pos, old in reversed(replaced):
             reqs[pos] = old
         self._pending_events[:] = events

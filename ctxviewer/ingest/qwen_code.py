@@ -148,6 +148,8 @@ class _QwenParser:
             messages=self._context(parent), usage=usage, complete=False, sidechain=side,
             role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
             response=reply, message_id=uuid, window_hint=window, line=line, notes=NOTES,
+            client=f"qwen-code/{v}" if isinstance(v := rec.get("version"), str) and v else None,
+            conversation=rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None,
         )
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:

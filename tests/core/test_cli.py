@@ -19,7 +19,9 @@ def test_report_json_contract(corpus, capsys):
     out = run_json(capsys, "report", str(corpus / LEMMY), "--json")
     assert out["source"]["format"] == "claude-trace"
     assert out["source"]["skipped_records"] == 0
-    assert out["window"] == 200_000 and out["policy"] == "qwen"
+    assert out["window"] == 200_000 and out["policy"] == "agent"
+    assert out["agent"]["id"] == "claude-code" and out["agent"]["version"] == "1.0.6"
+    assert out["window_source"] == "agent profile" and out["policy_source"] == "agent profile"
     assert out["thresholds"] == {"warn": 147_000, "auto": 167_000, "hard": 177_000,
                                  "effective": 180_000, "target": None}
     assert len(out["requests"]) == 64

@@ -292,7 +292,8 @@ def test_tail_once_prints_every_request(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_tail_once_json_and_new_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = _session_file(tmp_path)
-    assert main(["tail", str(path), "--once", "--json", "--window", "32000"]) == 0
+    assert main(["tail", str(path), "--once", "--json", "--window", "32000",
+                 "--policy", "qwen"]) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows[0]["type"] == "start" and rows[0]["window"] == 32_000
     assert [r["index"] for r in rows[1:]] == [0, 1]

@@ -21,7 +21,7 @@ def test_qwen_reference_table(window, warn, auto, hard, effective):
     assert isinstance(t.warn, int) and isinstance(t.auto, int)
 
 
-@pytest.mark.parametrize("policy", [p for p in POLICIES])
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p != "agent"])
 @pytest.mark.parametrize("window", [1_000, 10_000, 32_000, 64_000, 128_000, 200_000, 256_000,
                                     1_000_000])
 def test_ladder_is_ordered_for_every_policy(policy, window):
