@@ -48,10 +48,16 @@ class SessionStatusBar(QStatusBar):
             return
         s = a.session
         name = os.path.basename(s.path) if s.path else "(unsaved)"
-        parts = [_elide(name), s.format, f"{len(s.requests)} requests", s.model or "model ?",
-                 f"window {a.window:,} ({a.window_source})", f"estimator {a.estimator_name}"]
+        parts = [_elide(name), s.format, a.identity.label, f"{len(s.requests)} requests",
+                 s.model or "model ?", f"window {a.window:,} ({a.window_source})",
+                 f"policy: {a.policy_label} ({a.policy_source})",
+                 f"estimator {a.estimator_name}"]
         self._set_info("  ·  ".join(parts))
-        self.info.setToolTip("\n".join([s.path or "", *parts[1:]]))
+        tip = [s.path or "", s.format, f"agent: {a.identity.label}, recognised by "
+               f"{a.identity.evidence}", f"window {a.window:,} from the {a.window_source}: "
+               f"{a.window_info.detail}", f"policy {a.policy_label} (from the {a.policy_source})",
+               f"estimator {a.estimator_name}"]
+        self.info.setToolTip("\n".join(tip))
         count = len(s.skipped)
         self.skipped_button.setText(f"{count:,} skipped")
         self.skipped_button.setEnabled(count > 0)

@@ -56,7 +56,8 @@ def test_opens_a_claude_trace_and_shows_the_last_main_request(qtbot, window, ope
     assert f"{b.used:,}" in window.bar_panel.headline.text()
     info = window.status.info_text()
     for part in ("badlogic", "claude-trace", "64 requests", "claude-sonnet-4-20250514",
-                 "window 200,000 (model table)", "estimator qwen"):
+                 "window 200,000 (agent profile)", "Claude Code 1.0.6",
+                 "policy: Claude Code", "(agent profile)", "estimator qwen"):
         assert part in info
     assert window.windowTitle().startswith("badlogic__lemmy")
     assert a.session.path == trace_path
@@ -143,7 +144,8 @@ def test_estimator_policy_and_window_controls_update_the_views(qtbot, window, op
     b = core(trace_path, "chars4", "claude-code", 64000).breakdown(20)
     assert b.window == 64000
     assert_views_show(window, b)
-    assert "window 64,000 (override)" in window.status.info_text()
+    assert "window 64,000 (user)" in window.status.info_text()
+    assert "policy: Claude Code (window - 50K) (user)" in window.status.info_text()
     rows = window.requests.request_model
     assert [rows.index(r, 0).data(USER) for r in range(rows.rowCount())] == \
         core(trace_path, "chars4", "claude-code", 64000).timeline
