@@ -17,6 +17,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.windows import baseline_note
@@ -68,6 +69,8 @@ class Category:
     items: tuple[Item, ...] = ()
     estimated: int = 0  # the local estimate before scaling / subtraction
     note: str = ""
+    basis: str = "estimate"  # estimate | count_tokens | api | api - overhead | window
+
 
     @property
     def label(self) -> str:
@@ -90,6 +93,8 @@ class Breakdown:
     complete: bool = True
     notes: tuple[str, ...] = field(default=())
     source_notes: tuple[str, ...] = field(default=())  # what the reader says it knows / inferred
+    counts: str = "wire"  # "agent": counted by the agent's own /context rules; "wire": as sent
+    differences: tuple[Difference, ...] = ()  # where the agent's view and the wire disagree
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -219,9 +224,14 @@ def breakdown(
     window: int,
     thresholds: Thresholds,
     inferred_overhead: int | None = None,
+    view: CountingView | None = None,
 ) -> Breakdown:
-    """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see ``infer_overhead``)."""
+    """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see
+    ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does."""
     parts = _overhead_parts(req, est)
+    diffs: list[Difference] = []
+    if view is not None:
+        parts, diffs = view.adjust(parts, req, est, Item)
     notes: list[str] = []
     if not req.complete:
         unrec = inferred_overhead or 0
@@ -244,7 +254,9 @@ def breakdown(
             continue
         tokens, items = parts[name]
         note = notes[0] if name == "unrecorded_overhead" else ""
-        cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note))
+        basis = "count_tokens" if view is not None and view.counted(name) else "estimate"
+        cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note,
+                             basis))
     scaled_overhead = sum(c.tokens for c in cats)
     if mode == "B":
         assert total is not None
@@ -254,20 +266,29 @@ def breakdown(
             "estimation error and content the transcript does not record"
         cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
                              f"API total minus overhead; local estimate {msg_est:,} "
-                             f"({diff:+,} absorbed: {absorbed})"))
+                             f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
         used = total
     else:
         used = scaled_overhead
     buffer = min(thresholds.buffer, max(0, window - used))
+    buffer_note = f"space above the auto-compaction threshold ({thresholds.auto:,})"
+    if view is not None and not view.shows_buffer and buffer:
+        diffs.append(Difference("autocompact buffer", 0, buffer,
+                                f"{view.agent}'s /context shows no autocompact buffer: its free "
+                                f"space runs to the window (auto-compaction at "
+                                f"{thresholds.auto:,})"))
+        buffer_note = f"not shown by {view.agent}'s /context; auto-compaction at " \
+                      f"{thresholds.auto:,}"
+        buffer = 0
     free = max(0, window - used - buffer)
-    cats.append(Category("free_space", free))
-    cats.append(Category("autocompact_buffer", buffer,
-                         note=f"space above the auto-compaction threshold ({thresholds.auto:,})"))
+    cats.append(Category("free_space", free, basis="window"))
+    cats.append(Category("autocompact_buffer", buffer, note=buffer_note, basis="window"))
     baseline = baseline_note(req.api)
     if baseline:
         notes.append(baseline)
     return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
-                     scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes)
+                     scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes,
+                     "agent" if view is not None else "wire", tuple(diffs))
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

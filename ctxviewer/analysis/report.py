@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from ctxviewer.analysis.agents.identify import Identity, identify
+from ctxviewer.analysis.agents.claude_counts import agent_counts
+from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
@@ -43,6 +45,7 @@ class Analysis:
     # Claude Code's CLAUDE_AUTOCOMPACT_PCT_OVERRIDE, read where ctxviewer runs (where the
     # user runs the agent too); pass None to ignore the environment.
     pct_override: float | None = field(default_factory=lambda: env_pct_override(os.environ))
+    counts: str = "agent"  # "agent": as the agent's /context counts; "wire": as sent
     _inferred: dict[tuple[str, str | None], int | None] = field(default_factory=dict, repr=False)
     _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
     _windows: dict[str | None, Window] = field(default_factory=dict, repr=False)
@@ -126,7 +129,25 @@ class Analysis:
             self._inferred[key] = infer_overhead(self.session.requests, req, self.estimator)
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
-        return breakdown(req, self.estimator, w.tokens, t, self._inferred.get(key))
+        view = self.view
+        overhead = view.rules.get("tool_overhead") if view is not None else None
+        if view is not None and overhead is not None and req.complete:
+            answers = agent_counts(self.session, index, int(overhead))
+            if answers is not None:
+                view = replace(view, answers=answers)
+        b = breakdown(req, self.estimator, w.tokens, t, self._inferred.get(key), view)
+        if view is not None and w.wire and w.wire != w.tokens:
+            b = replace(b, differences=(Difference(
+                "window", w.tokens, w.wire, f"the requests carry the context-1m beta; {w.detail}"),
+                *b.differences))
+        return b
+
+    @cached_property
+    def view(self) -> CountingView | None:
+        """The agent's counting rules (None: count what was sent, "on the wire")."""
+        if self.counts != "agent":
+            return None
+        return CountingView(self.identity.profile.label, self.identity.era.counting)
 
 
 def identity_json(a: Analysis) -> dict[str, Any]:
@@ -150,11 +171,13 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
         "request": b.request, "mode": b.mode, "estimator": b.estimator, "window": b.window,
         "total": b.total, "used": b.used, "overhead_scale": round(b.overhead_scale, 4),
         "raw_overhead": b.raw_overhead, "messages_estimate": b.messages_estimate,
+        "counts": b.counts, "differences": [d.as_dict() for d in b.differences],
         "messages_error": b.messages_error, "complete": b.complete, "notes": list(b.notes),
         "source_notes": list(b.source_notes),
         "categories": [
             {"name": c.name, "label": c.label, "tokens": c.tokens, "percent": b.percent(c.tokens),
-             "estimated": c.estimated, "note": c.note, "items": [item_json(x) for x in c.items]}
+             "estimated": c.estimated, "basis": c.basis, "note": c.note,
+             "items": [item_json(x) for x in c.items]}
             for c in b.categories
         ],
     }

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from typing import Any
+
+from ctxviewer.analysis.agents.context_output import AgentContext, compare
+from ctxviewer.analysis.agents.context_output import parse as parse_context
 from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
@@ -29,6 +33,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--window", type=int, help="override the context window size")
     p.add_argument("--policy", default="agent", choices=POLICIES,
                    help="compaction policy (default: the agent's own, from its profile)")
+    p.add_argument("--counts", choices=("agent", "wire"), default="agent",
+                   help="count as the agent's own /context does (default) or as sent on the wire")
+    p.add_argument("--against", metavar="CONTEXT_TXT",
+                   help="an agent's own /context output (Claude Code's screen or Markdown, "
+                        "qwen-code's text) for the same request: print both side by side")
     p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
     p.add_argument("--all-items", action="store_true", help="text: list every item row")
 
@@ -37,17 +46,46 @@ def analysis_from_args(args: argparse.Namespace) -> Analysis:
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
     session = load(args.file, format=args.format)
-    return Analysis(session, args.estimator, args.policy, args.window)
+    return Analysis(session, args.estimator, args.policy, args.window,
+                    counts=getattr(args, "counts", "agent"))
 
 
 def run(args: argparse.Namespace) -> int:
+    theirs = _read_context(args.against) if getattr(args, "against", None) else None
     a = analysis_from_args(args)
     which = request_index(a.session, args.request) if a.session.requests else None
     if args.json:
-        print_json(report_json(a, which))
+        out = report_json(a, which)
+        if theirs is not None and out["breakdown"] is not None:
+            out["against"] = {"agent": theirs.agent, "rows": compare(theirs, out)}
+        print_json(out)
         return 0
     sys.stdout.write(render_text(a, which, args.all_items))
+    if theirs is not None and which is not None:
+        sys.stdout.write(render_against(theirs, compare(theirs, report_json(a, which))))
     return 0
+
+
+def _read_context(path: str) -> AgentContext:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return parse_context(f.read())
+    except OSError as e:
+        raise UsageError(f"--against {path}: {e.strerror or e}") from None
+    except ValueError:
+        raise UsageError(f"--against {path}: not an agent's /context output") from None
+
+
+def render_against(theirs: AgentContext, rows: list[dict[str, Any]]) -> str:
+    ok = sum(r["ok"] for r in rows)
+    lines = ["", f"Against {theirs.agent}'s own /context: {ok} of {len(rows)} within 5% "
+             "(items: or 10 tokens; or the precision it printed)",
+             f"  {'':<52} {'agent':>10} {'ctxviewer':>10}"]
+    for r in rows:
+        ours = f"{r['ours']:,}" if r["ours"] is not None else "-"
+        lines.append(f"  {'  ' if r['ok'] else '✗ '}{r['what'][:50]:<50} "
+                     f"{r['agent']:>10,.0f} {ours:>10}")
+    return "\n".join(lines) + "\n"
 
 
 def _bar(b: Breakdown, width: int = 50) -> str:
@@ -99,6 +137,14 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
     for note in b.notes:
         lines.append(f"  note: {note}")
+    if b.differences:
+        other = "on the wire" if b.counts == "agent" else f"as {a.identity.profile.label} counts"
+        lines += ["", f"  Where {a.identity.profile.label}'s /context and the wire differ "
+                  f"(shown: {'as the agent sees it' if b.counts == 'agent' else 'on the wire'}; "
+                  f"--counts {'wire' if b.counts == 'agent' else 'agent'} for {other})"]
+        for d in b.differences:
+            lines.append(f"  - {d.what}: agent {fmt_tokens(d.agent)}, wire {fmt_tokens(d.wire)}: "
+                         f"{d.note}")
     msgs = b.category("messages")
     if msgs is not None:
         lines.append(f"  note: {msgs.note}")

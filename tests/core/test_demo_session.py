@@ -125,6 +125,10 @@ def test_mcp_servers_skills_and_memory_files(analysis):
     assert {x.name for x in b.category("mcp_tools").items} == {"github", "postgres"}
     skills = b.category("skills")
     assert 5 <= len(skills.items) <= 8
+    # as Claude Code counts: the sum of the listing entries
+    assert sum(x.tokens for x in skills.items) == skills.tokens
+    wire = Analysis(analysis.session, counts="wire")
+    skills = wire.breakdown(wire.resolve_index("last")).category("skills")
     assert sum(x.tokens for x in skills.items) < skills.tokens  # the rest is the instructions
     memory = b.category("memory_files").items
     assert len(memory) == 2

@@ -1,0 +1,157 @@
+"""Read an agent's own ``/context`` output and hold ctxviewer's numbers against it.
+
+Understands Claude Code's screen (the TUI's grid and tree), its print-mode
+Markdown (``claude -p /context``) and qwen-code's text (``/context`` and
+``/context detail``). Each number keeps the precision it was printed with
+("1.6k" is 1,550-1,649), so a comparison never blames rounding.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+LABELS = {
+    "system prompt": "system_prompt", "system tools": "builtin_tools",
+    "built-in tools": "builtin_tools", "mcp tools": "mcp_tools", "memory files": "memory_files",
+    "skills": "skills", "messages": "messages", "free space": "free_space", "free": "free_space",
+    "autocompact buffer": "autocompact_buffer", "custom agents": "custom_agents",
+}
+_NUM = r"~?(?P<num>[\d.,]+)(?P<unit>[kKmM]?)"
+_CATEGORY = re.compile(r"^\W*(?P<label>[A-Za-z][A-Za-z -]+?):?\s+\|?\s*" + _NUM +
+                       r"(?: tokens)?\s*(?:\||\()", re.M)
+_ITEM = re.compile(r"^\s*[├└│]\s*(?P<name>\S.*?):?\s+" + _NUM + r" tokens", re.M)
+_TABLE_ROW = re.compile(r"^\|(?P<cells>.+)\|\s*$", re.M)
+_WINDOW = (re.compile(r"(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)\s+tokens"),
+           re.compile(r"\*\*Tokens:\*\*\s*(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)"),
+           re.compile(r"Context window:\s*(?P<window>[\d.,]+[kKmM]?)"))
+_SECTIONS = {"mcp tools": "mcp_tools", "memory files": "memory_files", "skills": "skills",
+             "built-in tools": "builtin_tools", "system tools": "builtin_tools"}
+
+
+@dataclass(frozen=True)
+class Number:
+    value: float
+    half_unit: float  # half the last printed digit: the rounding it may hide
+
+    def matches(self, ours: int, rel: float = 0.05, slack: float = 0.0) -> bool:
+        return abs(ours - self.value) <= max(rel * self.value, self.half_unit, slack)
+
+
+@dataclass
+class AgentContext:
+    agent: str  # "claude-code" | "qwen-code"
+    window: Number | None = None
+    used: Number | None = None
+    categories: dict[str, Number] = field(default_factory=dict)
+    items: dict[str, dict[str, Number]] = field(default_factory=dict)
+
+
+def number(text: str, unit: str = "") -> Number:
+    """'1.6k' -> 1600 +- 50; '976.5k' -> 976500 +- 50; '163' -> 163 +- 0.5."""
+    text = text.replace(",", "")
+    scale = {"k": 1e3, "m": 1e6}.get(unit.lower(), 1.0)
+    decimals = len(text.split(".", 1)[1]) if "." in text else 0
+    return Number(float(text) * scale, 0.5 * scale / 10 ** decimals)
+
+
+def _num(raw: str) -> Number:
+    m = re.fullmatch(r"~?([\d.,]+)([kKmM]?)", raw.strip())
+    if not m:
+        raise ValueError(raw)
+    return number(m.group(1), m.group(2))
+
+
+def _section_of(line: str) -> str | None:
+    text = re.sub(r"[#*·/]", " ", line).strip().lower()
+    text = re.sub(r"\s+mcp$|\s+memory$|\s+skills$", "", text).strip()
+    return _SECTIONS.get(text)
+
+
+def parse(text: str) -> AgentContext:
+    """The numbers of one ``/context`` output (raises ValueError when it holds none)."""
+    agent = "qwen-code" if "Usage by category" in text or "Context window:" in text \
+        else "claude-code"
+    out = AgentContext(agent)
+    for pattern in _WINDOW:
+        if m := pattern.search(text):
+            out.window = _num(m.group("window"))
+            if "used" in m.groupdict() and m.group("used"):
+                out.used = _num(m.group("used"))
+            break
+    if m := re.search(r"^\s*Used\s+" + _NUM + " tokens", text, re.M):
+        out.used = number(m.group("num"), m.group("unit"))
+    section: str | None = None
+    for line in text.splitlines():
+        sec = _section_of(line)
+        if sec is not None and not re.search(r"\d", line):
+            section = sec
+            continue
+        if section and (m := _ITEM.match(line)):
+            out.items.setdefault(section, {})[_clean(m.group("name"))] = number(
+                m.group("num"), m.group("unit"))
+            continue
+        if section and (row := _TABLE_ROW.match(line)):
+            cells = [c.strip() for c in row.group("cells").split("|")]
+            if len(cells) >= 2 and re.fullmatch(r"~?[\d.,]+[kKmM]?", cells[-1]):
+                name = cells[1] if section == "memory_files" and len(cells) >= 3 else cells[0]
+                out.items.setdefault(section, {})[_clean(name)] = _num(cells[-1])
+            continue
+        m = _CATEGORY.match(line)
+        if m and (key := LABELS.get(m.group("label").strip().lower())):
+            if key not in out.categories:
+                out.categories[key] = number(m.group("num"), m.group("unit"))
+            section = None if section != key else section
+    if not out.categories:
+        raise ValueError("no /context categories found")
+    return out
+
+
+def _clean(name: str) -> str:
+    return name.strip().strip("`").strip()
+
+
+def same_path(theirs: str, ours: str) -> bool:
+    """'~/.claude/CLAUDE.md' or 'CLAUDE.md' against an absolute path, '../x' against 'x'."""
+    a = theirs.replace("\\", "/").lstrip("~").lstrip("./")
+    b = ours.replace("\\", "/")
+    return b == theirs or b.endswith("/" + a) or b.lstrip("./") == a or b.endswith(a)
+
+
+def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows of (what, agent's number, ours, within tolerance) for a ``report --json``:
+    categories within 5% (or the printed precision); items within 5% or 10 tokens."""
+    b = report["breakdown"]
+    cats = {c["name"]: c for c in b["categories"]}
+    rows: list[dict[str, Any]] = []
+    if theirs.window is not None:
+        rows.append(_row("window", theirs.window, report["window"]))
+    for key, num in theirs.categories.items():
+        ours = cats.get(key, {}).get("tokens")
+        if key == "system_prompt" and ours is None:
+            ours = cats.get("unrecorded_overhead", {}).get("tokens")
+        rows.append(_row(key, num, ours))
+    for key, items in theirs.items.items():
+        mine = _flat(cats.get(key, {}).get("items", []))
+        for name, num in items.items():
+            match = mine.get(name)
+            if match is None:  # qwen drops "mcp__"; paths are printed relative or with ~
+                match = next((v for n, v in mine.items() if n.endswith("__" + name)
+                              or (key == "memory_files" and same_path(name, n))), None)
+            rows.append(_row(f"{key}: {name}", num, match, slack=10))
+    return rows
+
+
+def _flat(items: list[dict[str, Any]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for x in items:
+        if x.get("items"):
+            out.update(_flat(x["items"]))
+        out[x["name"]] = x["tokens"]
+    return out
+
+
+def _row(what: str, theirs: Number, ours: int | None, slack: float = 0.0) -> dict[str, Any]:
+    ok = ours is not None and theirs.matches(ours, slack=slack)
+    return {"what": what, "agent": theirs.value, "ours": ours, "ok": ok}

@@ -1,0 +1,306 @@
+"""Count a request's overhead as its agent's own ``/context`` does ("as the agent
+sees it"), and say where that differs from what was sent ("on the wire").
+
+The rules are data in the profile table (``Era.counting``):
+
+- ``memory = "between-markers"`` (qwen-code): a memory file is the text between
+  its ``--- Context from: <path> ---`` markers, without the marker lines;
+- ``system = "core-prompt"`` (qwen-code up to 0.16.0): the system prompt is the
+  core prompt alone; the deferred-tools list and the auto-memory section are
+  left to Messages, as qwen-code does;
+- ``tools = "registered"`` (qwen-code up to 0.16.0): every registered tool
+  counts, deferred ones included, though only their names are sent
+  (``unsent_tools``: sizes of built-in tools the agent never sends, as its own
+  ``/context`` reports them for that version);
+- ``skills = "listing-entries"`` (Claude Code): Skills is the sum of each
+  skill's listing entry, estimated at ``skill_chars_per_token`` and rounded to
+  ``skill_round``; the Skill tool's schema is left to Messages;
+- ``skills = "xml-blocks"`` (qwen-code): a skill's row is its whole
+  ``<skill>…</skill>`` entry of the skill tool's description;
+- ``shows_buffer = false`` (Claude Code 2.1): ``/context`` shows no autocompact
+  buffer row: free space is the window minus what is used;
+- ``system_skip`` prefixes: system blocks the agent does not count (Claude
+  Code's billing header).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ctxviewer.analysis.agents.claude_counts import AgentCounts, scaled_items
+from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.jsonish import js_dumps
+from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, Block, Request
+
+# (tokens, items) per category, as ``breakdown._overhead_parts`` builds them.
+Parts = dict[str, tuple[int, list[Any]]]
+ItemFactory = Callable[..., Any]
+
+_MARKERS = re.compile(
+    r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)--- End of Context from: (?P=path) ---",
+    re.S)
+_DEFERRED = re.compile(r"^#+ Deferred Tools\n.*?(?=^---\s*$|^--- Context from: |\Z)", re.M | re.S)
+_DEFERRED_ENTRY = re.compile(r'^- "(?P<name>[^"\n]+)": "(?P<desc>.*)"\s*$', re.M)
+_AUTO_MEMORY = re.compile(r"^# auto memory\n.*\Z", re.M | re.S)
+_SKILL_HEAD = re.compile(r"^- (?P<name>[^:\n]{1,120}?): ", re.M)
+_LISTING = "The following skills are available for use with the Skill tool:"
+_SKILL_XML = re.compile(r"<skill>\s*<name>(?P<name>.*?)</name>.*?</skill>", re.S)
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where the agent's ``/context`` and the wire disagree, with both numbers."""
+
+    what: str
+    agent: int
+    wire: int
+    note: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"what": self.what, "agent": self.agent, "wire": self.wire, "note": self.note}
+
+
+@dataclass(frozen=True)
+class CountingView:
+    """An agent's counting rules, applied to one request's overhead parts."""
+
+    agent: str  # the agent's label, for notes
+    rules: dict[str, Any]
+    answers: AgentCounts | None = None  # the agent's own count calls for this request
+
+    @property
+    def shows_buffer(self) -> bool:
+        return bool(self.rules.get("shows_buffer", True))
+
+    def adjust(self, parts: Parts, req: Request, est: Estimator,
+               item: ItemFactory) -> tuple[Parts, list[Difference]]:
+        """``parts`` counted by the agent's rules, and what changed against the wire."""
+        diffs: list[Difference] = []
+        parts = dict(parts)
+        if self.rules.get("system_skip"):
+            self._skip_system(parts, diffs)
+        if self.rules.get("memory") == "between-markers":
+            self._memory_between_markers(parts, req, est, item, diffs)
+        if self.rules.get("system") == "core-prompt":
+            self._core_prompt(parts, req, est, item, diffs)
+        if self.rules.get("tools") == "registered":
+            self._registered_tools(parts, req, est, item, diffs)
+        if self.rules.get("skills") == "listing-entries":
+            self._listing_entries(parts, req, est, item, diffs)
+        elif self.rules.get("skills") == "xml-blocks":
+            self._xml_blocks(parts, req, est, item)
+        if self.answers is not None:
+            self._apply_answers(parts, self.answers, item, diffs)
+        return parts, diffs
+
+    def counted(self, category: str) -> bool:
+        """Whether ``category``'s number is the agent's own count (not an estimate)."""
+        a = self.answers
+        if a is None:
+            return False
+        return {"system_prompt": bool(a.system), "memory_files": bool(a.memory),
+                "builtin_tools": bool(a.builtin), "mcp_tools": a.mcp is not None}.get(category,
+                                                                                     False)
+
+    # -- rules ------------------------------------------------------------------
+
+    def _skip_system(self, parts: Parts, diffs: list[Difference]) -> None:
+        prefixes = tuple(self.rules["system_skip"])
+        tokens, items = parts["system_prompt"]
+        keep = [x for x in items if not (isinstance(x.ref, Block) and
+                                         x.ref.text.lstrip().startswith(prefixes))]
+        if len(keep) != len(items):
+            gone = tokens - sum(x.tokens for x in keep)
+            parts["system_prompt"] = (tokens - gone, keep)
+            diffs.append(Difference("system prompt", tokens - gone, tokens,
+                                    f"{self.agent} does not count its billing header "
+                                    f"({gone:,}) in System prompt"))
+
+    def _memory_between_markers(self, parts: Parts, req: Request, est: Estimator,
+                                item: ItemFactory, diffs: list[Difference]) -> None:
+        wire, _ = parts["memory_files"]
+        files: dict[str, int] = {}
+        refs: dict[str, str] = {}
+        for b in (*req.system, *(b for m in req.messages for b in m.blocks)):
+            if b.tag != MEMORY:
+                continue
+            m = _MARKERS.search(b.text)
+            body = m.group("body") if m else b.text
+            name = b.name or "memory"
+            files[name] = files.get(name, 0) + est.count(body)
+            refs[name] = body
+        if not files:
+            return
+        items = [item(name, tokens, "memory", ref=refs[name]) for name, tokens in files.items()]
+        agent = sum(files.values())
+        parts["memory_files"] = (agent, items)
+        if agent != wire:
+            diffs.append(Difference("memory files", agent, wire,
+                                    f"{self.agent} counts memory files without their "
+                                    "'--- Context from: … ---' marker lines"))
+
+    def _core_prompt(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
+                     diffs: list[Difference]) -> None:
+        tokens, items = parts["system_prompt"]
+        out, moved = [], []
+        for x in items:
+            text = x.ref.text if isinstance(x.ref, Block) else None
+            if text is None:
+                out.append(x)
+                continue
+            for pattern, what in ((_DEFERRED, "deferred-tools list"),
+                                  (_AUTO_MEMORY, "auto-memory section")):
+                m = pattern.search(text)
+                if m:
+                    moved.append((what, m.group(0)))
+                    text = text[:m.start()] + text[m.end():]
+            out.append(item(x.name, est.count(text), x.kind, ref=text, index=x.index)
+                       if text != x.ref.text else x)
+        if not moved:
+            return
+        agent = sum(x.tokens for x in out)
+        parts["system_prompt"] = (agent, out)
+        for what, text in moved:
+            diffs.append(Difference(what, 0, est.count(text),
+                                    f"sent in the system prompt; {self.agent} counts it under "
+                                    "Messages"))
+
+    def _registered_tools(self, parts: Parts, req: Request, est: Estimator,
+                          item: ItemFactory, diffs: list[Difference]) -> None:
+        sent = {t.name for t in req.tools}
+        unsent: dict[str, int] = dict(self.rules.get("unsent_tools", {}))
+        listed = [(m.group("name"), m.group("desc")) for b in req.system for d in
+                  _DEFERRED.finditer(b.text) for m in _DEFERRED_ENTRY.finditer(d.group(0))]
+        listed += [(name, "") for name in unsent if name not in dict(listed)]
+        for name, desc in listed:
+            if name in sent:
+                continue
+            if name in unsent:
+                tokens, how = int(unsent[name]), f"its size as {self.agent}'s own /context reports it"
+            else:
+                tokens = est.count(js_dumps({"name": name, "description": desc}))
+                how = "estimated from its name and description (the schema is never sent)"
+            category = "mcp_tools" if "__" in name.strip("_") else "builtin_tools"
+            total, items = parts[category]
+            row = item(name, tokens, "tool", ref=f"{name}: not sent ({how})")
+            if category == "mcp_tools":
+                server = name.removeprefix("mcp__").split("__", 1)[0]
+                items = _add_to_server(items, server, row, item)
+            else:
+                items = [*items, row]
+            parts[category] = (total + tokens, items)
+            diffs.append(Difference(f"tool {name}", tokens, 0,
+                                    f"{self.agent} counts this deferred tool; only its name is "
+                                    f"sent ({how})"))
+
+    def _listing_entries(self, parts: Parts, req: Request, est: Estimator,
+                         item: ItemFactory, diffs: list[Difference]) -> None:
+        wire, _ = parts["skills"]
+        per = float(self.rules.get("skill_chars_per_token", 4))
+        step = int(self.rules.get("skill_round", 1)) or 1
+        entries: dict[str, str] = {}
+        for m in req.messages:
+            for b in m.blocks:
+                if b.tag == SKILL_LISTING:
+                    entries.update(skill_entries(b.text))
+        if not entries:
+            return
+        items = [item(name, _round(len(text) / per, step), "skill", ref=text)
+                 for name, text in entries.items()]
+        agent = sum(x.tokens for x in items)
+        parts["skills"] = (agent, items)
+        skill_tool = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
+        note = (f"{self.agent} sums each skill's listing entry (about {per:g} characters a "
+                "token)")
+        if skill_tool:
+            note += f"; the Skill tool's schema ({skill_tool:,}) falls under its Messages"
+        diffs.append(Difference("skills", agent, wire, note))
+
+
+    def _apply_answers(self, parts: Parts, a: AgentCounts, item: ItemFactory,
+                       diffs: list[Difference]) -> None:
+        how = f"{self.agent}'s own {a.via}"
+        if a.system:
+            wire = parts["system_prompt"][0]
+            rows = [item(f"section: {_first_line(text)}", tokens, "system", ref=text, index=i)
+                    for i, (text, tokens) in enumerate(a.system)]
+            total = sum(t for _, t in a.system)
+            parts["system_prompt"] = (total, rows)
+            if abs(total - wire) > max(10, total // 100):
+                diffs.append(Difference("system prompt (counted)", total, wire,
+                                        f"{how}, one per section; the estimate of what was "
+                                        f"sent is {wire:,}"))
+        if a.memory:
+            wire_items = {x.name: x for x in parts["memory_files"][1]}
+            rows = [item(path, tokens, "memory",
+                         ref=wire_items[path].ref if path in wire_items else path)
+                    for path, tokens in a.memory.items()]
+            parts["memory_files"] = (sum(a.memory.values()), rows)
+        if a.builtin:
+            total = a.builtin_without_skill
+            _, items = parts["builtin_tools"]
+            parts["builtin_tools"] = (total, scaled_items(items, total, item))
+        if a.mcp is not None:
+            _, servers = parts["mcp_tools"]
+            tools = [t for srv in servers for t in srv.items]
+            shared = {id(t): x for t, x in zip(tools, scaled_items(tools, a.mcp, item),
+                                                strict=True)}
+            rows = []
+            for srv in servers:
+                kids = [shared[id(t)] for t in srv.items]
+                rows.append(item(srv.name, sum(k.tokens for k in kids), "server", tuple(kids)))
+            parts["mcp_tools"] = (a.mcp, rows)  # one count for all: shares by estimate
+
+
+    def _xml_blocks(self, parts: Parts, req: Request, est: Estimator,
+                    item: ItemFactory) -> None:
+        """Each skill's row is its whole ``<skill>…</skill>`` entry in the skill tool's
+        description (the category total stays the tool's schema)."""
+        total, items = parts["skills"]
+        rows = {m.group("name").strip(): item(m.group("name").strip(), est.count(m.group(0)),
+                                              "skill", ref=m.group(0))
+                for t in req.tools if t.kind == SKILL for m in _SKILL_XML.finditer(t.description)}
+        if rows:
+            parts["skills"] = (total, list(rows.values()))
+
+
+def _first_line(text: str, n: int = 50) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return line if len(line) <= n else line[: n - 1] + "…"
+
+
+def _round(value: float, step: int) -> int:
+    return int(math.floor(value / step + 0.5)) * step if step > 1 else math.ceil(value)
+
+
+def _add_to_server(items: list[Any], server: str, row: Any, item: ItemFactory) -> list[Any]:
+    out, done = [], False
+    for x in items:
+        if x.kind == "server" and x.name == server:
+            x = item(x.name, x.tokens + row.tokens, "server", (*x.items, row))
+            done = True
+        out.append(x)
+    if not done:
+        out.append(item(server, row.tokens, "server", (row,)))
+    return out
+
+
+def skill_entries(text: str) -> dict[str, str]:
+    """Each skill of a Claude Code listing with its whole entry (all its lines)."""
+    at = text.find(_LISTING)
+    if at == -1:
+        return {}
+    body = text[at + len(_LISTING):]
+    end = body.find("</system-reminder>")
+    body = body if end == -1 else body[:end]
+    heads = list(_SKILL_HEAD.finditer(body))
+    out: dict[str, str] = {}
+    for i, head in enumerate(heads):
+        stop = heads[i + 1].start() if i + 1 < len(heads) else len(body)
+        out.setdefault(head.group("name").strip(), body[head.start():stop])
+    return out
+
