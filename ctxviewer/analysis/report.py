@@ -12,9 +12,10 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
-from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.claude_counts import agent_counts
+from ctxviewer.analysis.agents.compactions import Compactions, compactions
 from ctxviewer.analysis.agents.counting import CountingView, Difference
+from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
@@ -102,6 +103,13 @@ class Analysis:
     @cached_property
     def thresholds(self) -> Thresholds:
         return self.thresholds_for(self.window_info, self.session.model)
+
+    @cached_property
+    def compactions(self) -> Compactions:
+        """Observed compactions and those the policy predicts along the real curve."""
+        counts_output = self.policy == AGENT and \
+            bool(self.identity.era.policy.constant("counts_output"))
+        return compactions(self.session, self.timeline, self.thresholds, counts_output)
 
     @cached_property
     def timeline(self) -> list[Point]:
@@ -214,6 +222,7 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
                       "trigger": e.trigger} for e in s.events],
         "breakdown": breakdown_json(a.breakdown(a.resolve_index(which))) if s.requests else None,
     }
+    out["compactions"] = a.compactions.as_dict()
     prompts = [p.api_prompt_tokens for p in a.timeline if p.api_prompt_tokens is not None]
     out["peak_prompt_tokens"] = max(prompts) if prompts else None
     return out

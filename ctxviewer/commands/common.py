@@ -18,6 +18,37 @@ class UsageError(Exception):
 def add_file_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="session log or API trace")
     parser.add_argument("--format", help="skip detection and use this reader (see `formats`)")
+    parser.add_argument("--session", type=int, metavar="N",
+                        help="a recording holding several agents or conversations: which one "
+                             "(0-based; `report FILE --sessions` lists them; default: the one "
+                             "that made the last main request)")
+
+
+def load_session(args: argparse.Namespace) -> Session:
+    """The file's session, or the one ``--session`` picks when it holds several."""
+    from ctxviewer.analysis.agents.sessions import split
+    from ctxviewer.ingest import load
+
+    parts = split(load(args.file, format=args.format))
+    chosen = getattr(args, "session", None)
+    if chosen is None:
+        if len(parts) > 1:
+            chosen = default_session(parts)
+            sys.stderr.write(f"ctxviewer: {args.file} holds {len(parts)} sessions; showing "
+                             f"session {chosen} ({parts[chosen].title}); --sessions lists them, "
+                             "--session N picks one\n")
+        return parts[chosen or 0]
+    if not 0 <= chosen < len(parts):
+        raise UsageError(f"--session {chosen}: the file holds {len(parts)} session"
+                         f"{'s' if len(parts) != 1 else ''} (0..{len(parts) - 1})")
+    return parts[chosen]
+
+
+def default_session(parts: list[Session]) -> int:
+    """The session that made the file's last main request."""
+    def last_main(s: Session) -> int:
+        return max((r.line or 0 for r in s.requests if r.role == "main"), default=-1)
+    return max(range(len(parts)), key=lambda i: last_main(parts[i]))
 
 
 def request_index(session: Session, which: int | str | None, option: str = "--request") -> int:

@@ -15,10 +15,10 @@ from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
     fmt_tokens,
+    load_session,
     print_json,
     request_index,
 )
-from ctxviewer.ingest import load
 
 HELP = "simulate a compaction strategy on a request: tokens before/after, kept, summary"
 
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--strategy: unknown {args.strategy!r} (known: {', '.join(STRATEGIES)})")
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
-    a = Analysis(load(args.file, format=args.format), args.estimator, args.policy, args.window)
+    a = Analysis(load_session(args), args.estimator, args.policy, args.window)
     index = request_index(a.session, args.request)
     b = a.breakdown(index)
     unrec = b.category("unrecorded_overhead")

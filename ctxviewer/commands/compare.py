@@ -16,8 +16,13 @@ from ctxviewer.analysis.compare import (
     default_names,
 )
 from ctxviewer.analysis.estimators import names as local_names
-from ctxviewer.commands.common import UsageError, add_file_argument, print_json, request_index
-from ctxviewer.ingest import load
+from ctxviewer.commands.common import (
+    UsageError,
+    add_file_argument,
+    load_session,
+    print_json,
+    request_index,
+)
 
 HELP = "compare the token estimators with the API usage of every request"
 ANTHROPIC = "anthropic"
@@ -59,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.calibrate_base and args.calibrate_base not in local_names():
         raise UsageError(f"--calibrate-base: unknown local estimator {args.calibrate_base!r} "
                          f"(known: {', '.join(local_names())})")
-    session = load(args.file, format=args.format)
+    session = load_session(args)
     which = None if args.request is None else request_index(session, args.request)
     counters: dict[str, PromptCounter] = {}
     if ANTHROPIC in wanted:

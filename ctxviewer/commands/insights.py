@@ -20,10 +20,10 @@ from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
     fmt_tokens,
+    load_session,
     print_json,
     request_index,
 )
-from ctxviewer.ingest import load
 from ctxviewer.model import Session
 
 HELP = "cost, cache hit rate and breaks, redundant content and sub-agents of a session"
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         prices = load_prices()
     except ValueError as e:
         raise UsageError(f"price table: {e}") from None
-    session = load(args.file, format=args.format)
+    session = load_session(args)
     est = get_estimator(args.estimator)
     result = insights(session, est, prices, budgets)
     diff = None

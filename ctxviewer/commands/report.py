@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-
 from typing import Any
 
 from ctxviewer.analysis.agents.context_output import AgentContext, compare
 from ctxviewer.analysis.agents.context_output import parse as parse_context
+from ctxviewer.analysis.agents.sessions import describe, split
 from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
@@ -17,6 +17,7 @@ from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
     fmt_tokens,
+    load_session,
     print_json,
     request_index,
 )
@@ -38,6 +39,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--against", metavar="CONTEXT_TXT",
                    help="an agent's own /context output (Claude Code's screen or Markdown, "
                         "qwen-code's text) for the same request: print both side by side")
+    p.add_argument("--sessions", action="store_true",
+                   help="list the sessions the file holds (a recording may hold several agents "
+                        "or conversations) and exit; pick one with --session N")
     p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
     p.add_argument("--all-items", action="store_true", help="text: list every item row")
 
@@ -45,12 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
-    session = load(args.file, format=args.format)
+    session = load_session(args)
     return Analysis(session, args.estimator, args.policy, args.window,
                     counts=getattr(args, "counts", "agent"))
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.sessions:
+        return _list_sessions(args)
     theirs = _read_context(args.against) if getattr(args, "against", None) else None
     a = analysis_from_args(args)
     which = request_index(a.session, args.request) if a.session.requests else None
@@ -63,6 +69,19 @@ def run(args: argparse.Namespace) -> int:
     sys.stdout.write(render_text(a, which, args.all_items))
     if theirs is not None and which is not None:
         sys.stdout.write(render_against(theirs, compare(theirs, report_json(a, which))))
+    return 0
+
+
+def _list_sessions(args: argparse.Namespace) -> int:
+    infos = describe(split(load(args.file, format=args.format)))
+    if args.json:
+        print_json({"sessions": [i.as_dict() for i in infos]})
+        return 0
+    for i in infos:
+        peak = f"peak {i.peak:,}" if i.peak is not None else "no usage"
+        sys.stdout.write(f"{i.number:>3}  {i.agent:<22} {i.conversation or '-':<38} "
+                         f"{i.requests:>5} requests ({i.main} main)  {peak}  "
+                         f"{i.first or '?'} .. {i.last or '?'}\n")
     return 0
 
 

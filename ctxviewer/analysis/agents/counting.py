@@ -180,7 +180,8 @@ class CountingView:
             if name in sent:
                 continue
             if name in unsent:
-                tokens, how = int(unsent[name]), f"its size as {self.agent}'s own /context reports it"
+                tokens = int(unsent[name])
+                how = f"its size as {self.agent}'s own /context reports it"
             else:
                 tokens = est.count(js_dumps({"name": name, "description": desc}))
                 how = "estimated from its name and description (the schema is never sent)"

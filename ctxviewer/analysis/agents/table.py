@@ -55,7 +55,7 @@ class Era:
     extended_window: int | None = None  # a larger window the agent opens on some condition
     extended_when: tuple[str, ...] = ()  # model-suffix | interactive-beta | beta | observed-over
     effective_pct: float | None = None  # the agent records/uses this share of the model's window
-    until_date: str | None = None  # ISO date of the release that ended the era (logs without version)
+    until_date: str | None = None  # ISO date of the era's last release (logs without a version)
 
     def covers(self, version: Version | None) -> bool:
         if version is None:
