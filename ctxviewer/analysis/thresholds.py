@@ -49,6 +49,7 @@ class Thresholds:
     hard: int
     effective: int
     target: int | None = None  # where compaction aims to bring the context (shannon)
+    label: str = ""  # for people: the agent's policy ("Claude Code: window - …")
 
     @property
     def buffer(self) -> int:

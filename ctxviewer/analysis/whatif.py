@@ -159,5 +159,5 @@ def replay(points: Sequence[Point], thresholds: Thresholds, *, target: int | Non
             fired.append(Fire(p.index, sim, goal))
             sim = goal
             curve.append((p.index, sim))
-    return WhatIf(thresholds.policy, thresholds.window, thresholds.auto, goal,
+    return WhatIf(thresholds.label or thresholds.policy, thresholds.window, thresholds.auto, goal,
                   tuple(fired), tuple(real), tuple(curve))

@@ -26,7 +26,7 @@ def add_file_argument(parser: argparse.ArgumentParser) -> None:
 
 def load_session(args: argparse.Namespace) -> Session:
     """The file's session, or the one ``--session`` picks when it holds several."""
-    from ctxviewer.analysis.agents.sessions import split
+    from ctxviewer.analysis.agents.sessions import default_session, split
     from ctxviewer.ingest import load
 
     parts = split(load(args.file, format=args.format))
@@ -42,13 +42,6 @@ def load_session(args: argparse.Namespace) -> Session:
         raise UsageError(f"--session {chosen}: the file holds {len(parts)} session"
                          f"{'s' if len(parts) != 1 else ''} (0..{len(parts) - 1})")
     return parts[chosen]
-
-
-def default_session(parts: list[Session]) -> int:
-    """The session that made the file's last main request."""
-    def last_main(s: Session) -> int:
-        return max((r.line or 0 for r in s.requests if r.role == "main"), default=-1)
-    return max(range(len(parts)), key=lambda i: last_main(parts[i]))
 
 
 def request_index(session: Session, which: int | str | None, option: str = "--request") -> int:

@@ -103,9 +103,7 @@ class AnalysisPanels(QObject):
             self._show(original)
 
     def _show(self, session: Session) -> None:
-        o = self.state.options
-        self.state.set_session_analysis(Analysis(session, o.estimator, o.policy,
-                                                 o.window or None))
+        self.state.set_session_analysis(self.state.options.analysis(session))
 
     def _on_state_session_loaded(self, a: Analysis) -> None:
         s = a.session

@@ -21,15 +21,22 @@ from ctxviewer.model import Session
 
 @dataclass(frozen=True)
 class Options:
-    """How a session is analysed: estimator, threshold policy, window override (0 = auto)."""
+    """How a session is analysed: estimator, threshold policy, window override (0 = auto),
+    and whose counting rules (the agent's own ``/context`` or what was sent on the wire)."""
 
     estimator: str = DEFAULT
     policy: str = "agent"
     window: int = 0
+    counts: str = "agent"
 
     @staticmethod
     def of(a: Analysis) -> Options:
-        return Options(a.estimator_name, a.policy, a.window_override or 0)
+        return Options(a.estimator_name, a.policy, a.window_override or 0, a.counts)
+
+    def analysis(self, session: Session) -> Analysis:
+        """A new ``Analysis`` of ``session`` with these options."""
+        return Analysis(session, self.estimator, self.policy, self.window or None,
+                        counts=self.counts)
 
 
 class AppState(QObject):
@@ -134,6 +141,9 @@ class AppState(QObject):
 
     def set_policy(self, name: str) -> None:
         self._set_options(replace(self.options, policy=name))
+
+    def set_counts(self, counts: str) -> None:
+        self._set_options(replace(self.options, counts=counts))
 
     def set_window_override(self, window: int) -> None:
         self._set_options(replace(self.options, window=max(0, int(window))))

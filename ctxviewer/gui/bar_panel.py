@@ -38,11 +38,15 @@ class BarPanel(QWidget):
         self.notes.setWordWrap(True)
         self.notes.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.notes.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.differences = QLabel(self)  # where the agent's /context and the wire differ
+        self.differences.setWordWrap(True)
+        self.differences.setTextFormat(Qt.TextFormat.RichText)
+        self.differences.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._columns = 0
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(5)
-        for w in (self.headline, self.bar, self.legend, self.notes):
+        for w in (self.headline, self.bar, self.legend, self.differences, self.notes):
             layout.addWidget(w)
 
     def set_breakdown(self, b: Breakdown | None, heading: str = "") -> None:
@@ -52,7 +56,23 @@ class BarPanel(QWidget):
         self.notes.setText("\n".join(self._notes(b)))
         self.notes.setToolTip("\n".join(b.source_notes) if b is not None else "")
         self.notes.setVisible(bool(self.notes.text()))
+        self.differences.setText(self._differences(b))
+        self.differences.setToolTip("\n".join(f"{d.what}: {d.note}" for d in b.differences)
+                                    if b is not None else "")
+        self.differences.setVisible(bool(self.differences.text()))
         self._fill_legend()
+
+    @staticmethod
+    def _differences(b: Breakdown | None) -> str:
+        """One line per difference: the number shown first, the other view's in brackets."""
+        if b is None or not b.differences:
+            return ""
+        shown, other = ("agent", "wire") if b.counts == "agent" else ("wire", "agent")
+        head = ("Counted as the agent's /context does; on the wire:" if b.counts == "agent"
+                else "Counted as sent; the agent's /context:")
+        rows = [f"{_keep(d.what)} <b>{_fmt(getattr(d, shown))}</b> "
+                f"({_keep(f'{other} {_fmt(getattr(d, other))}')})" for d in b.differences]
+        return f"<i>{head}</i> " + " &nbsp;·&nbsp; ".join(rows)
 
     @staticmethod
     def _headline(b: Breakdown | None, heading: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
+from PySide6.QtGui import QFont
 
 from ctxviewer.analysis.breakdown import SPACE, Breakdown, Category, Item
 from ctxviewer.gui.palette import category_color, is_dark
@@ -142,9 +143,12 @@ class BreakdownModel(QAbstractItemModel):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.DecorationRole and col == 0 and node.parent < 0:
             return category_color(node.category, self._dark)
+        if role == Qt.ItemDataRole.FontRole and _unsent(node.obj):
+            font = QFont()
+            font.setItalic(True)  # counted by the agent, never sent
+            return font
         if role == Qt.ItemDataRole.ToolTipRole and col == 0:
-            note = node.obj.note if isinstance(node.obj, Category) else ""
-            return f"{node.name}\n{note}" if note else node.name
+            return _tooltip(node.name, node.obj)
         return None
 
     def _number(self, node: _Node, col: int) -> float:
@@ -165,3 +169,21 @@ class BreakdownModel(QAbstractItemModel):
             return f"{node.tokens:,}"
         value = self._number(node, col)
         return "" if value < 0 else f"{value:.1f}%"
+
+
+BASIS = {"count_tokens": "the agent's own count (count_tokens)",
+         "estimate": "a local estimate", "api - overhead": "the API's total minus the rest",
+         "window": "from the window and the policy"}
+
+
+def _unsent(obj: object) -> bool:
+    return isinstance(obj, Item) and obj.kind == "unsent"
+
+
+def _tooltip(name: str, obj: object) -> str:
+    if isinstance(obj, Category):
+        lines = [name, f"number: {BASIS.get(obj.basis, obj.basis)}"]
+        return "\n".join(lines + ([obj.note] if obj.note else []))
+    if _unsent(obj):
+        return str(obj.ref)  # type: ignore[union-attr]
+    return name

@@ -1,8 +1,9 @@
-"""Toolbar controls: estimator, threshold policy, context window override.
+"""Toolbar controls: estimator, threshold policy, context window override, counts.
 
 Passive: ``set_options`` shows the current options without echoing them
-back; user changes are reported as ``estimator_chosen``, ``policy_chosen``
-and ``window_chosen`` (0 = the window the model implies).
+back; user changes are reported as ``estimator_chosen``, ``policy_chosen``,
+``window_chosen`` (0 = the window the agent uses) and ``counts_chosen``
+("agent": as the agent's own /context counts; "wire": as sent).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class ControlsToolBar(QToolBar):
     estimator_chosen = Signal(str)
     policy_chosen = Signal(str)
     window_chosen = Signal(int)
+    counts_chosen = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Analysis", parent)
@@ -43,19 +45,35 @@ class ControlsToolBar(QToolBar):
         self.window_spin.setGroupSeparatorShown(True)
         self.window_spin.setSpecialValueText("auto")
         self.window_spin.setKeyboardTracking(False)  # one change per edit, not per digit
-        self.window_spin.setToolTip("Context window size in tokens (auto: from the model)")
+        self.window_spin.setToolTip("Context window size in tokens (auto: the one the agent "
+                                    "uses, from its profile or the log)")
+        self.counts_combo = QComboBox(self)
+        self.counts_combo.addItem("as the agent sees it", "agent")
+        self.counts_combo.addItem("on the wire", "wire")
+        self.counts_combo.setToolTip("Count categories as the agent's own /context does, or as "
+                                     "what was sent; the breakdown lists where the two differ")
         for text, widget in (("Estimator ", self.estimator_combo),
                              ("  Policy ", self.policy_combo),
-                             ("  Window ", self.window_spin)):
+                             ("  Window ", self.window_spin),
+                             ("  Counts ", self.counts_combo)):
             self.addWidget(QLabel(text, self))
             self.addWidget(widget)
         self.estimator_combo.currentIndexChanged.connect(self._on_estimator_combo_changed)
         self.policy_combo.currentIndexChanged.connect(self._on_policy_combo_changed)
         self.window_spin.valueChanged.connect(self.window_chosen)
+        self.counts_combo.currentIndexChanged.connect(
+            lambda i: self.counts_chosen.emit(self.counts_combo.itemData(i)))
+
+    def set_agent(self, agent: str, policy: str) -> None:
+        """Name the agent's own policy in the policy list (e.g. "Claude Code's own")."""
+        i = self.policy_combo.findData("agent")
+        self.policy_combo.setItemText(i, f"{agent}'s own")
+        self.policy_combo.setItemData(i, policy, Qt.ItemDataRole.ToolTipRole)
 
     def set_options(self, options: Options) -> None:
         with QSignalBlocker(self.estimator_combo), QSignalBlocker(self.policy_combo), \
-                QSignalBlocker(self.window_spin):
+                QSignalBlocker(self.window_spin), QSignalBlocker(self.counts_combo):
+            self.counts_combo.setCurrentIndex(self.counts_combo.findData(options.counts))
             self.estimator_combo.setCurrentIndex(self.estimator_combo.findData(options.estimator))
             self.policy_combo.setCurrentIndex(self.policy_combo.findData(options.policy))
             self.window_spin.setValue(options.window)

@@ -39,6 +39,7 @@ from ctxviewer.gui.content_pane import ContentPane
 from ctxviewer.gui.controls_toolbar import ControlsToolBar
 from ctxviewer.gui.request_model import role_text, short_model
 from ctxviewer.gui.request_table import RequestTable
+from ctxviewer.gui.file_sessions import FileSessions
 from ctxviewer.gui.session_loader import SessionLoader
 from ctxviewer.gui.session_status_bar import SessionStatusBar
 from ctxviewer.gui.skipped_dialog import SkippedDialog
@@ -145,12 +146,14 @@ class MainWindow(QMainWindow):
         self.loader.progressed.connect(self.status.show_progress)
         self.loader.partial.connect(self._on_loader_partial)
         self.loader.loaded.connect(self._on_loader_loaded)
+        self.file_sessions = FileSessions(self.state, self.loader, self.actions_.sessions, self)
         self.loader.analysed.connect(s.update_analysis)
         self.loader.failed.connect(self._on_loader_failed)
         self.loader.cancelled.connect(self._on_loader_cancelled)
         self.loader.busy_changed.connect(self._on_loader_busy_changed)
         self.controls.estimator_chosen.connect(s.set_estimator)
         self.controls.policy_chosen.connect(s.set_policy)
+        self.controls.counts_chosen.connect(s.set_counts)
         self.controls.window_chosen.connect(s.set_window_override)
         self.requests.request_selected.connect(s.select_request)
         self.timeline.request_clicked.connect(s.select_request)
@@ -173,6 +176,7 @@ class MainWindow(QMainWindow):
         a.last.triggered.connect(s.select_last)
         a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
         a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
+
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str) -> None:
@@ -208,6 +212,7 @@ class MainWindow(QMainWindow):
             self.reset_pane_sizes(self.splitter.width())
         self.timeline.set_analysis(a)
         self.status.set_analysis(a)
+        self.controls.set_agent(a.identity.profile.label, a.identity.era.policy.label)
 
     def _on_state_request_changed(self, index: int) -> None:
         self.requests.set_current(index)
@@ -312,14 +317,10 @@ class MainWindow(QMainWindow):
             return
         before, index = restore
         if before is None:  # nothing was open: show nothing
-            before = Analysis(Session(path=None, format=""), *self._analysis_options())
+            before = self.state.options.analysis(Session(path=None, format=""))
         self.state.set_session_analysis(before)
         if index is not None:
             self.state.select_request(index)
-
-    def _analysis_options(self) -> tuple[str, str, int | None]:
-        o = self.state.options
-        return o.estimator, o.policy, o.window or None
 
     def _on_loader_busy_changed(self, busy: bool) -> None:
         if not busy:

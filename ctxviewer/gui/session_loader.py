@@ -22,6 +22,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
+from ctxviewer.analysis.agents.sessions import default_session, split
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.worker import Job, Worker, WorkerSignals, start
@@ -39,14 +40,14 @@ def snapshot(s: Session) -> Session:
     """A copy of ``s`` whose lists the follower will not touch (requests are immutable)."""
     return Session(path=s.path, format=s.format, requests=list(s.requests),
                    skipped=list(s.skipped), events=list(s.events), title=s.title,
-                   session_id=s.session_id)
+                   session_id=s.session_id, token_counts=list(s.token_counts))
 
 
 def prepare(session: Session, options: Options,
             cancelled: Callable[[], bool] = lambda: False) -> Analysis:
     """The ``Analysis`` of ``session`` with its lazy parts computed (for a worker thread)."""
-    a = Analysis(session, options.estimator, options.policy, options.window or None)
-    _ = a.window_source, a.thresholds
+    a = options.analysis(session)
+    _ = a.identity, a.window_source, a.thresholds
     if not cancelled():
         _ = a.timeline
     if session.requests and not cancelled():
@@ -69,17 +70,25 @@ def first_requests(path: str) -> Session | None:
 
 
 def load_job(path: str, options: Options,
-             partial: Callable[[Analysis], None] | None = None) -> Job:
-    """Load and prepare ``path``; with ``partial``, line logs also give early analyses."""
+             partial: Callable[[Analysis], None] | None = None,
+             found: Callable[[list[Session]], None] | None = None) -> Job:
+    """Load and prepare ``path``; with ``partial``, line logs also give early analyses.
+
+    A file holding several sessions (agents or conversations of one recording)
+    is split: the session that made the last main request is prepared, and
+    ``found`` gets them all (the window asks which to show)."""
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
         if partial is not None:
             glimpse = first_requests(path)
             if glimpse is not None and not cancelled():
-                a = prepare(glimpse, options, cancelled)
+                parts = split(glimpse)
+                a = prepare(parts[default_session(parts)], options, cancelled)
                 if not cancelled():
                     partial(a)  # the first requests now; the whole file by the fast path
-        session = load(path, progress=progress, cancelled=cancelled)
-        return prepare(session, options, cancelled)
+        parts = split(load(path, progress=progress, cancelled=cancelled))
+        if found is not None and len(parts) > 1:
+            found(parts)
+        return prepare(parts[default_session(parts)], options, cancelled)
 
     return job
 
@@ -95,6 +104,7 @@ class SessionLoader(QObject):
     failed = Signal(str, str)  # path ("" for an analysis), one-line reason
     cancelled = Signal(str)  # path
     busy_changed = Signal(bool)
+    sessions_found = Signal(object)  # list[Session]: the loaded file holds several (after loaded)
 
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -107,6 +117,7 @@ class SessionLoader(QObject):
         self._partial_ack = threading.Event()
         self._analysis_cancel = threading.Event()
         self._path = ""
+        self._found: list[list[Session]] = []  # the sessions of the last load, when several
         self._progress_at = 0.0  # when progress was last shown
         self._load_signals = WorkerSignals()  # no parent: running workers keep it alive
         self._load_signals.progressed.connect(self._on_load_progressed)
@@ -144,7 +155,9 @@ class SessionLoader(QObject):
             while not ack.wait(0.05) and not cancel.is_set() and time.monotonic() < deadline:
                 pass
 
-        job = load_job(path, options, hand_over)
+        found: list[list[Session]] = []
+        self._found = found
+        job = load_job(path, options, hand_over, found.append)
         self._start(Worker(job, gen, signals, self._load_cancel))
         self._loading = True
         self.load_started.emit(path)
@@ -206,6 +219,21 @@ class SessionLoader(QObject):
         if self._load_ended(gen):
             self.loaded.emit(analysis)
             self._settle()
+            if self._found:
+                self.sessions_found.emit(self._found.pop())
+
+    def show_session(self, session: Session, options: Options) -> None:
+        """Prepare another session of the file just loaded; it arrives as ``loaded``."""
+        self.cancel()
+        self._load_gen += 1
+        self._load_cancel = threading.Event()
+        self._found = []
+
+        def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
+            return prepare(session, options, cancelled)
+
+        self._start(Worker(job, self._load_gen, self._load_signals, self._load_cancel))
+        self._loading = True
 
     def _on_load_failed(self, gen: int, reason: str) -> None:
         if self._load_ended(gen):

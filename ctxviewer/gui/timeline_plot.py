@@ -167,13 +167,20 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.whatif_markers = pg.ScatterPlotItem(
             size=13, symbol="t", pen=pg.mkPen(series_color("background", dark)),
             brush=series_color("whatif", dark))
+        # where the agent's own policy predicts its compactions, along the real curve
+        self.predicted_markers = pg.ScatterPlotItem(
+            size=12, symbol="x", pen=pg.mkPen(series_color("foreground", dark), width=1.2),
+            brush=series_color("foreground", dark))
+        self.predicted: tuple[int, ...] = ()
         self.selection_marker = pg.ScatterPlotItem(
             size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2))
         self.selection_marker.setVisible(False)
         for item in (self.tier_scatter, self.subagent_scatter, self.auxiliary_scatter,
-                     self.whatif_curve, self.whatif_markers, self.selection_marker):
+                     self.whatif_curve, self.whatif_markers, self.predicted_markers,
+                     self.selection_marker):
             pi.addItem(item)
         self.whatif_markers.setZValue(5)
+        self.predicted_markers.setZValue(5)
         self.selection_marker.setZValue(6)
         # one bar per request: output is per call, not a flow
         self.output_curve = Bars(x=[], height=[], width=0.6, pen=None,
@@ -199,6 +206,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             (self.auxiliary_scatter, "side calls", self.show_auxiliary and len(d.auxiliary) > 0),
             (self.whatif_markers, "what-if compaction", self.show_whatif and bool(w and w.count)),
             (self.whatif_curve, "what-if tokens", self.show_whatif and bool(w and w.count)),
+            (self.predicted_markers, "predicted compaction", bool(self.predicted)),
             (self.cache_areas["cache_read"], "cache read", self.cache_view),
             (self.cache_areas["cache_write"], "cache write", self.cache_view),
             (self.cache_areas["uncached"], "uncached", self.cache_view),
@@ -254,6 +262,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self._draw_events()
         self.set_budget_marks(self.budget_marks)
         self.set_thresholds(thresholds, _rescale=False)
+        self.set_predicted([i for i in self.predicted if i < len(self.points)])
         self._refresh_selection()
         self.reset_view()
 
@@ -264,9 +273,26 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         key = (analysis.estimator_name, len(s.requests))  # a followed file grows
         if self._source is not None and self._source[0] is s and self._source[1:] == key:
             self.set_thresholds(analysis.thresholds)
-            return
-        self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
-        self._source = (s, *key)
+        else:
+            self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
+            self._source = (s, *key)
+        self.set_predicted(analysis.compactions.predicted)
+
+    def set_predicted(self, indices: Sequence[int]) -> None:
+        """Mark the requests before which the policy predicts a compaction (at the size
+        of the main request before each: what the agent would have compacted)."""
+        d = self.data
+        sizes = {int(i): y for i, y in zip(d.main.index, d.main.y, strict=True)}
+        order = sorted(sizes)
+        xs, ys = [], []
+        for i in indices:
+            before = [j for j in order if j < i]
+            if i in d.x_of:
+                xs.append(d.x_of[i])
+                ys.append(sizes[before[-1]] if before else sizes.get(i, 0))
+        self.predicted = tuple(indices)
+        self.predicted_markers.setData(xs, ys)
+        self._update_legend()
 
     def set_thresholds(self, thresholds: Thresholds, *, _rescale: bool = True) -> None:
         """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""

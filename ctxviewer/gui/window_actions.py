@@ -22,6 +22,8 @@ class WindowActions(QObject):
         self.open = self._action(window, "&Open…", [QKeySequence(Key.Open)])
         self.reopen_last = self._action(window, "Reopen the last file at start")
         self.reopen_last.setCheckable(True)
+        self.sessions = self._action(window, "&Sessions in this file…")
+        self.sessions.setEnabled(False)  # a recording of several agents or conversations
         self.export_json = self._action(window, "Export breakdown as &JSON…")
         self.export_csv = self._action(window, "Export breakdown as &CSV…")
         self.export_png = self._action(window, "Export bar as &PNG…")
@@ -42,6 +44,7 @@ class WindowActions(QObject):
         self.recent_menu = QMenu("Open &Recent", window)
         file_menu.addMenu(self.recent_menu)
         file_menu.addAction(self.reopen_last)
+        file_menu.addAction(self.sessions)
         file_menu.addSeparator()
         for a in (self.export_json, self.export_csv, self.export_png):
             file_menu.addAction(a)

@@ -158,8 +158,11 @@ class CountingView:
                 if m:
                     moved.append((what, m.group(0)))
                     text = text[:m.start()] + text[m.end():]
-            out.append(item(x.name, est.count(text), x.kind, ref=text, index=x.index)
-                       if text != x.ref.text else x)
+            if text == x.ref.text:
+                out.append(x)
+            elif text.strip(" \n-"):  # what is left of the block besides separators
+                label = f"block {(x.index or 0) + 1}: {_first_line(text)}"
+                out.append(item(label, est.count(text), x.kind, ref=text, index=x.index))
         if not moved:
             return
         agent = sum(x.tokens for x in out)
@@ -187,7 +190,7 @@ class CountingView:
                 how = "estimated from its name and description (the schema is never sent)"
             category = "mcp_tools" if "__" in name.strip("_") else "builtin_tools"
             total, items = parts[category]
-            row = item(name, tokens, "tool", ref=f"{name}: not sent ({how})")
+            row = item(name, tokens, "unsent", ref=f"{name}: not sent ({how})")
             if category == "mcp_tools":
                 server = name.removeprefix("mcp__").split("__", 1)[0]
                 items = _add_to_server(items, server, row, item)

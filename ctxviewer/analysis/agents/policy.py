@@ -8,6 +8,8 @@ like any other policy.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ctxviewer.analysis.agents.table import PolicyRule
 from ctxviewer.analysis.thresholds import Thresholds
 
@@ -15,12 +17,13 @@ AGENT = "agent"
 
 
 def _ordered(window: int, warn: float, auto: float, hard: float, effective: float,
-             target: int | None = None) -> Thresholds:
+             target: int | None = None, label: str = "") -> Thresholds:
     """Clamp to ``0 <= warn <= auto <= hard <= window`` (tiny windows included)."""
     hard_i = max(0, min(window, round(hard)))
     auto_i = max(0, min(hard_i, round(auto)))
     warn_i = max(0, min(auto_i, round(warn)))
-    return Thresholds(AGENT, window, warn_i, auto_i, hard_i, max(0, round(effective)), target)
+    return Thresholds(AGENT, window, warn_i, auto_i, hard_i, max(0, round(effective)), target,
+                      label)
 
 
 def rule_thresholds(rule: PolicyRule, window: int, *, model: str | None = None,
@@ -35,6 +38,12 @@ def rule_thresholds(rule: PolicyRule, window: int, *, model: str | None = None,
     """
     if window <= 0:
         raise ValueError("window must be positive")
+    t = _rule_thresholds(rule, window, model, max_output, raw_window, pct_override)
+    return replace(t, label=rule.label)
+
+
+def _rule_thresholds(rule: PolicyRule, window: int, model: str | None, max_output: int | None,
+                     raw_window: int | None, pct_override: float | None) -> Thresholds:
     c = rule.constant
     kind = rule.kind
     if kind == "reserve-buffer":

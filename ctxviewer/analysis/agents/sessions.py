@@ -75,6 +75,13 @@ def split(session: Session) -> list[Session]:
     return out
 
 
+def default_session(parts: list[Session]) -> int:
+    """Which of ``parts`` to show by default: the one that made the last main request."""
+    def last_main(s: Session) -> int:
+        return max((r.line or 0 for r in s.requests if r.role == MAIN), default=-1)
+    return max(range(len(parts)), key=lambda i: last_main(parts[i]))
+
+
 def describe(parts: list[Session]) -> list[SessionInfo]:
     out = []
     for i, s in enumerate(parts):
