@@ -39,6 +39,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     monkeypatch.setenv("CTXVIEWER_INSTANCE", f"ctxviewer-test-{os.getpid()}-{home.name}")
     # loopback only: no HTTP proxy or API settings from the environment may interfere
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+                 "all_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
+                 "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"):
         monkeypatch.delenv(name, raising=False)
     yield

@@ -137,25 +137,31 @@ class Analysis:
             self._inferred[key] = infer_overhead(self.session.requests, req, self.estimator)
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
-        view = self.view
-        overhead = view.rules.get("tool_overhead") if view is not None else None
-        if view is not None and overhead is not None and req.complete:
+        agent = self.agent_view
+        overhead = agent.rules.get("tool_overhead")
+        if overhead is not None and req.complete:
             answers = agent_counts(self.session, index, int(overhead))
             if answers is not None:
-                view = replace(view, answers=answers)
-        b = breakdown(req, self.estimator, w.tokens, t, self._inferred.get(key), view)
-        if view is not None and w.wire and w.wire != w.tokens:
-            b = replace(b, differences=(Difference(
-                "window", w.tokens, w.wire, f"the requests carry the context-1m beta; {w.detail}"),
-                *b.differences))
-        return b
+                agent = replace(agent, answers=answers)
+        inferred = self._inferred.get(key)
+        b = breakdown(req, self.estimator, w.tokens, t, inferred,
+                      agent if self.counts == "agent" else None)
+        diffs = b.differences if self.counts == "agent" else \
+            breakdown(req, self.estimator, w.tokens, t, inferred, agent).differences
+        if w.wire and w.wire != w.tokens:
+            diffs = (Difference("window", w.tokens, w.wire,
+                                f"the requests carry the context-1m beta; {w.detail}"), *diffs)
+        return replace(b, differences=tuple(diffs))
 
     @cached_property
-    def view(self) -> CountingView | None:
-        """The agent's counting rules (None: count what was sent, "on the wire")."""
-        if self.counts != "agent":
-            return None
+    def agent_view(self) -> CountingView:
+        """The agent's own counting rules (its ``/context``)."""
         return CountingView(self.identity.profile.label, self.identity.era.counting)
+
+    @property
+    def view(self) -> CountingView | None:
+        """The rules the breakdowns count by (None: what was sent, "on the wire")."""
+        return self.agent_view if self.counts == "agent" else None
 
 
 def identity_json(a: Analysis) -> dict[str, Any]:
