@@ -146,6 +146,9 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     req = s.requests[which]
     lines += ["", f"Context usage of request {which} ({req.role}, {req.model or '?'}, "
               f"{req.timestamp or 'no time'})"]
+    if req.role != "main" and not any(r.role == "main" for r in s.requests):
+        lines.append(f"  No main request in this session: every call is {req.role} "
+                     "(side calls, count probes or sub-agents); showing the last one.")
     if b.mode == "A":
         lines.append("  No API usage for this request: estimated overhead only.")
     else:
