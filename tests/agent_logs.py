@@ -114,3 +114,25 @@ def qwen_session(n: int = 3, start_tokens: int = 5_000) -> list[dict[str, Any]]:
                      tools=["read_file", "write_file"])
     out.append(qwen_line(side, 1_500, f"2026-11-20T10:00:0{n}.500Z"))
     return out
+
+
+def as_recording(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """claude-trace records as ctxviewer proxy recording lines, after a meta line."""
+    from urllib.parse import urlsplit
+
+    out: list[dict[str, Any]] = [{"ctxviewer": 1, "type": "meta", "version": "test",
+                                  "started": "2026-11-20T10:00:00.000Z", "upstreams": {}}]
+    for n, r in enumerate(records, 1):
+        path = urlsplit(r["request"]["url"]).path
+        api = ("anthropic-count-tokens" if path.endswith("count_tokens") else
+               "openai-chat" if "chat/completions" in path else "anthropic")
+        headers = {k.lower(): v for k, v in r["request"]["headers"].items()}
+        out.append({"ctxviewer": 1, "type": "exchange", "id": f"ex_{n:06d}", "api": api,
+                    "method": "POST", "path": path, "upstream": r["request"]["url"],
+                    "started": r["request"]["timestamp"],
+                    "request": {"headers": headers, "body": r["request"]["body"]},
+                    "response": {"status": r["response"]["status_code"], "headers": {},
+                                 "stream": False, "body": r["response"].get("body")},
+                    "usage": None, "timing": {"first_byte_ms": 1.0, "total_ms": 2.0},
+                    "error": None})
+    return out

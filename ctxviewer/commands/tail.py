@@ -81,6 +81,7 @@ class TailPrinter:
         self.printed: dict[int, int] = {}  # index -> prompt tokens last printed
         self._thresholds: dict[int, Thresholds] = {}
         self._current: Analysis | None = None
+        self._agent_shown: str | None = None  # the agent line printed for this session
         self._analysis_key: tuple[int, int] | None = None
         self._inferred: dict[tuple[str, str | None], int | None] = {}
 
@@ -103,6 +104,8 @@ class TailPrinter:
             todo = set(range(len(s.requests)))
         if s is None:
             return
+        if todo and self._agent_shown is None and s.requests:
+            self._emit_agent(s)  # the first requests say which agent this is
         for i in sorted(todo):
             if i >= len(s.requests):
                 continue
@@ -167,9 +170,33 @@ class TailPrinter:
 
     # -- output ---------------------------------------------------------------
 
+    def _emit_agent(self, s: Session) -> None:
+        """The agent, its window and policy, once its first requests name it."""
+        a = self._analysis(s)
+        self._agent_shown = a.identity.label
+        t = a.thresholds
+        if self.as_json:
+            _write_json({"type": "agent", "agent": a.identity.profile.id,
+                         "label": a.identity.label, "window": a.window,
+                         "window_source": a.window_source, "policy_label": a.policy_label,
+                         "thresholds": t.as_dict()})
+            return
+        _write(f"-- {a.identity.label} ({a.identity.evidence}): window {a.window:,} "
+               f"({a.window_source}), {a.policy_label}: warn {t.warn:,} auto {t.auto:,} "
+               f"hard {t.hard:,}")
+
     def _emit_header(self, s: Session) -> None:
+        self._agent_shown = a_label = None
+        if not s.requests:  # nothing says yet which agent writes this file
+            if self.as_json:
+                _write_json({"type": "start", "path": s.path, "format": s.format,
+                             "requests": 0})
+            else:
+                _write(f"{s.path}  [{s.format}]  0 requests (the agent shows with its first)")
+            return
         model = s.model
         a = self._analysis(s)
+        self._agent_shown = a_label = a.identity.label
         window, t = a.window, a.thresholds
         if self.as_json:
             _write_json({"type": "start", "path": s.path, "format": s.format, "model": model,
@@ -178,7 +205,7 @@ class TailPrinter:
                          "policy_label": a.policy_label, "thresholds": t.as_dict(),
                          "requests": len(s.requests)})
             return
-        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  {a.identity.label}  "
+        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  {a_label}  "
                f"model {model or '?'}  window {window:,} ({a.window_source})  "
                f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})")
 

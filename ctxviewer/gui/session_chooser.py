@@ -45,7 +45,9 @@ class SessionChooserDialog(QDialog):
         layout.addWidget(head)
         layout.addWidget(self.list)
         layout.addWidget(buttons)
-        self.resize(640, 120 + 24 * min(len(parts), 10))
+        wide = self.list.sizeHintForColumn(0) + 2 * self.list.frameWidth() + 40
+        rows = self.list.sizeHintForRow(0) * min(len(parts), 10)
+        self.resize(max(560, min(wide, 1100)), 140 + rows)
 
     def chosen(self) -> int:
         return max(0, self.list.currentRow())

@@ -301,3 +301,25 @@ def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):
         checked += 1
     assert checked > 3
     assert [r.role for r in follower.session.requests[:4]] == ["main"] * 3 + ["subagent"]
+
+
+def test_tail_names_the_agent_once_its_requests_arrive(tmp_path, capsys):
+    from agent_logs import as_recording
+
+    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.commands.tail import TailPrinter
+    from ctxviewer.ingest.follow import Follower
+
+    lines = [json.dumps(r) + "\n" for r in as_recording(qwen_session(2))]
+    path = tmp_path / "rec.jsonl"
+    path.write_text(lines[0])  # the proxy started: its meta line, no exchange yet
+    follower, printer = Follower(path), TailPrinter(get_estimator("qwen"), "agent", None, False)
+    printer.show(follower.poll())
+    with open(path, "a") as f:
+        f.writelines(lines[1:])
+    printer.show(follower.poll())
+    out = capsys.readouterr().out.splitlines()
+    assert "0 requests" in out[0] and "Anthropic" not in out[0]
+    assert out[1].startswith("-- qwen-code 0.15.10") and "window 131,072 (agent profile)" in out[1]
+    assert " sub agent-" in out[-1]  # qwen-code's memory-extraction agent
+    assert len(out) == 2 + 3
