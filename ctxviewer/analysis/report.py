@@ -22,9 +22,18 @@ from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overh
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
-from ctxviewer.model import AUXILIARY, MAIN, Session
+from ctxviewer.ingest.claude_subagents import is_compaction
+from ctxviewer.model import AUXILIARY, MAIN, Request, Session
 
 BREAKDOWNS_KEPT = 32  # per Analysis: stepping through requests recomputes no recent one
+
+
+def overhead_key(req: Request) -> tuple[str, str | None]:
+    """Whose inferred system prompt + tools a transcript request shares: its own
+    conversation's, except Claude Code's compaction call, which is the main agent's."""
+    if is_compaction(req.agent):
+        return (MAIN, None)
+    return (req.role, req.agent)
 
 
 def env_pct_override(environ: Mapping[str, str]) -> float | None:
@@ -132,9 +141,11 @@ class Analysis:
 
     def _breakdown(self, index: int) -> Breakdown:
         req = self.session.requests[index]
-        key = (req.role, req.agent)
+        key = overhead_key(req)
         if not req.complete and key not in self._inferred:
-            self._inferred[key] = infer_overhead(self.session.requests, req, self.estimator)
+            self._inferred[key] = infer_overhead(self.session.requests,
+                                                 replace(req, role=key[0], agent=key[1]),
+                                                 self.estimator)
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
         agent = self.agent_view

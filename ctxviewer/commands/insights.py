@@ -149,6 +149,7 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
     lines += ["", f"Sub-agents: {len(ins.subagents)} runs"]
     for s in ins.subagents:
         parent = "no parent found" if s.parent is None else \
+            f"after request {s.parent}" if s.link == "compaction" else \
             f"spawned by request {s.parent} ({s.link})"
         lines.append(f"  {s.label} {s.description!r}: {len(s.requests)} requests, "
                      f"peak {fmt_tokens(s.peak_context)}, {fmt_tokens(s.total_tokens)} tokens, "

@@ -13,10 +13,13 @@ are ``complete=False``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from ctxviewer.ingest.anthropic_body import Interner, content_blocks, usage_from
 from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.claude_attachments import attachment_message
+from ctxviewer.ingest.claude_progress import ProgressAgents
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     CONTEXT_OVERFLOW,
@@ -31,7 +34,8 @@ from ctxviewer.model import (
 # Record types that carry no context; ignored without counting them as skipped.
 _QUIET_TYPES = frozenset({
     "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
-    "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "attachment",
+    "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
+    "permission-mode",
 })
 _OVERFLOW = ("prompt is too long", "context window", "context_length")
 
@@ -57,6 +61,7 @@ class _Parser:
         self.intern = Interner()
         # boundary uuid -> uuids it preserved (partial compaction keeps some messages)
         self.preserved: dict[str, list[str]] = {}
+        self.progress = ProgressAgents(self.intern)  # sub-agents nested in progress records
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
@@ -67,6 +72,25 @@ class _Parser:
         parent = record.get("parentUuid")
         if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
             yield from self._message(line, record, kind)
+            return
+        if kind == "progress":
+            req = self.progress.feed(line, record)
+            if req is not None:
+                key = (req.message_id or "", req.request_id or "")
+                if key not in self.seen:
+                    self.seen.add(key)
+                    yield replace(req, client=_client(record),
+                                  conversation=_str(record.get("sessionId")))
+            if isinstance(uuid, str):
+                self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None, None, None)
+            return
+        if kind == "attachment":
+            message, left_out = attachment_message(record)
+            if left_out:
+                yield Skipped(line, left_out)
+            if isinstance(uuid, str):
+                self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None,
+                                         self.intern(message) if message else None, None)
             return
         if kind == "system" and record.get("subtype") == "compact_boundary":
             meta = record.get("compactMetadata") or {}

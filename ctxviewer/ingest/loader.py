@@ -10,6 +10,7 @@ from typing import IO, Any
 
 import orjson
 
+from ctxviewer.ingest import claude_subagents
 from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.registry import READERS, get_reader
@@ -168,8 +169,12 @@ def load(
     progress: Progress | None = None,
     cancelled: CancelCheck | None = None,
     limit: int | None = None,
+    subagents: bool = True,
 ) -> Session:
     """Read a whole file into a ``Session``.
+
+    A Claude Code session brings its sub-agent files along (``subagents``;
+    ``ingest.claude_subagents``).
 
     Raises ``LoadError`` (one-line message) for files that are not session
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
@@ -217,7 +222,11 @@ def load(
         builder.add(Skipped(0, f"{READER_ERROR}: {type(e).__name__}: {e}"[:200]))
     if progress is not None:
         progress(total, total)
-    return builder.build()
+    session = builder.build()
+    if reader.name == "claude-code" and limit is None and subagents:
+        session = claude_subagents.join(
+            session, lambda f: load(str(f), format="claude-code", subagents=False))
+    return session
 
 
 def head_session(path: str, limit: int, format: str | None = None) -> Session | None:

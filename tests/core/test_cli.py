@@ -45,7 +45,9 @@ def test_report_json_contract(corpus, capsys):
 
 def test_report_json_spotter(corpus, capsys):
     out = run_json(capsys, "report", str(corpus / SPOTTER), "--json")
-    assert len(out["requests"]) == 157
+    # 157 calls of the main agent, 18 of two Explore sub-agents (from progress records)
+    roles = [r["role"] for r in out["requests"]]
+    assert (roles.count("main"), roles.count("subagent"), len(roles)) == (157, 18, 175)
     assert out["peak_prompt_tokens"] == 166_874
     assert max(r["api_prompt_tokens"] for r in out["requests"]) == 166_874
     assert [e["kind"] for e in out["events"]] == ["compact_boundary"]

@@ -23,6 +23,11 @@ def _api_calls(path):
     for line in open(path, encoding="utf-8"):
         r = json.loads(line)
         m = r.get("message") if r.get("type") == "assistant" else None
+        data = r.get("data") if r.get("type") == "progress" else None
+        if isinstance(data, dict) and data.get("type") == "agent_progress":  # a sub-agent's
+            nested = data.get("message") or {}
+            if nested.get("type") == "assistant":
+                m, r = nested.get("message"), nested
         if isinstance(m, dict) and m.get("usage") and m.get("model") != "<synthetic>":
             keys.add((m.get("id"), r.get("requestId")))
             u = m["usage"]
@@ -46,7 +51,8 @@ def test_every_claude_format_file_loads(corpus, folder):
 
 def test_spotter_transcript(corpus):
     s = load(str(corpus / SPOTTER))
-    assert len(s.requests) == 157
+    assert len(s.requests) == 175  # 157 of the main agent, 18 of two Explore sub-agents
+    assert sum(r.role == "main" for r in s.requests) == 157
     assert max(r.api_prompt_tokens for r in s.requests) == 166_874
     events = [(r.index, e) for r in s.requests for e in r.events]
     assert [e.kind for _, e in events] == ["compact_boundary"]

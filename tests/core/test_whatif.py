@@ -154,10 +154,12 @@ def test_spotter_transcript(corpus, policy, window, fired):
     a = Analysis(load(str(path)), policy=policy, window_override=window)
     w = replay(a.timeline, a.thresholds, events=request_events(a.session))
     assert w.count == fired
+    boundary = next(r.index for r in a.session.requests if r.events)
     assert [(c.index, c.pre_tokens, c.post_tokens, c.trigger) for c in w.real] == [
-        (126, 167_117, 32_015, "auto")]
+        (boundary, 167_117, 32_015, "auto")]
     if policy == "claude-code":
-        assert w.fired_indices == [108]  # 154,364 >= 150,000
+        [fired_at] = w.fired_indices
+        assert a.session.requests[fired_at].api_prompt_tokens == 154_364  # >= 150,000
 
 
 def test_request_events_pairs_events_with_their_request():

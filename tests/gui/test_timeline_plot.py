@@ -256,14 +256,17 @@ def test_set_analysis_with_another_policy_only_moves_lines(plot, spotter, monkey
     plot.set_analysis(other)
     assert not calls
     assert plot.threshold_lines["auto"].value() == 150_000
-    assert plot.whatif.fired_indices == [108]
+    [fired] = plot.whatif.fired_indices
+    assert spotter.session.requests[fired].api_prompt_tokens == 154_364  # >= 150,000
 
 
 # -- events ---------------------------------------------------------------------------
 def test_real_compaction_marker_with_before_and_after(plot, spotter):
     plot.set_timeline(spotter.timeline, spotter.thresholds, request_events(spotter.session))
     [line] = plot.event_lines
-    assert line.value() == 125.5  # between the last request before and the first after
+    after = _boundary(spotter)
+    before = max(p.index for p in spotter.timeline if p.role == "main" and p.index < after)
+    assert line.value() == (before + after) / 2  # between the last main request and the next
     assert line.angle == 90
     text = line.label.toPlainText()
     assert "compaction (auto)" in text and "167,117 \u2192 32,015" in text
@@ -274,8 +277,15 @@ def test_compaction_marker_on_the_time_axis(plot, spotter):
                       x_mode="time")
     [line] = plot.event_lines
     assert line.value() == td.parse_time("2026-02-12T16:13:25.613Z")  # the log's own time
-    before, after = (td.parse_time(spotter.timeline[i].timestamp) for i in (125, 126))
+    after = _boundary(spotter)
+    last = max(p.index for p in spotter.timeline if p.role == "main" and p.index < after)
+    before, after = (td.parse_time(spotter.timeline[i].timestamp) for i in (last, after))
     assert before < line.value() < after
+
+
+def _boundary(a: Analysis) -> int:
+    """The spotter's first request after its compaction."""
+    return next(r.index for r in a.session.requests if r.events)
 
 
 def test_event_markers_from_points_alone(plot):

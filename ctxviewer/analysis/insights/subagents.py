@@ -17,6 +17,7 @@ import orjson
 
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
 from ctxviewer.analysis.insights.cost import SessionCost
+from ctxviewer.ingest.claude_subagents import is_compaction
 from ctxviewer.model import AUXILIARY, MAIN, TOOL_USE, Block, Request, Session
 
 SPAWN_TOOLS = frozenset({"Task", "Agent", "task", "dispatch_agent", "spawn_agent"})
@@ -145,6 +146,12 @@ def subagent_runs(session: Session, cost: SessionCost | None = None) -> tuple[Su
     runs = []
     for conv in convs:
         run = _run(conv, cost)
+        if is_compaction(conv.agent):  # Claude Code's compaction call, not a Task run
+            start = conv.requests[0].index
+            before = [r.index for r in main if r.index < start]
+            runs.append(replace(run, parent=before[-1] if before else None, link="compaction",
+                                description="compaction: summarized the main conversation"))
+            continue
         first = _first_text(conv.requests[0])
         match = next((s for s in spawns if s.ref not in used and s.prompt
                       and s.prompt.strip() == first), None)
