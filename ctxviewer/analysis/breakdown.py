@@ -95,6 +95,8 @@ class Breakdown:
     source_notes: tuple[str, ...] = field(default=())  # what the reader says it knows / inferred
     counts: str = "wire"  # "agent": counted by the agent's own /context rules; "wire": as sent
     differences: tuple[Difference, ...] = ()  # where the agent's view and the wire disagree
+    # the prompt as exact growth, estimate and unattributed tokens (analysis.attribution)
+    attribution: dict[str, int] | None = None
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)

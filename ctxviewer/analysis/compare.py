@@ -3,10 +3,13 @@
 ``compare(session, names)`` puts every estimator's count of the whole prompt
 next to the API usage of each request, with the error in tokens and percent
 (``error = estimate - api``, ``pct = error / api``) and, per estimator, MAPE,
-bias (mean signed pct) and the worst case. Only requests with a nonzero API
-prompt size and a full request body are scored: a transcript records the
-messages but not the system prompt and tools, so its whole-prompt "estimate"
-would be the API count itself (see ``excluded``).
+bias (mean signed pct) and the worst case. Requests with a full request body
+are scored on their whole prompt. A transcript records the messages but not
+the system prompt and tools, so its requests are scored on their exact growth
+instead: the API's prompt delta from the previous call of the conversation
+against each estimator's count of what was added (``kind: "delta"``; steps
+with thinking or ToolSearch results, whose API count the log cannot explain,
+and small steps are left out: ``analysis.attribution``).
 
 The per-category table of one request shows where the error hides: agents
 derive Messages by subtracting the estimated overhead from the API total.
@@ -20,9 +23,10 @@ from typing import Any, Protocol
 
 from ctxviewer.analysis import calibrate
 from ctxviewer.analysis.breakdown import _overhead_parts, message_items
+from ctxviewer.analysis.attribution import clean_steps
 from ctxviewer.analysis.estimators import Estimator, get_estimator, names
 from ctxviewer.analysis.timeline import estimate_request
-from ctxviewer.model import Request, Session
+from ctxviewer.model import Message, Request, Session
 
 CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
               "messages")
@@ -63,8 +67,9 @@ class Row:
     index: int
     model: str | None
     role: str
-    api_prompt_tokens: int
+    api_prompt_tokens: int  # the API's count: the whole prompt, or the growth ("delta")
     estimates: dict[str, int | None]
+    kind: str = "prompt"  # "prompt" | "delta"
 
     def error(self, name: str) -> int | None:
         e = self.estimates.get(name)
@@ -156,10 +161,15 @@ def compare(
 
     excluded = {"no_usage": 0, "transcript_only": 0}
     scored: list[Request] = []
+    deltas = {}
+    if not session.complete:
+        est = next((c.estimator for c in by_name.values() if isinstance(c, LocalCounter)),
+                   get_estimator("qwen"))
+        deltas = {st.index: st for st in clean_steps(session, est)}
     for r in session.requests:
         if not r.api_prompt_tokens:
             excluded["no_usage"] += 1
-        elif not r.complete:
+        elif not r.complete and r.index not in deltas:
             excluded["transcript_only"] += 1
         else:
             scored.append(r)
@@ -170,6 +180,11 @@ def compare(
             from ctxviewer.ingest.base import Cancelled
 
             raise Cancelled()
+        step = deltas.get(r.index)
+        if step is not None:
+            ests = {n: _added(by_name[n], step.added) for n in plain}
+            rows.append(Row(r.index, r.model, r.role, step.delta, ests, "delta"))
+            continue
         ests = {n: by_name[n].prompt(r) for n in plain}
         rows.append(Row(r.index, r.model, r.role, r.api_prompt_tokens or 0, ests))
 
@@ -180,14 +195,24 @@ def compare(
     # drop helper bases that were not asked for
     shown = tuple(wanted)
     rows = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
-                {n: r.estimates.get(n) for n in shown}) for r in rows]
+                {n: r.estimates.get(n) for n in shown}, r.kind) for r in rows]
     summary = {n: stats(rows, n) for n in shown}
+    if deltas:
+        notes.append(f"{len(deltas)} transcript requests scored on their exact growth: the "
+                     "API's prompt delta from the previous call against each estimator's count "
+                     "of what was added")
     if excluded["transcript_only"]:
-        notes.append(f"{excluded['transcript_only']} transcript-only requests excluded: their "
-                     "system prompt and tools were not recorded, only the messages")
+        notes.append(f"{excluded['transcript_only']} transcript requests without a clean step "
+                     "excluded (the first of a chain, thinking or ToolSearch results, tiny "
+                     "steps): their system prompt and tools were not recorded")
     table = _table(session, request, shown, by_name, calibration) if request is not None \
         else None
     return Comparison(shown, tuple(rows), summary, excluded, table, calibration, tuple(notes))
+
+
+def _added(counter: PromptCounter, added: Sequence[Message]) -> int | None:
+    """A counter's count of messages added to a conversation (local estimators only)."""
+    return counter.estimator.messages(added) if isinstance(counter, LocalCounter) else None
 
 
 def _group(row: Row) -> tuple[str | None, str]:
@@ -203,7 +228,8 @@ def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
     points = [calibrate.Point(_group(r), r.api_prompt_tokens, r.estimates) for r in rows]
     preds = calibrate.held_out(points, bases, base, how)
     out = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
-               {**r.estimates, calibrate.NAME: p.estimate}) for r, p in zip(rows, preds)]
+               {**r.estimates, calibrate.NAME: p.estimate}, r.kind)
+           for r, p in zip(rows, preds)]
     final_base, fits = calibrate.final_fit(points, bases, base, how)
     scored = [r for r, p in zip(out, preds) if p.estimate is not None]
     info = {
@@ -259,7 +285,7 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "estimators": list(c.estimators),
-        "rows": [{"index": r.index, "model": r.model, "role": r.role,
+        "rows": [{"index": r.index, "model": r.model, "role": r.role, "kind": r.kind,
                   "api_prompt_tokens": r.api_prompt_tokens, "estimates": r.estimates,
                   "errors": {n: r.error(n) for n in c.estimators},
                   "pct": {n: r4(r.pct(n)) for n in c.estimators}} for r in c.rows],

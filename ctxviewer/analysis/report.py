@@ -18,6 +18,7 @@ from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
+from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
@@ -114,6 +115,11 @@ class Analysis:
         return self.thresholds_for(self.window_info, self.session.model)
 
     @cached_property
+    def attribution(self) -> list[Attribution]:
+        """Each request's prompt as exact growth, estimate and unattributed tokens."""
+        return attribute(self.session, self.estimator)
+
+    @cached_property
     def compactions(self) -> Compactions:
         """Observed compactions and those the policy predicts along the real curve."""
         counts_output = self.policy == AGENT and \
@@ -162,7 +168,10 @@ class Analysis:
         if w.wire and w.wire != w.tokens:
             diffs = (Difference("window", w.tokens, w.wire,
                                 f"the requests carry the context-1m beta; {w.detail}"), *diffs)
-        return replace(b, differences=tuple(diffs))
+        b = replace(b, differences=tuple(diffs))
+        if req.usage is None:
+            return b
+        return with_attribution(b, self.attribution[index], rows=not req.complete)
 
     @cached_property
     def agent_view(self) -> CountingView:
@@ -197,6 +206,7 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
         "total": b.total, "used": b.used, "overhead_scale": round(b.overhead_scale, 4),
         "raw_overhead": b.raw_overhead, "messages_estimate": b.messages_estimate,
         "counts": b.counts, "differences": [d.as_dict() for d in b.differences],
+        "attribution": b.attribution,
         "messages_error": b.messages_error, "complete": b.complete, "notes": list(b.notes),
         "source_notes": list(b.source_notes),
         "categories": [
@@ -229,7 +239,8 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "policy": a.policy, "policy_label": a.policy_label, "policy_source": a.policy_source,
         "estimator": a.estimator.name,
         "thresholds": a.thresholds.as_dict(),
-        "requests": [point_json(p) for p in a.timeline],
+        "requests": [point_json(p) | att.as_dict()
+                     for p, att in zip(a.timeline, a.attribution, strict=True)],
         "events": [{"kind": e.kind, "request": r.index, "timestamp": e.timestamp,
                     "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
                     "next_prompt_tokens": r.api_prompt_tokens, "trigger": e.trigger}

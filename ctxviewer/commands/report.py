@@ -107,6 +107,12 @@ def render_against(theirs: AgentContext, rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def attribution_text(att: dict[str, int]) -> str:
+    return (f"{att['attributed_exact']:,} exact (the API's growth, explained), "
+            f"{att['estimated']:,} estimated (the start of the chain), "
+            f"{att['unattributed']:,} unattributed")
+
+
 def _bar(b: Breakdown, width: int = 50) -> str:
     glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
               "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
@@ -170,6 +176,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     msgs = b.category("messages")
     if msgs is not None:
         lines.append(f"  note: {msgs.note}")
+    if b.attribution:
+        lines.append(f"  prompt: {attribution_text(b.attribution)}")
     limit = None if all_items else 12
     for c in b.categories:
         if c.items and c.name != "messages":

@@ -94,6 +94,11 @@ class BarPanel(QWidget):
         msgs = b.category("messages")
         if msgs is not None and msgs.note:
             notes.append(f"Messages: {msgs.note}")
+        att = b.attribution
+        if att and (att["attributed_exact"] or att["unattributed"]):
+            notes.append(f"Prompt: {att['attributed_exact']:,} exact growth, "
+                         f"{att['estimated']:,} estimated, "
+                         f"{att['unattributed']:,} unattributed")
         return notes
 
     def _fill_legend(self) -> None:

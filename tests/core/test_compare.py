@@ -34,7 +34,27 @@ def test_rows_errors_and_exclusions():
     assert st.n == 2 and st.mape == pytest.approx((10 / 110 + 10 / 190) / 2)
     assert st.bias == pytest.approx((-10 / 110 + 10 / 190) / 2)
     assert st.max_abs_pct == pytest.approx(10 / 110)
-    assert any("transcript-only" in n for n in c.notes)
+    assert any("transcript requests without a clean step" in n for n in c.notes)
+
+
+def test_transcripts_are_scored_on_their_exact_growth(corpus):
+    """Every clean step of a real transcript is a row: the API's delta against the
+    estimate of what was added."""
+    from ctxviewer.analysis.attribution import clean_steps
+    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.ingest import load
+
+    s = load(str(corpus / "claude-code" / (
+        "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")))
+    c = compare(s, ["qwen", "cl100k", "calibrated"])
+    want = {st.index: st for st in clean_steps(s, get_estimator("qwen"))}
+    assert len(want) > 100 and [r.index for r in c.rows] == sorted(want)
+    for r in c.rows:
+        assert r.kind == "delta" and r.api_prompt_tokens == want[r.index].delta
+        assert r.estimates["qwen"] == get_estimator("qwen").messages(want[r.index].added)
+    assert c.summary["qwen"].n == len(want) and c.summary["calibrated"].n > 0
+    assert c.summary["calibrated"].mape < c.summary["qwen"].mape
+    assert c.excluded["transcript_only"] == len(s.requests) - len(want)
 
 
 def test_held_out_uses_only_earlier_requests():

@@ -110,3 +110,30 @@ def test_insights_json_lists_the_runs(corpus, tmp_path, capsys):
     runs = json.loads(capsys.readouterr().out)["subagents"]
     assert {r["agent"] for r in runs} == {"a93ccab", "aa84377", "acompact-70d8e7"}
     assert all(r["cost_usd"] for r in runs)
+
+
+def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsys):
+    """Over the real Claude Code transcripts, unattributed growth stays within 10% of the
+    prompt on at least 90% of the requests, and the three parts sum to the API's count."""
+    from ctxviewer.analysis.attribution import THINKING_CAUSE, attribute
+    from ctxviewer.analysis.estimators import get_estimator
+
+    shares = []
+    for path in sorted((corpus / "claude-code").glob("*.jsonl")):
+        s = load(str(path))
+        for a, r in zip(attribute(s, get_estimator("qwen")), s.requests, strict=True):
+            if r.usage is None or not r.usage.prompt_tokens:
+                continue
+            assert a.exact + a.estimated + a.unattributed == r.usage.prompt_tokens
+            assert min(a.exact, a.estimated, a.unattributed) >= 0
+            shares.append(a.unattributed / r.usage.prompt_tokens)
+    assert len(shares) > 500
+    assert sum(x <= 0.10 for x in shares) >= 0.9 * len(shares)
+    assert main(["report", str(corpus / f"{SPOTTER}.jsonl"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    last = out["requests"][out["breakdown"]["request"]]
+    assert {k: last[k] for k in ("attributed_exact", "estimated", "unattributed")} == \
+        out["breakdown"]["attribution"]
+    assert last["attributed_exact"] > 0 and last["estimated"] > 0
+    messages = next(c for c in out["breakdown"]["categories"] if c["name"] == "messages")
+    assert any(x["name"] == THINKING_CAUSE for x in messages["items"])  # evidence: thinking

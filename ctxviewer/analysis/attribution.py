@@ -1,0 +1,212 @@
+"""Exact attribution from the API's own numbers.
+
+Between two consecutive calls of one conversation, the prompt grows by exactly
+what was added: the assistant turn, tool results, reminders. The API's counts
+make that growth exact (``delta``); the added items get their share of it by
+their estimate, with the estimator's ratio to the API calibrated on this
+session's own clean steps, per model. So each request's prompt splits into:
+
+- ``attributed_exact``: the growth since the start of the chain that the added
+  items explain (their calibrated estimate, summed over the chain, is within
+  ``TOLERANCE`` of it), counting remainders that have a cause named on
+  evidence in their step, in this order:
+  a ToolSearch result (``tool_reference`` blocks: the API expands each into
+  the tool's schema, which the log never holds); a thinking block (the log
+  does not hold its full length: "thinking: counted by the API beyond its
+  visible text"); a TodoWrite call (Claude Code repeats the todo list in a
+  reminder the transcript leaves out: at most the list's own size);
+- ``estimated``: the start of the chain (the first request, or the first after
+  a break: a compaction, a prompt that shrank, a history that is not the
+  previous one's plus more), whose split rests on estimates;
+- ``unattributed``: growth no recorded text explains, shown as such. Recorded
+  text is never stretched past the calibrated ratio to make it vanish.
+
+Steps without thinking and with some size are "clean": they calibrate the
+ratio, and ``compare`` scores estimators against their exact deltas.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.model import (
+    COMPACT_BOUNDARY,
+    COMPACT_SUMMARY,
+    THINKING,
+    TOOL_RESULT,
+    TOOL_USE,
+    Message,
+    Request,
+    Session,
+)
+
+TOLERANCE = 0.15  # of the delta: an estimate this close explains the whole growth
+MIN_TOKENS = 40  # remainders below this are within the noise of one message
+CLEAN_MIN = 50  # a step must add this many estimated tokens to calibrate or be scored
+RATIO_BOUNDS = (0.6, 1.6)  # a ratio outside is not a tokenizer's, but a broken step
+THINKING_CAUSE = "thinking: counted by the API beyond its visible text"
+TOOL_SEARCH_CAUSE = "tools loaded by ToolSearch: their schemas, counted by the API"
+TODO_CAUSE = "todo list reminder: Claude Code repeats the list, the transcript does not"
+TODO_TOOLS = frozenset({"TodoWrite", "todo_write"})
+UNATTRIBUTED = "unattributed: growth no recorded text explains"
+
+
+@dataclass(frozen=True)
+class Step:
+    """What one request added to the previous one of its conversation."""
+
+    index: int
+    previous: int
+    delta: int  # exact: the API's prompt growth
+    added: tuple[Message, ...]
+    estimate: int  # the estimator's count of ``added`` (uncalibrated)
+    thinking: bool  # a thinking block among the added messages
+    tool_search: bool = False  # a ToolSearch result (tool_reference) among them
+    todo: int = 0  # the estimate of TodoWrite inputs among them (the list it repeats)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.thinking or self.tool_search or self.todo) and \
+            self.estimate >= CLEAN_MIN and self.delta > 0
+
+
+@dataclass(frozen=True)
+class Attribution:
+    index: int
+    exact: int = 0
+    estimated: int = 0
+    unattributed: int = 0
+    causes: dict[str, int] = field(default_factory=dict)  # named cause -> tokens
+    ratio: float = 1.0  # the calibrated estimator/API ratio used
+    step: Step | None = None  # None: the start of a chain
+    growth: int = 0  # the exact growth since the start of the chain
+    explained: int = 0  # the calibrated estimate of what was added since
+
+    def as_dict(self) -> dict[str, object]:
+        return {"attributed_exact": self.exact, "estimated": self.estimated,
+                "unattributed": self.unattributed}
+
+
+def _conversation(r: Request) -> tuple[str, str | None]:
+    return (r.role, r.agent)
+
+
+def _breaks(r: Request) -> bool:
+    return any(e.kind in (COMPACT_BOUNDARY, COMPACT_SUMMARY) for e in r.events)
+
+
+def steps(session: Session, est: Estimator) -> dict[int, Step]:
+    """Each request's step from the previous one of its conversation, where the chain holds."""
+    last: dict[tuple[str, str | None], Request] = {}
+    out: dict[int, Step] = {}
+    for r in session.requests:
+        if r.usage is None:
+            continue
+        key = _conversation(r)
+        prev = last.get(key)
+        last[key] = r
+        if prev is None or _breaks(r) or prev.usage is None:
+            continue
+        n = len(prev.messages)
+        if len(r.messages) < n or r.messages[:n] != prev.messages:
+            continue  # not the previous history plus more: a rewind, an edit, a new chain
+        delta = r.usage.prompt_tokens - prev.usage.prompt_tokens
+        if delta < 0:
+            continue  # the prompt shrank: cleared thinking, context edits, a cache rebuild
+        added = r.messages[n:]
+        blocks = [b for m in added for b in m.blocks]
+        out[r.index] = Step(r.index, prev.index, delta, added, est.messages(added),
+                            any(b.kind == THINKING for b in blocks),
+                            any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text
+                                for b in blocks),
+                            sum(est.block(b) for b in blocks
+                                if b.kind == TOOL_USE and b.name in TODO_TOOLS))
+    return out
+
+
+def ratios(found: dict[int, Step], session: Session) -> dict[str | None, float]:
+    """The estimator's ratio to the API per model, from the clean steps (median)."""
+    by_model: dict[str | None, list[float]] = {}
+    for s in found.values():
+        if s.clean:
+            q = s.delta / s.estimate
+            if RATIO_BOUNDS[0] <= q <= RATIO_BOUNDS[1]:
+                by_model.setdefault(session.requests[s.index].model, []).append(q)
+    every = [q for qs in by_model.values() for q in qs]
+    overall = statistics.median(every) if len(every) >= 3 else 1.0
+    return {m: statistics.median(qs) if len(qs) >= 3 else overall
+            for m, qs in by_model.items()} | {"*": overall}
+
+
+def attribute(session: Session, est: Estimator) -> list[Attribution]:
+    """Every request's prompt as exact, estimated and unattributed tokens (see module doc)."""
+    found = steps(session, est)
+    ratio_of = ratios(found, session)
+    totals: dict[tuple[str, str | None], Attribution] = {}
+    out: list[Attribution] = []
+    for r in session.requests:
+        if r.usage is None:
+            out.append(Attribution(r.index))
+            continue
+        key = _conversation(r)
+        step = found.get(r.index)
+        ratio = ratio_of.get(r.model, ratio_of["*"])
+        before = totals.get(key)
+        if step is None or before is None:
+            a = Attribution(r.index, estimated=r.usage.prompt_tokens, ratio=ratio)
+        else:
+            a = _grow(before, step, ratio)
+        totals[key] = a
+        out.append(a)
+    return out
+
+
+def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
+    """Add step ``s``. Over the chain, the growth (exact) less the calibrated estimate of
+    everything added and less the causes named on evidence is what stays unexplained:
+    a step whose items were over-estimated offsets one whose items were under-estimated
+    (a tool result written to the transcript one step late)."""
+    explained = round(s.estimate * ratio)
+    rest = s.delta - explained
+    causes = dict(before.causes)
+    if rest > 0 and s.todo:  # a reminder of known size: never more than the list itself
+        part = min(rest, round(s.todo * ratio))
+        causes[TODO_CAUSE] = causes.get(TODO_CAUSE, 0) + part
+        rest -= part
+    named = TOOL_SEARCH_CAUSE if s.tool_search else THINKING_CAUSE if s.thinking else None
+    if rest > 0 and named is not None:
+        causes[named] = causes.get(named, 0) + rest
+    growth = before.growth + s.delta
+    estimate = before.explained + explained
+    left = growth - estimate - sum(causes.values())
+    unattributed = left if left > max(TOLERANCE * growth, MIN_TOKENS) else 0
+    return Attribution(s.index, growth - unattributed, before.estimated, unattributed, causes,
+                       ratio, s, growth, estimate)
+
+
+def clean_steps(session: Session, est: Estimator) -> Sequence[Step]:
+    """Steps whose exact delta scores an estimator (no thinking, some size)."""
+    return [s for s in steps(session, est).values() if s.clean]
+
+
+def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdown:
+    """``b`` with ``a``'s numbers and, with ``rows`` (transcripts, whose Messages total
+    holds what the log does not), Messages rows for the causes and the unexplained
+    growth (they are part of the Messages total, which is the API's)."""
+    if not rows:
+        return replace(b, attribution=a.as_dict())
+    extra = [Item(cause, tokens, "cause", ref=f"{cause}: {tokens:,} tokens of growth")
+             for cause, tokens in a.causes.items() if tokens]
+    if a.unattributed:
+        extra.append(Item(UNATTRIBUTED, a.unattributed, "unattributed",
+                         ref=f"{UNATTRIBUTED}: {a.unattributed:,} tokens"))
+    cats = b.categories
+    if extra:
+        cats = tuple(replace(c, items=tuple(sorted(c.items + tuple(extra),
+                                                   key=lambda x: (-x.tokens, x.name))))
+                     if c.name == "messages" else c for c in cats)
+    return replace(b, categories=cats, attribution=a.as_dict())
