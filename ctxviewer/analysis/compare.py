@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ctxviewer.analysis import calibrate
-from ctxviewer.analysis.breakdown import _overhead_parts, message_items
 from ctxviewer.analysis.attribution import clean_steps
+from ctxviewer.analysis.breakdown import _overhead_parts, message_items
 from ctxviewer.analysis.estimators import Estimator, get_estimator, names
 from ctxviewer.analysis.timeline import estimate_request
 from ctxviewer.model import Message, Request, Session

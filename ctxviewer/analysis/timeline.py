@@ -25,6 +25,7 @@ class Point:
     uncached: int | None
     tier: str
     events: tuple[str, ...]
+    agent: str | None = None  # the sub-agent's id (Claude Code's compaction call: "acompact-…")
 
     @property
     def prompt_tokens(self) -> int:
@@ -64,5 +65,6 @@ def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[P
             u.input_tokens if u else None,
             tier(api if api is not None else estimate, thresholds),
             tuple(e.kind for e in r.events),
+            r.agent,
         ))
     return points

@@ -15,13 +15,14 @@ class UsageError(Exception):
     """Bad input from the user: printed as one line, exit code 2."""
 
 
-def add_file_argument(parser: argparse.ArgumentParser) -> None:
+def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True) -> None:
     parser.add_argument("file", help="session log or API trace")
     parser.add_argument("--format", help="skip detection and use this reader (see `formats`)")
-    parser.add_argument("--session", type=int, metavar="N",
-                        help="a recording holding several agents or conversations: which one "
-                             "(0-based; `report FILE --sessions` lists them; default: the one "
-                             "that made the last main request)")
+    if sessions:
+        parser.add_argument("--session", type=int, metavar="N",
+                            help="a recording holding several agents or conversations: which "
+                                 "one (0-based; `report FILE --sessions` lists them; default: "
+                                 "the one that made the last main request)")
 
 
 def load_session(args: argparse.Namespace) -> Session:

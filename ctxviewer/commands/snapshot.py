@@ -71,9 +71,10 @@ def run(args: argparse.Namespace) -> int:
     options = Options(args.estimator, args.policy, args.window)
     try:
         render_snapshot(args.file, args.out, request, size, args.view, args.theme, options,
-                        args.format)
+                        args.format, args.session)
     except IndexError as e:
-        raise UsageError(f"--request: {e}") from None
+        option = "--session" if "session" in str(e) else "--request"
+        raise UsageError(f"{option}: {e}") from None
     except OSError as e:
         raise UsageError(f"--out: {e}") from None
     print(args.out)

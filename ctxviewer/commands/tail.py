@@ -30,7 +30,7 @@ HELP = "follow a session log as it is written: one line per new request"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_file_argument(p)
+    add_file_argument(p, sessions=False)  # it follows the file as written, all of it
     p.add_argument("--interval", type=float, default=0.25,
                    help="seconds between checks of the file (default 0.25)")
     p.add_argument("--estimator", default="qwen", choices=estimator_names(),

@@ -37,9 +37,9 @@ from ctxviewer.gui.breakdown_panel import BreakdownPanel
 from ctxviewer.gui.content import node_content
 from ctxviewer.gui.content_pane import ContentPane
 from ctxviewer.gui.controls_toolbar import ControlsToolBar
+from ctxviewer.gui.file_sessions import FileSessions
 from ctxviewer.gui.request_model import role_text, short_model
 from ctxviewer.gui.request_table import RequestTable
-from ctxviewer.gui.file_sessions import FileSessions
 from ctxviewer.gui.session_loader import SessionLoader
 from ctxviewer.gui.session_status_bar import SessionStatusBar
 from ctxviewer.gui.skipped_dialog import SkippedDialog

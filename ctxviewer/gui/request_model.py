@@ -16,6 +16,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.gui.palette import is_dark, tier_background, tier_color
+from ctxviewer.ingest.claude_subagents import is_compaction
 
 COLUMNS = ("#", "Time", "Model", "Prompt", "Role", "Events")
 COL_INDEX, COL_TIME, COL_MODEL, COL_PROMPT, COL_ROLE, COL_EVENTS = range(6)
@@ -49,6 +50,8 @@ def short_time(ts: str | None) -> str:
 
 
 def role_text(p: Point) -> str:
+    if is_compaction(p.agent):
+        return "compaction"
     role = {"main": "main", "subagent": "sub", "auxiliary": "aux"}.get(p.role, p.role)
     return f"{role} ↳" if p.sidechain else role
 

@@ -174,9 +174,16 @@ class SessionLoader(QObject):
                            self._analysis_cancel))
         self._analysing = True
 
-    def load_sync(self, path: str, options: Options, format: str | None = None) -> Analysis:
-        """Load on the calling thread (the snapshot command); raises ``LoadError``."""
-        return prepare(load(path, format=format), options)
+    def load_sync(self, path: str, options: Options, format: str | None = None,
+                  session: int | None = None) -> Analysis:
+        """Load on the calling thread (the snapshot command); raises ``LoadError``, and
+        ``IndexError`` for a ``session`` the file does not hold."""
+        parts = split(load(path, format=format))
+        if session is None:
+            session = default_session(parts)
+        if not 0 <= session < len(parts):
+            raise IndexError(f"the file holds {len(parts)} session(s) (0..{len(parts) - 1})")
+        return prepare(parts[session], options)
 
     def cancel(self) -> None:
         """Stop the running load (the open session stays)."""

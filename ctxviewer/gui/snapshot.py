@@ -56,9 +56,10 @@ def _target(window: MainWindow, view: str) -> QWidget:
 def render_snapshot(path: str, out: str, request: int | str | None = None,
                     size: tuple[int, int] = (1400, 900), view: str = "main",
                     theme: str = "auto", options: Options | None = None,
-                    format: str | None = None) -> None:
-    """Raises ``LoadError`` for unreadable files, ``IndexError`` for a bad request,
-    ``OSError`` when the PNG cannot be written."""
+                    format: str | None = None, session: int | None = None) -> None:
+    """Raises ``LoadError`` for unreadable files, ``IndexError`` for a bad request or
+    session, ``OSError`` when the PNG cannot be written. ``session``: which session of a
+    file that holds several (default: the one that made the last main request)."""
     create_app(theme=theme)
     state = AppState()
     if options is not None:
@@ -67,7 +68,7 @@ def render_snapshot(path: str, out: str, request: int | str | None = None,
     settings = AppSettings(QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                                      "ctxviewer", "snapshot"))
     window = build_main_window(state, settings)
-    analysis = window.loader.load_sync(path, state.options, format)
+    analysis = window.loader.load_sync(path, state.options, format, session)
     index = analysis.resolve_index(request) if analysis.session.requests else None
     window.show_analysis(analysis)
     if index is not None:

@@ -7,8 +7,8 @@ rather than pinning generated numbers.
 
 from __future__ import annotations
 
-import lzma
 import json
+import lzma
 from collections import Counter
 
 import pytest

@@ -18,7 +18,6 @@ from ctxviewer.gui.timeline_plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY, Event
 
-
 SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
            "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"

@@ -39,7 +39,7 @@ def rule_thresholds(rule: PolicyRule, window: int, *, model: str | None = None,
     if window <= 0:
         raise ValueError("window must be positive")
     t = _rule_thresholds(rule, window, model, max_output, raw_window, pct_override)
-    return replace(t, label=rule.label)
+    return replace(t, label=rule.label.split(":", 1)[0])  # "Claude Code", "Codex", …
 
 
 def _rule_thresholds(rule: PolicyRule, window: int, model: str | None, max_output: int | None,
