@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from typing import Any
 
 from ctxviewer.analysis.estimators import get_estimator
@@ -16,6 +17,7 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
+from ctxviewer.analysis.insights.compaction_outcome import KINDS
 from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
@@ -154,6 +156,14 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
         lines.append(f"  {s.label} {s.description!r}: {len(s.requests)} requests, "
                      f"peak {fmt_tokens(s.peak_context)}, {fmt_tokens(s.total_tokens)} tokens, "
                      f"{_usd(s.cost_usd)}, {s.tool_calls} tool calls, {parent}")
+    for c in ins.compactions:
+        lines += ["", f"Compaction before request {c.after}: {fmt_tokens(c.before_tokens)} -> "
+                  f"{fmt_tokens(c.after_tokens)} tokens (the API's); parts estimated at "
+                  f"{c.ratio:.2f}x the estimator, calibrated on this session"]
+        for kind in KINDS:
+            what = Counter(p.what for p in c.parts if p.kind == kind)
+            top = ", ".join(f"{n} {w}" for w, n in what.most_common(4))
+            lines.append(f"  {kind:<10} {fmt_tokens(c.tokens(kind)):>7} tokens  {top}")
     return "\n".join(lines) + "\n"
 
 

@@ -137,3 +137,22 @@ def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsy
     assert last["attributed_exact"] > 0 and last["estimated"] > 0
     messages = next(c for c in out["breakdown"]["categories"] if c["name"] == "messages")
     assert any(x["name"] == THINKING_CAUSE for x in messages["items"])  # evidence: thinking
+
+
+def test_what_a_real_compaction_kept_and_dropped(corpus, capsys):
+    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
+
+    lemmy = corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+    [c] = compaction_outcomes(load(str(lemmy)), get_estimator("qwen"))
+    assert (c.before_tokens, c.after_tokens) == (25_106, 21_803)  # the API's, exact
+    kinds = {(p.kind, p.what) for p in c.parts}
+    assert ("summary", "summary") in kinds and ("reattached", "file read again") in kinds
+    assert any(k == "kept" and w.startswith("memory file") for k, w in kinds)
+    assert c.tokens("dropped") > c.tokens("kept") > 0 and c.summary.startswith("This session")
+    [spotter] = compaction_outcomes(load(str(corpus / f"{SPOTTER}.jsonl")),
+                                    get_estimator("qwen"))
+    assert spotter.before_tokens == 166_874 and spotter.tokens("dropped") > 100_000
+    assert main(["insights", str(lemmy), "--json"]) == 0
+    [out] = json.loads(capsys.readouterr().out)["compactions"]
+    assert out["after"] == c.after and out["tokens"]["summary"] == c.tokens("summary")

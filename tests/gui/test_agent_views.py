@@ -58,3 +58,14 @@ def test_timeline_marks_the_predicted_compaction(window, open_and_wait, transcri
     assert list(xs) == list(observed) and ys[0] >= a.thresholds.auto - 1_000
     assert "predicted compaction" in [name for _item, name in plot._legend_shown]
     assert "Claude Code" in plot.getPlotItem().titleLabel.text
+
+
+def test_snapshot_of_one_session_of_a_recording(corpus, tmp_path):
+    from ctxviewer.cli import main
+
+    cc = with_headers(captured_records(corpus), **{"X-Claude-Code-Session-Id": CC_SESSION})
+    path = str(write_jsonl(tmp_path / "both.jsonl", cc + qwen_session(2)))
+    png = tmp_path / "cc.png"
+    assert main(["snapshot", path, "--session", "0", "--out", str(png)]) == 0
+    assert png.stat().st_size > 10_000
+    assert main(["snapshot", path, "--session", "5", "--out", str(png)]) == 2

@@ -16,6 +16,7 @@ from typing import Any
 
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.insights.cache_breaks import CacheBreak, CacheSummary, cache_breaks
+from ctxviewer.analysis.insights.compaction_outcome import Outcome, compaction_outcomes
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
 from ctxviewer.analysis.insights.cost import (
     Budget,
@@ -57,12 +58,14 @@ class Insights:
     redundancy: RedundancyReport
     subagents: tuple[SubagentRun, ...]
     budgets: tuple[BudgetReport, ...] = ()
+    compactions: tuple[Outcome, ...] = ()  # what each real compaction kept and dropped
 
     def to_json(self, per_request: bool = True, top: int | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
             "cost": self.cost.to_json(per_request), "cache": self.cache.to_json(),
             "redundancy": self.redundancy.to_json(top),
             "subagents": [r.to_json() for r in self.subagents],
+            "compactions": [c.to_json() for c in self.compactions],
         }
         if self.budgets:
             out["budgets"] = [b.to_json() for b in self.budgets]
@@ -75,4 +78,5 @@ def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
     cost = session_cost(session, prices or load_prices())
     cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))
     return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),
-                    tuple(evaluate_budget(cost, b, session.requests) for b in budgets))
+                    tuple(evaluate_budget(cost, b, session.requests) for b in budgets),
+                    tuple(compaction_outcomes(session, est)))
