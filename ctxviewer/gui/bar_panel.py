@@ -94,8 +94,8 @@ class BarPanel(QWidget):
         msgs = b.category("messages")
         if msgs is not None and msgs.note:
             notes.append(f"Messages: {msgs.note}")
-        att = b.attribution
-        if att and (att["attributed_exact"] or att["unattributed"]):
+        att = b.attribution  # for transcripts, whose Messages hold what the log does not
+        if att and not b.complete and (att["attributed_exact"] or att["unattributed"]):
             notes.append(f"Prompt: {att['attributed_exact']:,} exact growth, "
                          f"{att['estimated']:,} estimated, "
                          f"{att['unattributed']:,} unattributed")

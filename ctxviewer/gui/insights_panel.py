@@ -21,6 +21,7 @@ from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestD
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.insights_budget import amount
 from ctxviewer.gui.insights_cache import CacheBreaksPage
+from ctxviewer.gui.insights_compactions import CompactionsPage
 from ctxviewer.gui.insights_cost import CostPage
 from ctxviewer.gui.insights_diff import DiffPage
 from ctxviewer.gui.insights_redundancy import RedundancyPage
@@ -72,10 +73,10 @@ class InsightsPanel(QWidget):
         self.pages.setDocumentMode(True)
         self.cost, self.cache = CostPage(self), CacheBreaksPage(self)
         self.redundancy, self.subagents = RedundancyPage(self), SubagentsPage(self)
-        self.diff = DiffPage(self)
+        self.diff, self.compactions = DiffPage(self), CompactionsPage(self)
         for page, title in ((self.cost, "Cost && cache"), (self.cache, "Cache breaks"),
                             (self.redundancy, "Redundancy"), (self.subagents, "Sub-agents"),
-                            (self.diff, "Diff")):
+                            (self.compactions, "Compactions"), (self.diff, "Diff")):
             self.pages.addTab(page, title)
             page.request_selected.connect(self.request_selected)
         layout = QVBoxLayout(self)
@@ -131,7 +132,7 @@ class InsightsPanel(QWidget):
     def _show(self, result: InsightsResult | None) -> None:
         self.result = result
         ins = self.insights
-        for page in (self.cost, self.cache, self.redundancy, self.subagents):
+        for page in (self.cost, self.cache, self.redundancy, self.subagents, self.compactions):
             page.set_insights(ins)
         if result is not None:
             self.diff.set_requests(len(result.session.requests), result.previous)

@@ -250,3 +250,17 @@ def test_set_budget_marks_on_a_bare_plot(qtbot):
     assert plot.budget_lines[0].pen.color() != plot.budget_lines[1].pen.color()
     plot.set_budget_marks([])
     assert plot.budget_lines == []
+
+
+def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_and_wait,
+                                                          trace_path):
+    panel = open_insights(window, qtbot, open_and_wait, trace_path)
+    page = panel.compactions
+    [c] = panel.insights.compactions
+    model = page.model
+    kinds = {model.index(r, 1).data() for r in range(model.rowCount())}
+    assert kinds == {"summary", "kept", "reattached", "dropped"}
+    assert f"before request <b>{c.after}</b>" in page.summary.text()
+    with qtbot.waitSignal(window.state.request_changed):
+        click_row(qtbot, page, 0)
+    assert window.state.index == c.after
