@@ -215,6 +215,7 @@ class Session:
     title: str | None = None
     session_id: str | None = None
     token_counts: list[TokenCount] = field(default_factory=list)
+    cwd: str | None = None  # the agent's working directory, where the log records it
 
     @property
     def model(self) -> str | None:

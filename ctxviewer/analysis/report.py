@@ -20,6 +20,8 @@ from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
+from ctxviewer.analysis.disk_overhead import NOTE as DISK_NOTE
+from ctxviewer.analysis.disk_overhead import DiskItem, capped, disk_overhead
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
@@ -169,9 +171,31 @@ class Analysis:
             diffs = (Difference("window", w.tokens, w.wire,
                                 f"the requests carry the context-1m beta; {w.detail}"), *diffs)
         b = replace(b, differences=tuple(diffs))
+        if not req.complete:
+            b = self._with_disk(b)
         if req.usage is None:
             return b
         return with_attribution(b, self.attribution[index], rows=not req.complete)
+
+    @cached_property
+    def disk_items(self) -> list[DiskItem]:
+        """What the agent loads from disk for the session's project, read now."""
+        return disk_overhead(self.identity.profile.id, self.session.cwd, self.estimator)
+
+    def _with_disk(self, b: Breakdown) -> Breakdown:
+        """The inferred system prompt + tools with the parts read from disk as its items."""
+        cat = b.category("unrecorded_overhead")
+        if cat is None or not self.disk_items:
+            return b
+        listed = b.category("skills")
+        found = [d for d in self.disk_items  # skills the transcript lists are not overhead
+                 if not (d.kind == "skill" and listed is not None and listed.items)]
+        rows = tuple(Item(f"{d.kind}: {d.name} ({DISK_NOTE})", d.tokens, "disk", ref=d.text)
+                     for d in capped(found, cat.tokens))
+        note = (f"{cat.note}; the project is on this machine: its memory files, skills and "
+                f"MCP servers as they are now ({DISK_NOTE}) are listed inside it")
+        return replace(b, categories=tuple(
+            replace(c, items=rows, note=note) if c is cat else c for c in b.categories))
 
     @cached_property
     def agent_view(self) -> CountingView:

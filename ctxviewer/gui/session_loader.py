@@ -40,7 +40,7 @@ def snapshot(s: Session) -> Session:
     """A copy of ``s`` whose lists the follower will not touch (requests are immutable)."""
     return Session(path=s.path, format=s.format, requests=list(s.requests),
                    skipped=list(s.skipped), events=list(s.events), title=s.title,
-                   session_id=s.session_id, token_counts=list(s.token_counts))
+                   session_id=s.session_id, token_counts=list(s.token_counts), cwd=s.cwd)
 
 
 def prepare(session: Session, options: Options,

@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.base import Head, LoadError
-from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log
+from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log, recorded_cwd
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -300,7 +300,7 @@ def probe_file(path: str) -> Probe:
         return Probe(None, str(e))
     except (OSError, EOFError) as e:
         return Probe(None, f"cannot read {path}: {getattr(e, 'strerror', None) or e}")
-    return Probe(reader.name, None, _recorded_cwd(head))
+    return Probe(reader.name, None, recorded_cwd(head))
 
 
 def _small_head(path: str) -> Head:
@@ -335,16 +335,6 @@ def _document(path: str, data: bytes, whole: bool) -> Any:
             return orjson.loads(f.read())
     except (OSError, EOFError, orjson.JSONDecodeError):
         return None
-
-
-def _recorded_cwd(head: Head) -> str | None:
-    for r in head.records:
-        payload = r.get("payload")
-        for where in (r, payload if isinstance(payload, dict) else {}):
-            cwd = where.get("cwd")
-            if isinstance(cwd, str) and cwd:
-                return cwd
-    return None
 
 
 def _iso(ts: float) -> str:

@@ -51,6 +51,17 @@ def read_head(path: str) -> Head:
     return head
 
 
+def recorded_cwd(head: Head) -> str | None:
+    """The working directory the first records name (transcripts: ``cwd``)."""
+    for r in head.records:
+        payload = r.get("payload")
+        for where in (r, payload if isinstance(payload, dict) else {}):
+            cwd = where.get("cwd")
+            if isinstance(cwd, str) and cwd:
+                return cwd
+    return None
+
+
 def head_records(lines: list[bytes]) -> list[dict[str, Any]]:
     """The JSON objects among the first ``HEAD_RECORDS`` lines (for sniffing)."""
     records: list[dict[str, Any]] = []
@@ -223,6 +234,7 @@ def load(
     if progress is not None:
         progress(total, total)
     session = builder.build()
+    session.cwd = recorded_cwd(head)
     if reader.name == "claude-code" and limit is None and subagents:
         session = claude_subagents.join(
             session, lambda f: load(str(f), format="claude-code", subagents=False))

@@ -156,3 +156,37 @@ def test_what_a_real_compaction_kept_and_dropped(corpus, capsys):
     assert main(["insights", str(lemmy), "--json"]) == 0
     [out] = json.loads(capsys.readouterr().out)["compactions"]
     assert out["after"] == c.after and out["tokens"]["summary"] == c.tokens("summary")
+
+
+def test_overhead_read_from_disk_when_the_project_is_here(tmp_path, monkeypatch):
+    """The transcript's project exists: its memory files, skills and MCP servers are
+    items of the inferred system prompt + tools, never more than it."""
+    home, project = tmp_path / "home", tmp_path / "work" / "proj"
+    (home / ".claude").mkdir(parents=True)
+    (project / ".claude" / "skills" / "notes").mkdir(parents=True)
+    (home / ".claude" / "CLAUDE.md").write_text("# Mine\n- short answers\n")
+    (project / "CLAUDE.md").write_text("# Project\n" + "- rule\n" * 30)
+    (project / ".claude" / "skills" / "notes" / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Take notes.\n---\nBody.\n")
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"weather": {}}}))
+    monkeypatch.setenv("HOME", str(home))
+    records = [
+        _record("user", "u1", None, cwd=str(project),
+                message={"role": "user", "content": "Hello"}),
+        _record("assistant", "m1", "u1", requestId="r1", cwd=str(project), message={
+            "id": "m1", "role": "assistant", "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "Hi."}],
+            "usage": {"input_tokens": 9_000, "output_tokens": 2}})]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    s = load(str(path))
+    assert s.cwd == str(project)
+    cat = Analysis(s).breakdown(0).category("unrecorded_overhead")
+    names = [x.name for x in cat.items]
+    assert f"memory: {home}/.claude/CLAUDE.md (read from disk now)" in names
+    assert f"memory: {project}/CLAUDE.md (read from disk now)" in names
+    assert "skill: notes (read from disk now)" in names
+    assert "mcp server: weather (read from disk now)" in names
+    assert sum(x.tokens for x in cat.items) <= cat.tokens and "read from disk now" in cat.note
+    shutil.rmtree(project)  # gone from this machine: nothing is read
+    assert not Analysis(load(str(path))).breakdown(0).category("unrecorded_overhead").items
