@@ -199,8 +199,10 @@ def nearest(x: np.ndarray, y: np.ndarray, x0: float, y0: float,
     return (i, float(d2[i])) if d2[i] <= radius * radius else (-1, float("inf"))
 
 
-def describe(p: Point, tier: str | None = None) -> str:
-    """The hover readout of one request."""
+def describe(p: Point, tier: str | None = None,
+             attribution: dict[str, int] | None = None) -> str:
+    """The hover readout of one request (``attribution``: its prompt as exact growth,
+    estimate and unattributed tokens, ``analysis.attribution``)."""
     when = p.timestamp or "no timestamp"
     t = parse_time(p.timestamp)
     if not np.isnan(t):
@@ -213,6 +215,10 @@ def describe(p: Point, tier: str | None = None) -> str:
                      f"{p.estimated_prompt_tokens:,} ({err:+.1%})")
     else:
         lines.append(f"API unknown \u00b7 estimate {p.estimated_prompt_tokens:,}")
+    if attribution and (attribution["attributed_exact"] or attribution["unattributed"]):
+        lines.append(f"exact {attribution['attributed_exact']:,} \u00b7 estimated "
+                     f"{attribution['estimated']:,} \u00b7 unattributed "
+                     f"{attribution['unattributed']:,}")
     if p.output_tokens is not None:
         lines.append(f"output {p.output_tokens:,}")
     lines.append(f"tier {tier or p.tier}")

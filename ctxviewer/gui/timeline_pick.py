@@ -106,7 +106,9 @@ class PickingMixin:
         if p.role == MAIN and not p.sidechain and len(self.tier_codes):
             pos = int(np.searchsorted(self.data.main.index, index))
             tier = TIERS[int(self.tier_codes[pos])]
-        self.hover_label.setText(td.describe(p, tier))
+        atts = self.attribution
+        att = atts[p.index].as_dict() if atts is not None and p.index < len(atts) else None
+        self.hover_label.setText(td.describe(p, tier, att))
         (x0, x1), (y0, y1) = self.getPlotItem().vb.viewRange()
         self.hover_label.setAnchor((1.05 if x > (x0 + x1) / 2 else -0.05,
                                     -0.1 if y > (y0 + y1) / 2 else 1.1))

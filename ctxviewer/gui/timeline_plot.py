@@ -172,6 +172,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             size=12, symbol="x", pen=pg.mkPen(series_color("foreground", dark), width=1.2),
             brush=series_color("foreground", dark))
         self.predicted: tuple[int, ...] = ()
+        self.attribution: list | None = None  # Analysis.attribution, for the hover readout
         self.selection_marker = pg.ScatterPlotItem(
             size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2))
         self.selection_marker.setVisible(False)
@@ -277,6 +278,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
             self._source = (s, *key)
         self.set_predicted(analysis.compactions.predicted)
+        self.attribution = analysis.attribution
 
     def set_predicted(self, indices: Sequence[int]) -> None:
         """Mark the requests before which the policy predicts a compaction (at the size

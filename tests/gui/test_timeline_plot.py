@@ -536,3 +536,13 @@ def test_text_items_and_axes_are_cached_after_a_paint(plot):
         i.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache for i in texts)
     for side in ("left", "bottom", "right"):
         assert plot.getPlotItem().getAxis(side).cacheMode() != QGraphicsItem.CacheMode.NoCache
+
+
+def test_hover_says_how_much_of_a_transcript_prompt_is_exact(plot, spotter):
+    plot.set_analysis(spotter)
+    i = spotter.resolve_index("last")
+    a = spotter.attribution[i]
+    assert a.exact > 0
+    plot.show_hover((i, float(i), float(spotter.session.requests[i].api_prompt_tokens)))
+    assert (f"exact {a.exact:,} \u00b7 estimated {a.estimated:,} \u00b7 unattributed "
+            f"{a.unattributed:,}") in plot.hover_label.toPlainText()
