@@ -81,13 +81,14 @@ class CountingView:
         """``parts`` counted by the agent's rules, and what changed against the wire."""
         diffs: list[Difference] = []
         parts = dict(parts)
-        if self.rules.get("system_skip"):
+        sent = req.complete  # a transcript holds no system prompt or tools to count again
+        if sent and self.rules.get("system_skip"):
             self._skip_system(parts, diffs)
         if self.rules.get("memory") == "between-markers":
             self._memory_between_markers(parts, req, est, item, diffs)
-        if self.rules.get("system") == "core-prompt":
+        if sent and self.rules.get("system") == "core-prompt":
             self._core_prompt(parts, req, est, item, diffs)
-        if self.rules.get("tools") == "registered":
+        if sent and self.rules.get("tools") == "registered":
             self._registered_tools(parts, req, est, item, diffs)
         if self.rules.get("skills") == "listing-entries":
             self._listing_entries(parts, req, est, item, diffs)
