@@ -9,7 +9,9 @@ is imported only when it is opened.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -31,9 +33,19 @@ COMMANDS: dict[str, str] = {
 }
 
 
+WINDOW_HELP = """the window:
+  ctxviewer [FILE]            open FILE in the window (the bundled demo session without FILE)
+  ctxviewer FILE --new-instance
+                              a separate app instead of handing FILE to the one running
+  ctxviewer --install-desktop / --uninstall-desktop
+                              menu entry, file associations and icons for this user
+"""
+
+
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2
-        raise UsageError(f"{self.prog}: {message}")
+    def error(self, message: str) -> None:  # one line, exit 2 ("ctxviewer: " is added once)
+        where = self.prog.removeprefix("ctxviewer").strip()
+        raise UsageError(f"{where}: {message}" if where else message)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -41,6 +53,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxviewer",
         description="Inspect the context window of LLM coding agents.",
+        epilog=WINDOW_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -83,6 +96,31 @@ def _desktop(install: bool) -> int:
     return 0
 
 
+def _check_not_a_command(args: list[str]) -> None:
+    """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command,
+    or a file that is not there, says so instead of opening the window."""
+    first = next((a for a in args if not a.startswith("-")), None)
+    if first is None or os.path.exists(first):
+        return
+    close = difflib.get_close_matches(first, COMMANDS, n=1)
+    if close or (len(args) > 1 and not args[1].startswith("-")) or \
+            ("/" not in first and "." not in first and os.sep not in first):
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(f"unknown command {first!r}{hint}; commands: "
+                         f"{', '.join(COMMANDS)}; ctxviewer FILE opens a file in the window")
+    raise UsageError(f"{first}: no such file")
+
+
+def _check_display() -> None:
+    """Without a display, Qt aborts the process: say so in one line instead."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return
+    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+        return
+    raise UsageError("no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the window "
+                     f"needs one; these commands need none: {', '.join(COMMANDS)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -90,9 +128,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             only = args_list[0] if args_list[0] in COMMANDS else None
             args = build_parser(only).parse_args(args_list)
             return int(args._run(args) or 0)
+        _check_not_a_command(args_list)
         gui_args = _gui_parser().parse_args(args_list)
         if gui_args.install_desktop or gui_args.uninstall_desktop:
             return _desktop(gui_args.install_desktop)
+        _check_display()
         from ctxviewer.gui.app import run_app  # lazy: the CLI never needs Qt
 
         return run_app(gui_args)

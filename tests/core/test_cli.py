@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from ctxviewer.cli import main
 
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
@@ -129,3 +131,37 @@ def test_module_entry_point(corpus):
                            "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["source"]["format"] == "claude-trace"
+
+
+def test_mistyped_commands_and_missing_files_say_so(capsys, tmp_path):
+    assert main(["reprot", "FILE"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ctxviewer: unknown command 'reprot' (did you mean report?)")
+    assert main(["nosuchcommand"]) == 2  # does not open the window
+    assert "unknown command 'nosuchcommand'" in capsys.readouterr().err
+    assert main([str(tmp_path / "gone.jsonl")]) == 2
+    assert capsys.readouterr().err.strip().endswith("gone.jsonl: no such file")
+    assert main(["report"]) == 2  # one prefix, not "ctxviewer: ctxviewer report: …"
+    assert capsys.readouterr().err.startswith("ctxviewer: report: the following arguments")
+
+
+def test_help_names_the_window(capsys):
+    assert main(["--help"]) == 0
+    out = capsys.readouterr().out
+    for part in ("ctxviewer [FILE]", "--new-instance", "--install-desktop"):
+        assert part in out
+
+
+def test_no_display_is_one_line_not_a_crash(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    if not sys.platform.startswith("linux"):
+        pytest.skip("displays are a Linux matter here (X11 / Wayland)")
+    done = subprocess.run([sys.executable, "-m", "ctxviewer"], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.startswith("ctxviewer: no display") and "report" in done.stderr
