@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 
 import orjson
 
@@ -16,7 +18,7 @@ class UsageError(Exception):
 
 
 def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True) -> None:
-    parser.add_argument("file", help="session log or API trace")
+    parser.add_argument("file", help="session log or API trace (- for standard input)")
     parser.add_argument("--format", help="skip detection and use this reader (see `formats`)")
     if sessions:
         parser.add_argument("--session", type=int, metavar="N",
@@ -25,12 +27,27 @@ def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True) ->
                                  "the one that made the last main request)")
 
 
+def load_file(path: str, format: str | None = None) -> Session:
+    """``ingest.load``, with ``-`` for standard input (read whole, then parsed)."""
+    from ctxviewer.ingest import load
+
+    if path != "-":
+        return load(path, format=format)
+    data = sys.stdin.buffer.read()
+    with tempfile.TemporaryDirectory(prefix="ctxviewer-stdin-") as folder:
+        spool = os.path.join(folder, "stdin.jsonl")
+        with open(spool, "wb") as f:
+            f.write(data)
+        session = load(spool, format=format)
+    session.path = "-"
+    return session
+
+
 def load_session(args: argparse.Namespace) -> Session:
     """The file's session, or the one ``--session`` picks when it holds several."""
     from ctxviewer.analysis.agents.sessions import default_session, split
-    from ctxviewer.ingest import load
 
-    parts = split(load(args.file, format=args.format))
+    parts = split(load_file(args.file, format=args.format))
     chosen = getattr(args, "session", None)
     if chosen is None:
         if len(parts) > 1:

@@ -17,11 +17,11 @@ from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
     fmt_tokens,
+    load_file,
     load_session,
     print_json,
     request_index,
 )
-from ctxviewer.ingest import load
 
 HELP = "print the context breakdown of a request and the prompt size of every request"
 
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _list_sessions(args: argparse.Namespace) -> int:
-    infos = describe(split(load(args.file, format=args.format)))
+    infos = describe(split(load_file(args.file, format=args.format)))
     if args.json:
         print_json({"sessions": [i.as_dict() for i in infos]})
         return 0
@@ -117,7 +117,8 @@ def _bar(b: Breakdown, width: int = 50) -> str:
     glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
               "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
               "free_space": ".", "autocompact_buffer": "~"}
-    out = "".join(glyphs[c.name] * round(width * c.tokens / b.window) for c in b.categories)
+    out = "".join(glyphs[c.name] * min(width, round(width * c.tokens / b.window))
+                  for c in b.categories)
     return (out + "." * width)[:width]
 
 

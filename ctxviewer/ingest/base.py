@@ -57,14 +57,18 @@ class Reader(Protocol):
     def parser(self) -> Parser: ...
 
 
+MAX_TOKENS = 1_000_000_000  # no context window comes near: larger counts are damage
+
+
 def as_int(value: Any) -> int:
-    """A token count from a JSON value (None, floats and junk become 0 or int)."""
+    """A token count from a JSON value (None, floats and junk become 0 or int), at most
+    ``MAX_TOKENS``: a count of 1e30 or 2**63 is a damaged file, not a prompt."""
     if isinstance(value, bool):
         return 0
     if isinstance(value, int):
-        return max(0, value)
+        return min(MAX_TOKENS, max(0, value))
     if isinstance(value, float) and value == value:
-        return max(0, int(value))
+        return min(MAX_TOKENS, max(0, int(min(value, MAX_TOKENS))))
     return 0
 
 

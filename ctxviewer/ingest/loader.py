@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import lzma
 import os
+import stat
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
@@ -32,8 +33,6 @@ def read_head(path: str) -> Head:
             whole = len(data) < HEAD_BYTES
     except (OSError, EOFError) as e:
         raise LoadError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    if b"\x00" in data[:8192]:
-        raise LoadError(f"{path} is a binary file, not a session log")
     head = Head(path=path, text=data.decode("utf-8", errors="replace"))
     stripped = data.lstrip()
     if stripped[:1] in (b"{", b"[") and whole:
@@ -48,6 +47,8 @@ def read_head(path: str) -> Head:
         if not _parses(first):
             head.document = _parse_document(path)
     head.records = head_records(data.split(b"\n"))
+    if b"\x00" in data[:8192] and not head.records and head.document is None:
+        raise LoadError(f"{path} is a binary file, not a session log")
     return head
 
 
@@ -123,6 +124,9 @@ def _check_file(path: str) -> None:
         raise LoadError(f"no such file: {path}")
     if os.path.isdir(path):
         raise LoadError(f"{path} is a directory, not a session log")
+    if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would block, a device never end
+        raise LoadError(f"{path} is not a regular file (a pipe or a device): save it to a "
+                        "file, or pipe it in as - (standard input)")
     if not os.access(path, os.R_OK):
         raise LoadError(f"cannot read {path}: permission denied")
 

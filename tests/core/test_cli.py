@@ -165,3 +165,45 @@ def test_no_display_is_one_line_not_a_crash(tmp_path):
                           text=True, timeout=60)
     assert done.returncode == 2
     assert done.stderr.startswith("ctxviewer: no display") and "report" in done.stderr
+
+
+def test_standard_input_pipes_and_nul_bytes(corpus, tmp_path, capsys):
+    import os
+    import subprocess
+    import sys
+
+    data = (corpus / LEMMY).read_bytes()
+    done = subprocess.run([sys.executable, "-m", "ctxviewer", "report", "-", "--json"],
+                          input=data, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["source"]["path"] == "-" and len(out["requests"]) == 64
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)  # nothing writes to it: reading would block forever
+    assert main(["report", str(fifo)]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+    lines = data.splitlines(keepends=True)
+    broken = tmp_path / "nul.jsonl"
+    broken.write_bytes(lines[0][:50] + b"\x00" + lines[0][50:] + b"".join(lines[1:]))
+    assert main(["report", str(broken), "--json"]) == 0  # the line with the NUL is skipped
+    out = json.loads(capsys.readouterr().out)
+    assert out["source"]["skipped_records"] == 1 and len(out["requests"]) == 63
+
+
+@pytest.mark.parametrize("count", [1e30, 2**63, 10**12])
+def test_absurd_token_counts_are_clamped(tmp_path, capsys, count):
+    records = [
+        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
+         "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
+         "requestId": "r", "timestamp": "2026-01-01T00:00:01Z",
+         "message": {"id": "m", "role": "assistant", "model": "claude-x",
+                     "content": [{"type": "text", "text": "x"}],
+                     "usage": {"input_tokens": count, "output_tokens": 1}}}]
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["report", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "peak prompt 1,000,000,000 tokens" in text and len(text) < 20_000
+    assert main(["report", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["peak_prompt_tokens"] == 1_000_000_000
