@@ -138,6 +138,9 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     t = a.thresholds
     lines = [f"{s.path}  [{s.format}]  {len(s.requests)} requests"
              + (f", {len(s.skipped)} records skipped" if s.skipped else "")]
+    cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
+    if cut is not None:
+        lines.append(f"note: line {cut.line}: {cut.reason}")
     ident = a.identity
     w = a.window_info
     lines.append(f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import lzma
+import zlib
 import os
 import stat
 from collections.abc import Callable, Iterator
@@ -27,12 +28,30 @@ CancelCheck = Callable[[], bool]
 def read_head(path: str) -> Head:
     """Read the start of ``path`` for sniffing. Raises ``LoadError`` for unreadable files."""
     _check_file(path)
+    chunks: list[bytes] = []
+    size = 0
     try:
         with open_log(path) as f:
-            data = f.read(HEAD_BYTES)
-            whole = len(data) < HEAD_BYTES
-    except (OSError, EOFError) as e:
+            while size < HEAD_BYTES:
+                try:
+                    chunk = f.read(min(1 << 16, HEAD_BYTES - size))
+                except TRUNCATED:  # a compressed file cut short: its start still counts
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                size += len(chunk)
+            if size >= HEAD_BYTES and b"\n" not in chunks[-1] and \
+                    not any(b"\n" in c for c in chunks):
+                _read_first_line(f, chunks)  # a trace can start with one long request
+    except OSError as e:
         raise LoadError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    data = b"".join(chunks)
+    if len(data) > HEAD_BYTES and b"\n" in data:  # a long first line, read whole
+        data = data[:data.index(b"\n") + 1]
+    if not data and compression(path):
+        raise LoadError(f"cannot read {path}: the compressed file ends before any data")
+    whole = len(data) < HEAD_BYTES
     head = Head(path=path, text=data.decode("utf-8", errors="replace"))
     stripped = data.lstrip()
     if stripped[:1] in (b"{", b"[") and whole:
@@ -50,6 +69,25 @@ def read_head(path: str) -> Head:
     if b"\x00" in data[:8192] and not head.records and head.document is None:
         raise LoadError(f"{path} is a binary file, not a session log")
     return head
+
+
+FIRST_LINE_MAX = 64 * 1024 * 1024  # the longest first line read to recognise a format
+
+
+def _read_first_line(f: IO[bytes], chunks: list[bytes]) -> None:
+    """Read on until the first line ends (or ``FIRST_LINE_MAX``): its record says the format."""
+    size = sum(len(c) for c in chunks)
+    while size < FIRST_LINE_MAX:
+        try:
+            chunk = f.read(1 << 20)
+        except TRUNCATED:
+            return
+        if not chunk:
+            return
+        chunks.append(chunk)
+        size += len(chunk)
+        if b"\n" in chunk:
+            return
 
 
 def recorded_cwd(head: Head) -> str | None:
@@ -154,8 +192,12 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
     if kind is not None:
         opener = gzip.open if kind == "gzip" else lzma.open
         with open(path, "rb") as raw_file, opener(raw_file, "rb") as f:
-            for lineno, raw in enumerate(f, 1):
-                yield lineno, raw, raw_file.tell()
+            lineno = 0
+            try:
+                for lineno, raw in enumerate(f, 1):
+                    yield lineno, raw, raw_file.tell()
+            except TRUNCATED as e:
+                raise Truncated(lineno + 1, str(e)) from None
         return
     with open(path, "rb") as f:
         f.seek(start)
@@ -163,6 +205,26 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
         for lineno, raw in enumerate(f, 1):
             offset += len(raw)
             yield lineno, raw, offset
+
+
+class Truncated(Exception):
+    """A compressed log ends early: the lines before ``line`` were read."""
+
+    def __init__(self, line: int, why: str) -> None:
+        super().__init__(why)
+        self.line = line
+
+
+# What a compressed stream cut short raises (gzip: EOFError or zlib.error; xz: LZMAError).
+TRUNCATED = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
+
+def _intact_lines(path: str, builder: SessionBuilder) -> Iterator[tuple[int, bytes, int]]:
+    """``iter_lines``; a compressed file cut short ends with a skipped record that says so."""
+    try:
+        yield from iter_lines(path)
+    except Truncated as e:
+        builder.add(Skipped(e.line, f"the compressed file is truncated here ({e}): "
+                                    "the rest of it cannot be read"))
 
 
 READER_ERROR = "reader error"  # prefix of the Skipped reason for a record a reader tripped on
@@ -211,7 +273,7 @@ def load(
         step = max(total // 100, 1 << 16)  # progress per percent
         next_report = step
         read = 0
-        for lineno, raw, offset in iter_lines(path):
+        for lineno, raw, offset in _intact_lines(path, builder):
             read += len(raw)
             if limit is not None and read > limit:
                 break

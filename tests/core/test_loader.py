@@ -4,6 +4,8 @@ import gzip
 import json
 from pathlib import Path
 
+import pytest
+
 from ctxviewer.ingest import load
 
 
@@ -149,3 +151,35 @@ def test_head_session_of_a_json_document_is_none(tmp_path):
 
     doc = Path(__file__).resolve().parents[1] / "data" / "gemini_session.json"
     assert head_session(str(doc), 10) is None
+
+
+@pytest.mark.parametrize("cut", [20_000, 400_000])
+def test_a_truncated_gzip_log_loads_what_is_intact(corpus, tmp_path, cut):
+    import gzip
+
+    from ctxviewer.cli import main
+
+    data = (corpus / "claude-trace" /
+            "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_bytes()
+    whole = gzip.compress(data)
+    assert len(whole) > cut
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(whole[:cut])
+    s = load(str(path))
+    assert 0 < len(s.requests) < 64
+    assert any("truncated here" in k.reason for k in s.skipped)
+    assert main(["report", str(path)]) == 0
+
+
+def test_a_first_line_longer_than_the_sniffed_head(corpus, tmp_path):
+    """A trace can start with one request longer than what format detection reads."""
+    from ctxviewer.ingest.loader import HEAD_BYTES
+
+    lines = (corpus / "claude-trace" /
+             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_text().splitlines()
+    first = json.loads(lines[-1])
+    first["request"]["body"]["messages"][0]["content"] = "x" * (HEAD_BYTES + 100_000)
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(first) + "\n" + "\n".join(lines[:5]) + "\n")
+    s = load(str(path))
+    assert s.format == "claude-trace" and len(s.requests) == 6 and not s.skipped
