@@ -78,6 +78,7 @@ class Follower:
         self._offset = 0  # bytes consumed: the end of the last complete line
         self._lineno = 0
         self._fp = b""
+        self._tail = b""  # the last bytes read (before ``_offset``)
         self._whole = False
         self._more = False
         self._provisional: list[int] = []
@@ -192,12 +193,19 @@ class Follower:
                       more=up.more)
 
     def _same_start(self) -> bool:
-        """Whether the file still begins with the bytes read before (not replaced)."""
+        """Whether the file still holds the bytes read before, at its start and where the
+        read stopped (not replaced: ``cp`` over it, or truncated and written again, keeps
+        the inode, and a recording of the same day keeps the first bytes too)."""
         if not self._fp:
             return True
         try:
             with open(self.path, "rb") as f:
-                return f.read(len(self._fp)) == self._fp
+                if f.read(len(self._fp)) != self._fp:
+                    return False
+                if self._tail:
+                    f.seek(self._offset - len(self._tail))
+                    return f.read(len(self._tail)) == self._tail
+                return True
         except OSError:
             return True  # vanished between stat and open: decided on the next poll
 
@@ -270,6 +278,9 @@ class Follower:
             if len(self._fp) < FINGERPRINT_BYTES and consumed:
                 f.seek(0)
                 self._fp = f.read(min(FINGERPRINT_BYTES, self._offset))
+            if consumed:  # the bytes that end what was read: an append never changes them
+                f.seek(max(0, self._offset - FINGERPRINT_BYTES))
+                self._tail = f.read(min(FINGERPRINT_BYTES, self._offset))
         self._stamp = stamp
         if prev is None:
             return self._nothing()

@@ -360,3 +360,24 @@ def test_compressed_log_is_reread_whole(tmp_path: Path) -> None:
                                    + reply("a2", "u2", "msg_2", 2_000, request="req-2")))
     up = f.poll()
     assert up.session is session and up.new == [1] and not up.reloaded
+
+
+def test_an_in_place_rewrite_with_the_same_first_bytes_reloads(corpus: Path,
+                                                              tmp_path: Path) -> None:
+    """``cp`` over a followed recording (same inode; a recording of the same day starts
+    with the same bytes) is a new file, not more lines."""
+    lines = (corpus / "claude-trace" /
+             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_bytes() \
+        .splitlines(keepends=True)
+    path = tmp_path / "live.jsonl"
+    path.write_bytes(b"".join(lines[:40]))
+    f = Follower(path)
+    f.poll()
+    assert len(f.session.requests) == 40
+    other = lines[:1] + lines[20:64]  # same first line, then different ones, and longer
+    with open(path, "r+b") as out:  # truncate and write in place: the inode stays
+        out.truncate(0)
+        out.write(b"".join(other))
+    up = f.poll()
+    assert up.reloaded
+    assert len(f.session.requests) == len(load(str(path)).requests) == 45
