@@ -9,6 +9,7 @@ following a growing one (live attach) use the same parser.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -104,6 +105,27 @@ def well_typed(value: Any) -> Any:
                        else None)
     if isinstance(value, tuple):
         return tuple(well_typed(v) for v in value)
+    return value
+
+
+def lenient_loads(body: bytes) -> Any:
+    """A JSON line orjson refuses only for a lone surrogate escape (``"\\ud800"``, which
+    some clients write for cut emoji): parsed with each such escape as U+FFFD.
+    Raises ``ValueError`` when the line is broken otherwise."""
+    text = body.decode("utf-8", errors="strict")
+    if "\\u" not in text:
+        raise ValueError("not valid JSON")
+    value = json.loads(text)
+    return _no_lone_surrogates(value)
+
+
+def _no_lone_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_no_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_no_lone_surrogates(k): _no_lone_surrogates(v) for k, v in value.items()}
     return value
 
 

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 
 import orjson
 
-from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader
+from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads
 from ctxviewer.ingest.builder import mark_auxiliary
 from ctxviewer.ingest.follow_builder import Update, _LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.loader import (
@@ -297,8 +297,12 @@ class Follower:
         try:
             record = getattr(parser, "decode", orjson.loads)(body)
         except orjson.JSONDecodeError:
-            self._builder.add(Skipped(line, "truncated last line" if last else "not valid JSON"))
-            return
+            try:
+                record = lenient_loads(body)  # a lone surrogate escape, as ``load`` reads it
+            except ValueError:
+                self._builder.add(Skipped(line, "truncated last line" if last
+                                          else "not valid JSON"))
+                return
         self._guarded(lambda: parser.feed(line, record), line)
 
     def _guarded(self, items: Callable[[], Iterable[Item]], line: int) -> None:

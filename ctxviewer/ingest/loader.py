@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import gzip
 import lzma
-import zlib
 import os
 import stat
+import zlib
 from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import orjson
 
 from ctxviewer.ingest import claude_subagents
-from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader
+from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.registry import READERS, get_reader
 from ctxviewer.model import Session, Skipped
@@ -284,10 +284,13 @@ def load(
                 try:
                     record = decode(body)
                 except orjson.JSONDecodeError:
-                    last = not raw.endswith(b"\n")
-                    why = "truncated last line" if last else "not valid JSON"
-                    builder.add(Skipped(lineno, why))
-                    continue
+                    try:
+                        record = lenient_loads(body)  # a lone surrogate escape
+                    except ValueError:
+                        last = not raw.endswith(b"\n")
+                        why = "truncated last line" if last else "not valid JSON"
+                        builder.add(Skipped(lineno, why))
+                        continue
                 _feed(parser, builder, lineno, record)
             if progress is not None and offset >= next_report:
                 progress(offset, total)

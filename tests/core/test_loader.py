@@ -183,3 +183,18 @@ def test_a_first_line_longer_than_the_sniffed_head(corpus, tmp_path):
     path.write_text(json.dumps(first) + "\n" + "\n".join(lines[:5]) + "\n")
     s = load(str(path))
     assert s.format == "claude-trace" and len(s.requests) == 6 and not s.skipped
+
+
+def test_a_lone_surrogate_keeps_its_call(corpus, tmp_path):
+    """A client that cut an emoji in half writes a lone surrogate escape: orjson refuses
+    the line; the call stays, the half character shown as U+FFFD."""
+    lines = (corpus / "claude-trace" /
+             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_text().splitlines()
+    record = json.loads(lines[-1])
+    record["request"]["body"]["messages"][0]["content"] = "smile \ud83d please"
+    path = tmp_path / "surrogate.jsonl"
+    path.write_text("\n".join(lines[:-1] + [json.dumps(record)]) + "\n")
+    s = load(str(path))
+    assert len(s.requests) == 64 and not s.skipped
+    text = s.requests[-1].messages[0].text
+    assert "smile \ufffd please" in text
