@@ -23,6 +23,7 @@ from ctxviewer.ingest.sse import (
     reassemble_openai_chat,
     reassemble_openai_responses,
 )
+from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.usage import normalise_usage
 
 FORMAT_VERSION = 1
@@ -70,7 +71,7 @@ class Exchange:
     def fail(self, kind: str, message: str) -> None:
         """Record what went wrong; the first failure is the cause, later ones are fallout."""
         if self.error is None:
-            self.error = {"kind": kind, "message": message}
+            self.error = {"kind": kind, "message": redact_text(message)}
 
     def finish(self) -> None:
         if self.total_ms is None:

@@ -18,6 +18,7 @@ import orjson
 
 from ctxviewer import __version__
 from ctxviewer.proxy.exchange import FORMAT_VERSION, utc_now
+from ctxviewer.proxy.redact import redact_url
 
 RecordCallback = Callable[[dict[str, Any]], None]
 
@@ -56,7 +57,7 @@ class Recorder:
             "type": "meta",
             "version": __version__,
             "started": utc_now(),
-            "upstreams": dict(upstreams),
+            "upstreams": {k: redact_url(v) for k, v in upstreams.items()},
         }
         self._write_line(meta)
 

@@ -6,17 +6,25 @@ machine), so nothing that authenticates the user may reach the file.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit, urlunsplit
 
 REDACTED = "[redacted]"
 
-SECRET_HEADERS = frozenset(
-    {"x-api-key", "authorization", "proxy-authorization", "api-key", "cookie", "set-cookie"}
-)
+# A header or query parameter whose name says any of these carries a credential
+# (x-api-key, x-goog-api-key, anthropic-api-key, x-auth-token, subscription-key,
+# authorization, cookie...): redacted by rule, not by a list that falls behind.
+SECRET_WORDS = ("key", "token", "secret", "auth", "password", "passwd", "cookie",
+                "credential", "signature")
+_PAIR = re.compile(r"(?P<name>[A-Za-z0-9_.\-]+)=(?P<value>[^&;\s'\"<>]+)")
+_URL = re.compile(r"[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s'\"<>]+")
 
-# Query parameters some gateways accept credentials in (e.g. ``?key=`` for Gemini).
-SECRET_QUERY_KEYS = frozenset({"key", "api_key", "api-key", "apikey", "access_token", "token"})
+
+def is_secret(name: str) -> bool:
+    """Whether a header or query parameter named ``name`` carries a credential."""
+    low = name.lower()
+    return any(w in low for w in SECRET_WORDS)
 
 
 def redact_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -28,7 +36,7 @@ def redact_headers(items: Iterable[tuple[str, str]]) -> dict[str, str]:
     out: dict[str, str] = {}
     for name, value in items:
         key = name.lower()
-        if key in SECRET_HEADERS:
+        if is_secret(key):
             out[key] = REDACTED
         elif key in out:
             out[key] = f"{out[key]}, {value}"
@@ -43,11 +51,17 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-    query = parts.query
-    if query:
-        pairs = parse_qsl(query, keep_blank_values=True)
-        if any(k.lower() in SECRET_QUERY_KEYS for k, _ in pairs):
-            query = urlencode(
-                [(k, REDACTED if k.lower() in SECRET_QUERY_KEYS else v) for k, v in pairs]
-            )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return urlunsplit((parts.scheme, netloc, _redact_pairs(parts.path),
+                       _redact_pairs(parts.query), parts.fragment))
+
+
+def _redact_pairs(text: str) -> str:
+    """``name=value`` pairs (split on ``&`` or ``;``) with secret names' values replaced."""
+    return _PAIR.sub(lambda m: f"{m['name']}={REDACTED}" if is_secret(m["name"]) else m[0],
+                     text)
+
+
+def redact_text(text: str) -> str:
+    """A message for people (an error, a log line) with the URLs in it redacted and any
+    ``key=value`` credential pair replaced."""
+    return _redact_pairs(_URL.sub(lambda m: redact_url(m[0]), text))

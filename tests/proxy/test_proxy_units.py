@@ -38,7 +38,7 @@ def test_redact_headers() -> None:
 
 @pytest.mark.parametrize(("url", "expected"), [
     ("https://api.x.com/v1/messages?beta=true", "https://api.x.com/v1/messages?beta=true"),
-    ("https://h/v1?key=SECRET&alt=sse", "https://h/v1?key=%5Bredacted%5D&alt=sse"),
+    ("https://h/v1?key=SECRET&alt=sse", "https://h/v1?key=[redacted]&alt=sse"),
     ("https://user:SECRET@h/v1", "https://[redacted]@h/v1"),
 ])
 def test_redact_url(url: str, expected: str) -> None:
@@ -167,3 +167,36 @@ def test_no_qt_in_proxy_or_commands() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                             cwd=REPO, timeout=60, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_secrets_are_redacted_by_rule_not_by_list() -> None:
+    from ctxviewer.proxy.redact import redact_text
+
+    headers = redact_headers([("X-Goog-Api-Key", "a"), ("Anthropic-Api-Key", "b"),
+                              ("openai-api-key", "c"), ("x-auth-token", "d"),
+                              ("X-Claude-Code-Session-Id", "s"), ("anthropic-beta", "ok")])
+    assert headers == {"x-goog-api-key": REDACTED, "anthropic-api-key": REDACTED,
+                       "openai-api-key": REDACTED, "x-auth-token": REDACTED,
+                       "x-claude-code-session-id": "s", "anthropic-beta": "ok"}
+    url = redact_url("https://u:pw@h/v1/m?x-goog-api-key=S1&alt=sse;key=S2&subscription-key=S3")
+    assert "S1" not in url and "S2" not in url and "S3" not in url and "pw" not in url
+    assert "alt=sse" in url
+    message = redact_text("Cannot connect to host http://h:9/v1beta/x?key=S4 [refused]; "
+                          "token=S5")
+    assert "S4" not in message and "S5" not in message and "Cannot connect" in message
+
+
+def test_the_meta_line_holds_no_credential(tmp_path) -> None:
+    import json
+
+    from ctxviewer.proxy.recorder import Recorder
+
+    path = tmp_path / "rec.jsonl"
+    rec = Recorder(path)
+    rec.open({"anthropic": "https://user:PASSWORD@gw.example/v1?key=SECRET",
+              "openai": "https://api.openai.com"})
+    rec.close()
+    text = path.read_text()
+    assert "PASSWORD" not in text and "SECRET" not in text
+    meta = json.loads(text.splitlines()[0])
+    assert meta["upstreams"]["openai"] == "https://api.openai.com"
