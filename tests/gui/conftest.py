@@ -91,7 +91,16 @@ def window(qtbot):
     qtbot.addWidget(w)
     yield w
     w.loader.cancel()
-    qtbot.waitUntil(lambda: not w.loader.is_busy(), timeout=10000)
+    try:  # a 2-core CI machine can queue the last analysis behind other pool jobs
+        qtbot.waitUntil(lambda: not w.loader.is_busy(), timeout=30000)
+    except Exception as e:  # say what was still running, for whoever meets it next
+        from PySide6.QtCore import QThreadPool
+
+        pool = QThreadPool.globalInstance()
+        raise AssertionError(
+            f"loader still busy after 30 s: loading={w.loader._loading} "
+            f"analysing={w.loader._analysing} pool active={pool.activeThreadCount()}/"
+            f"{pool.maxThreadCount()}") from e
 
 
 @pytest.fixture
