@@ -128,10 +128,16 @@ class SessionLoader(QObject):
         self._analysis_signals = WorkerSignals()
         self._analysis_signals.finished.connect(self._on_analysis_finished)
         self._analysis_signals.failed.connect(self._on_analysis_failed)
+        self._analysis_signals.cancelled.connect(self._on_analysis_cancelled)
+        self._analysis_worker: Worker | None = None
 
     # -- public API ---------------------------------------------------------------
     def is_busy(self) -> bool:
-        return self._loading or self._analysing
+        """A load or an analysis runs. An analysis whose worker has ended counts as done
+        even before its result arrives: a result lost on the way (its owner going away)
+        must not leave the window busy for good."""
+        ended = self._analysis_worker is not None and self._analysis_worker.done.is_set()
+        return self._loading or (self._analysing and not ended)
 
     def load(self, path: str, options: Options) -> None:
         self.cancel()
@@ -170,9 +176,11 @@ class SessionLoader(QObject):
         def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
             return prepare(session, options, cancelled)
 
-        self._start(Worker(job, self._analysis_gen, self._analysis_signals,
-                           self._analysis_cancel))
-        self._analysing = True
+        worker = Worker(job, self._analysis_gen, self._analysis_signals, self._analysis_cancel)
+        was_busy = self.is_busy()
+        self._analysis_worker = worker
+        self._analysing = True  # before the worker starts: it may end at once
+        self._start(worker, was_busy)
 
     def load_sync(self, path: str, options: Options, format: str | None = None,
                   session: int | None = None) -> Analysis:
@@ -190,8 +198,8 @@ class SessionLoader(QObject):
         self._load_cancel.set()
 
     # -- internals ----------------------------------------------------------------
-    def _start(self, worker: Worker) -> None:
-        was_busy = self.is_busy()
+    def _start(self, worker: Worker, was_busy: bool | None = None) -> None:
+        was_busy = self.is_busy() if was_busy is None else was_busy
         start(self._pool, worker)
         if not was_busy:
             self.busy_changed.emit(True)
@@ -256,6 +264,11 @@ class SessionLoader(QObject):
         if gen == self._analysis_gen:
             self._analysing = False
             self.analysed.emit(analysis)
+            self._settle()
+
+    def _on_analysis_cancelled(self, gen: int) -> None:
+        if gen == self._analysis_gen:
+            self._analysing = False
             self._settle()
 
     def _on_analysis_failed(self, gen: int, reason: str) -> None:
