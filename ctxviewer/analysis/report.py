@@ -202,11 +202,6 @@ class Analysis:
         """The agent's own counting rules (its ``/context``)."""
         return CountingView(self.identity.profile.label, self.identity.era.counting)
 
-    @property
-    def view(self) -> CountingView | None:
-        """The rules the breakdowns count by (None: what was sent, "on the wire")."""
-        return self.agent_view if self.counts == "agent" else None
-
 
 def identity_json(a: Analysis) -> dict[str, Any]:
     ident = a.identity

@@ -52,7 +52,7 @@ def rebind(a: Analysis, session: Session) -> Analysis:
     b = Analysis(session, a.estimator_name, a.policy, a.window_override, a.custom,
                  pct_override=a.pct_override, counts=a.counts, _inferred=dict(a._inferred))
     for name in ("estimator", "identity", "window_info", "agent_view", "thresholds", "timeline",
-                 "compactions"):
+                 "attribution", "compactions", "disk_items"):
         if name in a.__dict__:  # functools.cached_property keeps its value there
             b.__dict__[name] = a.__dict__[name]
     return b

@@ -49,7 +49,7 @@ def prepare(session: Session, options: Options,
     a = options.analysis(session)
     _ = a.identity, a.window_source, a.thresholds
     if not cancelled():
-        _ = a.timeline
+        _ = a.timeline, a.compactions, a.attribution  # the views read them: not on the GUI thread
     if session.requests and not cancelled():
         a.breakdown(a.resolve_index("last"))
     return a

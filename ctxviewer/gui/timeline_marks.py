@@ -1,7 +1,9 @@
-"""Markers of the timeline: real compactions, budget crossings, the what-if replay.
+"""Markers of the timeline: real compactions, predicted ones, budget crossings, the
+what-if replay.
 
 ``MarksMixin`` is mixed into ``TimelinePlot`` (before ``pg.PlotWidget``). It
 draws ``event_lines`` (compactions and overflows from the log),
+``predicted_markers`` (``set_predicted``: where the agent's policy compacts),
 ``budget_lines`` (``set_budget_marks``), ``whatif_markers``/``whatif_curve``
 and the what-if title for the current thresholds, and keeps the threshold and
 event labels from overlapping at the current zoom. It reads the plot's
@@ -10,7 +12,8 @@ event labels from overlapping at the current zoom. It reads the plot's
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 import pyqtgraph as pg
@@ -53,6 +56,23 @@ class MarksMixin:
             line.setZValue(4)
             pi.addItem(line, ignoreBounds=True)
             self.budget_lines.append(line)
+
+    def set_predicted(self, indices: Sequence[int]) -> None:
+        """Mark the requests before which the policy predicts a compaction (at the size
+        of the main request before each: what the agent would have compacted)."""
+        d = self.data
+        order = [int(i) for i in d.main.index]  # ascending request indices
+        xs, ys = [], []
+        for i in indices:
+            if i not in d.x_of:
+                continue
+            k = bisect.bisect_left(order, i)  # after it: the last main request before ``i``
+            own = k < len(order) and order[k] == i
+            xs.append(d.x_of[i])
+            ys.append(float(d.main.y[k - 1]) if k else float(d.main.y[k]) if own else 0.0)
+        self.predicted = tuple(indices)
+        self.predicted_markers.setData(xs, ys)
+        self._update_legend()
 
     def _draw_events(self) -> None:
         pi = self.getPlotItem()

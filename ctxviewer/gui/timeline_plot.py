@@ -280,22 +280,6 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.set_predicted(analysis.compactions.predicted)
         self.attribution = analysis.attribution
 
-    def set_predicted(self, indices: Sequence[int]) -> None:
-        """Mark the requests before which the policy predicts a compaction (at the size
-        of the main request before each: what the agent would have compacted)."""
-        d = self.data
-        sizes = {int(i): y for i, y in zip(d.main.index, d.main.y, strict=True)}
-        order = sorted(sizes)
-        xs, ys = [], []
-        for i in indices:
-            before = [j for j in order if j < i]
-            if i in d.x_of:
-                xs.append(d.x_of[i])
-                ys.append(sizes[before[-1]] if before else sizes.get(i, 0))
-        self.predicted = tuple(indices)
-        self.predicted_markers.setData(xs, ys)
-        self._update_legend()
-
     def set_thresholds(self, thresholds: Thresholds, *, _rescale: bool = True) -> None:
         """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""
         self.thresholds = thresholds

@@ -35,7 +35,7 @@ from ctxviewer.model import (
 
 SKILL_TOOL_NAMES = frozenset({"Skill", "skill"})
 
-_QWEN_MEMORY = re.compile(
+QWEN_MEMORY = re.compile(
     r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)--- End of Context from: (?P=path) ---\n?",
     re.S,
 )
@@ -43,7 +43,7 @@ _CC_MEMORY_HEAD = re.compile(r"^Contents of (?P<path>\S[^\n]*?)(?: \((?P<what>[^
                              re.M)
 # A section key of Claude Code's context reminder ("# claudeMd", "# currentDate").
 _CC_SECTION = re.compile(r"^# [a-z][A-Za-z]+$", re.M)
-_SKILLS_LISTING = "The following skills are available for use with the Skill tool:"
+SKILLS_LISTING = "The following skills are available for use with the Skill tool:"
 _SKILL_LINE = re.compile(r"^- (?P<name>[^:\n]{1,120}?): (?P<desc>.*)$", re.M)
 _SKILL_XML = re.compile(
     r"<skill>\s*<name>(?P<name>.*?)</name>\s*<description>(?P<desc>.*?)</description>", re.S
@@ -75,7 +75,7 @@ def split_system_text(text: str) -> list[Block]:
     """System prompt text -> blocks, with qwen-code memory sections tagged."""
     blocks: list[Block] = []
     pos = 0
-    for m in _QWEN_MEMORY.finditer(text):
+    for m in QWEN_MEMORY.finditer(text):
         if m.start() > pos:
             blocks.append(Block(TEXT, text[pos:m.start()]))
         blocks.append(Block(TEXT, m.group(0), tag=MEMORY, name=m.group("path").strip()))
@@ -99,7 +99,7 @@ def split_message_text(text: str) -> list[Block]:
     blocks: list[Block] = []
     if "<system-reminder>" in text and "Contents of " in text:
         blocks = _split_claude_memory(text)
-    if _SKILLS_LISTING in text:
+    if SKILLS_LISTING in text:
         blocks = [piece for b in (blocks or [Block(TEXT, text)]) for piece in _split_listing(b)]
     if not blocks:
         blocks = [Block(TEXT, text)]
@@ -144,7 +144,7 @@ def _section_end(text: str, start: int, limit: int) -> int:
 
 
 def _split_listing(block: Block) -> list[Block]:
-    at = block.text.find(_SKILLS_LISTING)
+    at = block.text.find(SKILLS_LISTING)
     if block.tag or at == -1:
         return [block]
     end = block.text.find("</system-reminder>", at)
@@ -164,7 +164,7 @@ def skills_in(text: str) -> Iterator[tuple[str, str]]:
         yield m.group("name").strip(), m.group("desc").strip()
     if found:
         return
-    at = text.find(_SKILLS_LISTING)
+    at = text.find(SKILLS_LISTING)
     if at == -1:
         return
     for m in _SKILL_LINE.finditer(text, at):

@@ -32,10 +32,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from ctxviewer.ingest.classify import split_message_text
+from ctxviewer.ingest.classify import SKILLS_LISTING, split_message_text
 from ctxviewer.model import MEMORY, SYSTEM_REMINDER, TEXT, Block, Message
 
-SKILLS_HEAD = "The following skills are available for use with the Skill tool:\n\n"
+SKILLS_HEAD = SKILLS_LISTING + "\n\n"
 AGENTS_HEAD = "Available agent types for the Agent tool:\n"
 AGENTS_TAIL = ("\n\nWhen you launch multiple agents for independent work, send them in a single "
                "message with multiple tool uses so they run concurrently.")

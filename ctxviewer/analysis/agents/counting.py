@@ -33,6 +33,7 @@ from typing import Any
 
 from ctxviewer.analysis.agents.claude_counts import AgentCounts, scaled_items
 from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.ingest.classify import QWEN_MEMORY, SKILLS_LISTING
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, Block, Request
 
@@ -40,14 +41,10 @@ from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, Block, Request
 Parts = dict[str, tuple[int, list[Any]]]
 ItemFactory = Callable[..., Any]
 
-_MARKERS = re.compile(
-    r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)--- End of Context from: (?P=path) ---",
-    re.S)
 _DEFERRED = re.compile(r"^#+ Deferred Tools\n.*?(?=^---\s*$|^--- Context from: |\Z)", re.M | re.S)
 _DEFERRED_ENTRY = re.compile(r'^- "(?P<name>[^"\n]+)": "(?P<desc>.*)"\s*$', re.M)
 _AUTO_MEMORY = re.compile(r"^# auto memory\n.*\Z", re.M | re.S)
 _SKILL_HEAD = re.compile(r"^- (?P<name>[^:\n]{1,120}?): ", re.M)
-_LISTING = "The following skills are available for use with the Skill tool:"
 _SKILL_XML = re.compile(r"<skill>\s*<name>(?P<name>.*?)</name>.*?</skill>", re.S)
 
 
@@ -129,7 +126,7 @@ class CountingView:
         for b in (*req.system, *(b for m in req.messages for b in m.blocks)):
             if b.tag != MEMORY:
                 continue
-            m = _MARKERS.search(b.text)
+            m = QWEN_MEMORY.search(b.text)
             body = m.group("body") if m else b.text
             name = b.name or "memory"
             files[name] = files.get(name, 0) + est.count(body)
@@ -296,10 +293,10 @@ def _add_to_server(items: list[Any], server: str, row: Any, item: ItemFactory) -
 
 def skill_entries(text: str) -> dict[str, str]:
     """Each skill of a Claude Code listing with its whole entry (all its lines)."""
-    at = text.find(_LISTING)
+    at = text.find(SKILLS_LISTING)
     if at == -1:
         return {}
-    body = text[at + len(_LISTING):]
+    body = text[at + len(SKILLS_LISTING):]
     end = body.find("</system-reminder>")
     body = body if end == -1 else body[:end]
     heads = list(_SKILL_HEAD.finditer(body))
