@@ -9,13 +9,18 @@ not pollute each other:
 
 - ``import``: a process that only imports ctxviewer's core (baseline);
 - ``raw``: ``orjson.loads`` of every line, results dropped (the baseline);
+- ``raw8k``: the same through Python's default 8 KiB read buffer (the
+  baseline of earlier measurements, slower on long lines: shown for reference);
 - ``report``: ``ctxviewer report FILE --json`` in-process, output discarded;
 - ``timeline``: ``Analysis(load(FILE)).timeline`` + breakdown of the last request;
 - ``gui``: the window opening FILE (``gui_first_paint.py``, Breakdown tab in
   front, 1400x900): time to the first requests shown, to all of it, the
   longest event-loop stall; its peak memory includes Qt and both BPE tables.
 
-Targets: report within 1.5x the raw parse; peak memory below the file size.
+Targets: report within 0.5x the raw parse (the baseline reads lines through a
+4 MiB buffer, as ctxviewer does); peak memory below the file size. The
+package is byte-compiled first, as pip does on install, so import times are
+those of an installed ctxviewer even where PYTHONDONTWRITEBYTECODE is set.
 Times are the best of ``--repeat`` runs; memory is the peak of those runs.
 """
 
@@ -48,6 +53,10 @@ def _child(mode: str, path: str) -> None:
     if mode == "import":
         import ctxviewer.analysis.report  # noqa: F401
         import ctxviewer.ingest  # noqa: F401
+    elif mode == "raw8k":
+        from baseline import raw_parse
+
+        raw_parse(path, buffering=-1)
     elif mode == "raw":
         from baseline import raw_parse  # bench/ is on sys.path: this script runs from it
 
@@ -114,11 +123,14 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         generate(args.file, args.requests)
         print(f"generated {args.file} in {time.perf_counter() - t:.1f} s")
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "ctxviewer"), quiet=1)
     size = os.path.getsize(args.file)
     mb = size / 1e6
     print(f"file: {args.file}  {mb:.1f} MB")
     results = {m: measure(m, args.file, args.repeat)
-               for m in ("import", "raw", "report", "timeline")}
+               for m in ("import", "raw8k", "raw", "report", "timeline")}
     raw_s = results["raw"][0]
     print(f"{'step':<10} {'seconds':>8} {'MB/s':>7} {'x raw':>6} {'peak MB':>8} {'x file':>7}")
     for mode, (secs, peak) in results.items():
@@ -126,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{mode:<10} {secs:8.2f} {rate} {secs / raw_s:6.2f} {peak / 1e6:8.1f} "
               f"{peak / size:7.2f}")
     rep_s, rep_peak = results["report"]
-    ok_time = rep_s <= 1.5 * raw_s
+    ok_time = rep_s <= 0.5 * raw_s
     ok_mem = rep_peak < size
     gui = [gui_probe(args.file) for _ in range(args.repeat)]
     first = min(g["first_paint_s"] for g in gui)
@@ -137,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{gui_peak / 1e6:8.1f} {gui_peak / size:7.2f}")
     print(f"{'gui all':<10} {whole:8.2f} {mb / whole:7.1f} {whole / raw_s:6.2f}   "
           f"(longest event-loop stall {stall:.0f} ms; bench/gui_first_paint.py: every tab)")
-    print(f"target report <= 1.5x raw: {rep_s / raw_s:.2f}x  {'OK' if ok_time else 'MISSED'}")
+    print(f"target report <= 0.5x raw: {rep_s / raw_s:.2f}x  {'OK' if ok_time else 'MISSED'}")
     print(f"target peak memory < file size: {rep_peak / 1e6:.0f} MB vs {mb:.0f} MB  "
           f"{'OK' if ok_mem else 'MISSED'}")
     return 0

@@ -9,7 +9,6 @@ is imported only when it is opened.
 from __future__ import annotations
 
 import argparse
-import difflib
 import importlib
 import os
 import sys
@@ -102,6 +101,8 @@ def _check_not_a_command(args: list[str]) -> None:
     first = next((a for a in args if not a.startswith("-")), None)
     if first is None or os.path.exists(first):
         return
+    import difflib  # only for a mistyped command
+
     close = difflib.get_close_matches(first, COMMANDS, n=1)
     if close or (len(args) > 1 and not args[1].startswith("-")) or \
             ("/" not in first and "." not in first and os.sep not in first):

@@ -27,7 +27,6 @@ ratio, and ``compare`` scores estimators against their exact deltas.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -91,6 +90,13 @@ class Attribution:
                 "unattributed": self.unattributed}
 
 
+def _median(values: list[float]) -> float:
+    """``statistics.median`` without importing ``statistics`` (and ``fractions``) at start-up."""
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
 def _conversation(r: Request) -> tuple[str, str | None]:
     return (r.role, r.agent)
 
@@ -137,8 +143,8 @@ def ratios(found: dict[int, Step], session: Session) -> dict[str | None, float]:
             if RATIO_BOUNDS[0] <= q <= RATIO_BOUNDS[1]:
                 by_model.setdefault(session.requests[s.index].model, []).append(q)
     every = [q for qs in by_model.values() for q in qs]
-    overall = statistics.median(every) if len(every) >= 3 else 1.0
-    return {m: statistics.median(qs) if len(qs) >= 3 else overall
+    overall = _median(every) if len(every) >= 3 else 1.0
+    return {m: _median(qs) if len(qs) >= 3 else overall
             for m, qs in by_model.items()} | {"*": overall}
 
 

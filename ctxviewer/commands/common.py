@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 
 import orjson
 
@@ -34,6 +33,8 @@ def load_file(path: str, format: str | None = None) -> Session:
     if path != "-":
         return load(path, format=format)
     data = sys.stdin.buffer.read()
+    import tempfile  # only for standard input: kept off every command's start-up
+
     with tempfile.TemporaryDirectory(prefix="ctxviewer-stdin-") as folder:
         spool = os.path.join(folder, "stdin.jsonl")
         with open(spool, "wb") as f:

@@ -208,14 +208,36 @@ def messages_from(raw: list[Any], intern: Interner) -> tuple[Message, ...]:
                 prev_raw, prev_msgs = cand_raw, cand_msgs
                 del intern.recent[pos]
                 break
+    same = _common_prefix(raw, prev_raw)
+    out = prev_msgs[:same]
     known = len(prev_raw)
-    out = [prev_msgs[i] if i < known and (m is prev_raw[i] or m == prev_raw[i])
-           else message_from(m, intern)
-           for i, m in enumerate(raw)]
+    out += [prev_msgs[i] if i < known and (m is prev_raw[i] or m == prev_raw[i])
+            else message_from(m, intern)
+            for i, m in enumerate(raw[same:], same)]
     intern.recent.append((raw, out))
     if len(intern.recent) > RECENT_CONVERSATIONS:
         del intern.recent[0]
-    return tuple(m for m in out if m)
+    return tuple(filter(None, out))  # message_from gives None for a non-object
+
+
+def _common_prefix(raw: list[Any], prev: list[Any]) -> int:
+    """How many leading elements ``raw`` and ``prev`` share (``==``, identity first).
+
+    List comparison runs in C and takes identical objects as equal without
+    looking inside: the history a decoder reused compares in microseconds.
+    """
+    high = min(len(raw), len(prev))
+    if raw[:high] == prev[:high]:
+        return high
+    low = 0  # raw[:low] == prev[:low] holds; raw[:high + 1] == prev[:high + 1] does not
+    high -= 1
+    while low < high:
+        mid = (low + high + 1) // 2
+        if raw[:mid] == prev[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 def system_from(raw: Any, intern: Interner | None = None) -> tuple[Block, ...]:

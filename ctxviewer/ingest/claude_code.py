@@ -62,6 +62,14 @@ class _Parser:
         # boundary uuid -> uuids it preserved (partial compaction keeps some messages)
         self.preserved: dict[str, list[str]] = {}
         self.progress = ProgressAgents(self.intern)  # sub-agents nested in progress records
+        # uuid -> (its context, the msg_id of its last message): a request's context is
+        # its parent's plus what follows, so each record is walked once, not per request
+        self.contexts: dict[str, tuple[tuple[Message, ...], str | None]] = {}
+
+    def _set(self, uuid: str, node: _Node) -> None:
+        if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
+            self.contexts.clear()
+        self.nodes[uuid] = node
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
@@ -82,15 +90,15 @@ class _Parser:
                     yield replace(req, client=_client(record),
                                   conversation=_str(record.get("sessionId")))
             if isinstance(uuid, str):
-                self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None, None, None)
+                self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
             return
         if kind == "attachment":
             message, left_out = attachment_message(record)
             if left_out:
                 yield Skipped(line, left_out)
             if isinstance(uuid, str):
-                self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None,
-                                         self.intern(message) if message else None, None)
+                self._set(uuid, _Node(parent if isinstance(parent, str) else None,
+                                      self.intern(message) if message else None, None))
             return
         if kind == "system" and record.get("subtype") == "compact_boundary":
             meta = record.get("compactMetadata") or {}
@@ -105,7 +113,7 @@ class _Parser:
         elif not (isinstance(kind, str) and kind in _QUIET_TYPES) and kind != "system":
             yield Skipped(line, f"unknown record type {kind!r}")
         if isinstance(uuid, str):
-            self.nodes[uuid] = _Node(parent if isinstance(parent, str) else None, None, None)
+            self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
 
     def _message(self, line: int, record: dict[str, Any], kind: str) -> Iterator[Item]:
         raw = record["message"]
@@ -116,10 +124,11 @@ class _Parser:
         blocks = tuple(content_blocks(raw.get("content")))
         message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
         if isinstance(uuid, str):
-            self.nodes[uuid] = _Node(parent, message, msg_id)
+            self._set(uuid, _Node(parent, message, msg_id))
             kept = self.preserved.pop(parent, None) if parent else None
             if kept and uuid not in kept:  # the summary: preserved messages follow it
                 self.nodes[kept[0]].parent = uuid
+                self.contexts.clear()
         if kind != "assistant":
             return
         if record.get("isApiErrorMessage") or raw.get("model") == "<synthetic>":
@@ -164,28 +173,43 @@ class _Parser:
         for prev, cur in zip(kept, kept[1:]):
             self.nodes[cur].parent = prev
         self.preserved[boundary] = kept
+        self.contexts.clear()
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:
-        """Messages from the root to ``uuid``, one per API message."""
+        """Messages from the root to ``uuid``, one per API message.
+
+        Consecutive records of one API message (same ``message.id``) are joined.
+        The walk up stops at the nearest record whose context is known.
+        """
+        start = uuid
+        path: list[_Node] = []
         chain: list[Message] = []
         last_id: str | None = None
-        guard = 0
-        while uuid is not None and guard < 1_000_000:
-            guard += 1
+        while uuid is not None and len(path) < 1_000_000:
+            known = self.contexts.get(uuid)
+            if known is not None:
+                chain, last_id = list(known[0]), known[1]
+                break
             node = self.nodes.get(uuid)
             if node is None:
                 break
-            msg = node.message
-            if msg is not None:
-                if node.msg_id is not None and node.msg_id == last_id and chain:
-                    later = chain[-1]
-                    chain[-1] = Message(msg.role, msg.blocks + later.blocks, msg.id, msg.timestamp)
-                else:
-                    chain.append(msg)
-                last_id = node.msg_id
+            path.append(node)
             uuid = node.parent
-        chain.reverse()
-        return tuple(self.intern(m) for m in chain)
+        for node in reversed(path):
+            msg = node.message
+            if msg is None:
+                continue
+            if node.msg_id is not None and node.msg_id == last_id and chain:
+                first = chain[-1]
+                chain[-1] = self.intern(Message(first.role, first.blocks + msg.blocks,
+                                                first.id, first.timestamp))
+            else:
+                chain.append(msg)
+            last_id = node.msg_id
+        context = tuple(chain)
+        if start is not None:
+            self.contexts[start] = (context, last_id)
+        return context
 
     def finish(self) -> Iterator[Item]:
         return iter(())

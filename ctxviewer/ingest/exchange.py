@@ -44,21 +44,19 @@ def api_of(path: str, body: Any) -> str | None:
     return None
 
 
-def _header(headers: Any, name: str) -> str | None:
-    """A request header by its lower-cased name (recordings lower-case them, claude-trace not)."""
-    if isinstance(headers, dict):
-        for k, v in headers.items():
-            if str(k).lower() == name and isinstance(v, str):
-                return v
-    return None
+def _lowered(headers: Any) -> dict[str, str]:
+    """String headers by lower-cased name (recordings lower-case them, claude-trace not)."""
+    if not isinstance(headers, dict):
+        return {}
+    return {str(k).lower(): v for k, v in headers.items() if isinstance(v, str)}
 
 
-def _window_hint(headers: Any) -> int | None:
+def _window_hint(headers: dict[str, str]) -> int | None:
     """The window the request asked for: Anthropic's 1M-context beta header.
 
     Whether the agent *uses* that window is the agent profile's call (Claude
     Code's print mode sends the header and works with 200k)."""
-    if "context-1m" in (_header(headers, "anthropic-beta") or ""):
+    if "context-1m" in (headers.get("anthropic-beta") or ""):
         return 1_000_000
     return None
 
@@ -67,8 +65,8 @@ def _window_hint(headers: Any) -> int | None:
 _SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "x-session-id")
 
 
-def _conversation(headers: Any) -> str | None:
-    return next((v for h in _SESSION_HEADERS if (v := _header(headers, h))), None)
+def _conversation(headers: dict[str, str]) -> str | None:
+    return next((v for h in _SESSION_HEADERS if (v := headers.get(h))), None)
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
@@ -117,6 +115,7 @@ def request_from_exchange(
 ) -> Request | TokenCount | None:
     """The Request of one exchange, a TokenCount for a count_tokens call, or None
     when it is neither."""
+    headers = _lowered(headers)
     if path.endswith("/count_tokens"):
         return _token_count(body, response, status, timestamp, line, headers, intern)
     api = api_of(path, body)
@@ -148,7 +147,7 @@ def request_from_exchange(
         response=reply,
         message_id=msg_id if isinstance(msg_id, str) else None,
         window_hint=_window_hint(headers),
-        client=_header(headers, "user-agent"),
+        client=headers.get("user-agent"),
         conversation=_conversation(headers),
         max_tokens=_max_tokens(body),
         status=status,

@@ -52,7 +52,8 @@ def read_head(path: str) -> Head:
     if not data and compression(path):
         raise LoadError(f"cannot read {path}: the compressed file ends before any data")
     whole = len(data) < HEAD_BYTES
-    head = Head(path=path, text=data.decode("utf-8", errors="replace"))
+    # sniffers read the text's start only: a huge first line is not decoded whole
+    head = Head(path=path, text=data[:HEAD_BYTES].decode("utf-8", errors="replace"))
     stripped = data.lstrip()
     if stripped[:1] in (b"{", b"[") and whole:
         try:
@@ -182,6 +183,12 @@ def detect(head: Head) -> Reader:
     raise LoadError(f"{head.path}: unknown format (not a session log or API trace ctxviewer reads)")
 
 
+# Read buffer for line logs. Python's default (8 KiB) makes a trace whose lines
+# are 300 kB each (every request repeats the history) spend longer joining
+# reads than parsing; 4 MiB reads 223 MB in 0.09 s instead of 0.5 s.
+LINE_BUFFER = 1 << 22
+
+
 def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
     """Yield (line number, raw line, offset in the file on disk after it).
 
@@ -199,7 +206,7 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
             except TRUNCATED as e:
                 raise Truncated(lineno + 1, str(e)) from None
         return
-    with open(path, "rb") as f:
+    with open(path, "rb", buffering=LINE_BUFFER) as f:
         f.seek(start)
         offset = start
         for lineno, raw in enumerate(f, 1):
@@ -263,12 +270,17 @@ def load(
     total = os.path.getsize(path)
     builder = SessionBuilder(Session(path=path, format=reader.name))
     parser = reader.parser()
+    cwd = recorded_cwd(head)
+    doc = head.document
+    del head  # its first line may be huge: not kept while the file is read again
     if reader.document:
-        doc = head.document if head.document is not None else _parse_document(path)
+        doc = doc if doc is not None else _parse_document(path)
         if doc is None:
             raise LoadError(f"{path}: not valid JSON")
         _feed(parser, builder, 1, doc)
+        del doc
     else:
+        del doc
         decode = getattr(parser, "decode", orjson.loads)
         step = max(total // 100, 1 << 16)  # progress per percent
         next_report = step
@@ -279,8 +291,8 @@ def load(
                 break
             if cancelled is not None and cancelled():
                 raise Cancelled()
-            body = raw.strip()
-            if body:
+            if raw and not raw.isspace():  # no strip(): it copies the line; JSON allows the blanks
+                body = raw
                 try:
                     record = decode(body)
                 except orjson.JSONDecodeError:
@@ -303,7 +315,7 @@ def load(
     if progress is not None:
         progress(total, total)
     session = builder.build()
-    session.cwd = recorded_cwd(head)
+    session.cwd = cwd
     if reader.name == "claude-code" and limit is None and subagents:
         session = claude_subagents.join(
             session, lambda f: load(str(f), format="claude-code", subagents=False))

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ctxviewer.analysis.agents.table import Era, Profile, Version, parse_version, profile
 from ctxviewer.model import AUXILIARY, MAIN, Request, Session
@@ -57,6 +58,7 @@ class Identity:
         return None if self.entrypoint is None else self.entrypoint == "cli"
 
 
+@lru_cache(maxsize=256)  # a session has a handful of distinct clients, seen per request
 def _from_client(client: str | None) -> str | None:
     return next((pid for pattern, pid in _CLIENTS if client and pattern.match(client)), None)
 
@@ -88,7 +90,8 @@ def request_agent(req: Request) -> tuple[str, str]:
 
 
 def _version(requests: Iterable[Request]) -> Version | None:
-    versions = [v for r in requests if (v := parse_version(_client_version(r.client)))]
+    clients = {r.client for r in requests}
+    versions = [v for c in clients if (v := parse_version(_client_version(c)))]
     return max(versions) if versions else None
 
 

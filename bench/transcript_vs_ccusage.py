@@ -1,0 +1,100 @@
+"""``ctxviewer report --json`` on a Claude Code transcript against ``ccusage session --json``.
+
+    python bench/transcript_vs_ccusage.py [TRANSCRIPT] [--ccusage PATH] [--repeat 7]
+
+ccusage (version 20 ships a native binary, ``@ccusage/ccusage-linux-x64``) only
+sums each session's usage; ctxviewer reads the same file, joins its
+sub-agents and builds the whole analysis. Both run as fresh processes, as a
+user starts them, on the transcript laid out the way Claude Code keeps it (a
+temporary ``CLAUDE_CONFIG_DIR/projects/<project>/`` with the session's
+``subagents/`` files next to it when they are found beside TRANSCRIPT, named
+``<session>_subagents_agent-*.jsonl``, as in the test corpus). Without
+TRANSCRIPT the spotter transcript of ``../shared/corpus/claude-code`` is used.
+
+Start-up is reported apart: ``python -c pass`` and the import of what
+``report`` needs. Times are the best of ``--repeat`` runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SPOTTER = "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "claude-code"
+
+
+def best(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def lay_out(transcript: Path, root: Path) -> Path:
+    """``root/projects/-bench/<session>.jsonl`` plus its sub-agent files."""
+    session = transcript.stem.rsplit("_", 1)[-1]
+    project = root / "projects" / "-bench"
+    (project / session / "subagents").mkdir(parents=True)
+    main = project / f"{session}.jsonl"
+    shutil.copy(transcript, main)
+    for sub in transcript.parent.glob(f"{transcript.stem}_subagents_agent-*.jsonl"):
+        name = sub.name.split("_subagents_", 1)[1]
+        shutil.copy(sub, project / session / "subagents" / name)
+    return main
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("transcript", nargs="?", default=str(CORPUS / SPOTTER))
+    p.add_argument("--ccusage", action="append", default=[],
+                   help="a ccusage command: the npm one (a node wrapper that starts the "
+                        "native binary) and/or the native binary itself; repeatable "
+                        "(default: ccusage on PATH)")
+    p.add_argument("--repeat", type=int, default=7)
+    args = p.parse_args(argv)
+    if not args.ccusage and shutil.which("ccusage"):
+        args.ccusage = [shutil.which("ccusage")]
+    transcript = Path(args.transcript)
+    if not transcript.is_file():
+        raise SystemExit(f"no such transcript: {transcript}")
+    import compileall
+
+    compileall.compile_dir(str(HERE.parent / "ctxviewer"), quiet=1)  # as pip install does
+    py = sys.executable
+    with tempfile.TemporaryDirectory(prefix="ctxviewer-bench-") as folder:
+        main_file = lay_out(transcript, Path(folder))
+        size = main_file.stat().st_size
+        rows = [
+            ("python -c pass", best([py, "-c", "pass"], args.repeat)),
+            ("import for report", best([py, "-c", "import ctxviewer.cli, "
+                                        "ctxviewer.commands.report"], args.repeat)),
+            ("ctxviewer report", best([py, "-m", "ctxviewer", "report", str(main_file),
+                                       "--json"], args.repeat)),
+        ]
+        env = dict(os.environ, CLAUDE_CONFIG_DIR=folder)
+        for cmd in args.ccusage:
+            rows.append((f"ccusage ({Path(cmd).name if len(args.ccusage) == 1 else cmd})",
+                         best([cmd, "session", "--json", "--offline"], args.repeat, env)))
+    print(f"transcript: {transcript.name}  {size / 1e6:.1f} MB (+ its sub-agents)")
+    for name, secs in rows:
+        print(f"{secs:6.3f} s  {name}")
+    report = rows[2][1]
+    for name, cc in rows[3:]:
+        print(f"target report <= {name}: {report / cc:.2f}x  {'OK' if report <= cc else 'MISSED'}")
+    if not args.ccusage:
+        print("ccusage not found (pass --ccusage PATH): no comparison")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
