@@ -7,8 +7,9 @@ a non-streamed one.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import orjson
@@ -18,27 +19,53 @@ _LINE_END = re.compile(r"\r\n|\r|\n")
 
 def parse_sse(text: str) -> Iterator[tuple[str | None, str]]:
     """Yield (event name, data) for each event in an SSE stream."""
+    return iter_sse((text,))
+
+
+def iter_sse(pieces: Iterable[str]) -> Iterator[tuple[str | None, str]]:
+    """``parse_sse`` over a stream arriving in pieces (a line may span pieces).
+
+    Working piece by piece keeps every step small: a proxy recording a 30 MB
+    answer on its writer thread never holds the interpreter long enough to
+    stall the streams it forwards.
+    """
     event: str | None = None
     data: list[str] = []
-    # Only CR, LF and CRLF end SSE lines; str.splitlines() would also split a
-    # JSON string holding U+2028, U+0085 or \x1c, which JSON leaves unescaped.
-    for line in _LINE_END.split(text):
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-        elif line.startswith(":"):
-            continue
-        elif line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
+    rest = ""
+    for piece in pieces:
+        text = rest + piece
+        held = text.endswith("\r")  # maybe the first half of a CRLF
+        # Only CR, LF and CRLF end SSE lines; str.splitlines() would also split a
+        # JSON string holding U+2028, U+0085 or \x1c, which JSON leaves unescaped.
+        lines = _LINE_END.split(text[:-1] if held else text)
+        rest = lines.pop() + ("\r" if held else "")
+        for line in lines:
+            if not line:
+                if data:
+                    yield event, "\n".join(data)
+                event, data = None, []
+            elif line.startswith(":"):
+                continue
+            elif line.startswith("event:"):
+                event = line[6:].strip()
+            elif line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+    rest = rest.rstrip("\r")
+    if rest.startswith("data:"):
+        data.append(rest[5:].lstrip(" "))
+    elif rest.startswith("event:"):
+        event = rest[6:].strip()
     if data:
         yield event, "\n".join(data)
 
 
 def _json_events(text: str) -> Iterator[dict[str, Any]]:
-    for _event, data in parse_sse(text):
+    return json_events(parse_sse(text))
+
+
+def json_events(events: Iterable[tuple[str | None, str]]) -> Iterator[dict[str, Any]]:
+    """The JSON objects among SSE events' data (``[DONE]`` and non-JSON skipped)."""
+    for _event, data in events:
         if data.strip() == "[DONE]":
             continue
         try:
@@ -49,24 +76,45 @@ def _json_events(text: str) -> Iterator[dict[str, Any]]:
             yield value
 
 
-def reassemble_anthropic(text: str) -> dict[str, Any] | None:
+Stream = str | Iterable[dict[str, Any]]  # a stream's text, or its events already parsed
+
+
+def _events(stream: Stream) -> Iterable[dict[str, Any]]:
+    return _json_events(stream) if isinstance(stream, str) else stream
+
+
+def reassemble_anthropic(text: Stream) -> dict[str, Any] | None:
     """An Anthropic Messages stream -> the message object a non-streamed call returns."""
     message: dict[str, Any] | None = None
     blocks: dict[int, dict[str, Any]] = {}
-    partial_json: dict[int, list[str]] = {}
+    # the pieces of each block's streamed fields (text, thinking, signature,
+    # partial_json), joined once at the end: a long answer comes in thousands
+    parts: dict[tuple[int, str], list[str]] = {}
     error: dict[str, Any] | None = None
-    for ev in _json_events(text):
+    for ev in _events(text):
         kind = ev.get("type")
-        if kind == "message_start" and isinstance(ev.get("message"), dict):
+        if kind == "content_block_delta":
+            idx = ev.get("index", 0)
+            if idx not in blocks:
+                blocks[idx] = {"type": "text", "text": ""}
+            delta = ev.get("delta") or {}
+            field = _DELTA_FIELDS.get(delta.get("type"))
+            if field is not None:
+                piece = delta.get(field[1], "")
+                key = (idx, field[0])
+                pieces = parts.get(key)
+                if pieces is None:
+                    pieces = parts[key] = [str(blocks[idx].get(field[0], ""))] \
+                        if field[0] != "input" else []
+                pieces.append(piece if isinstance(piece, str) else str(piece))
+            elif delta.get("type") == "citations_delta":
+                blocks[idx].setdefault("citations", []).append(delta.get("citation"))
+        elif kind == "message_start" and isinstance(ev.get("message"), dict):
             message = dict(ev["message"])
             message["usage"] = dict(message.get("usage") or {})
         elif kind == "content_block_start":
             idx = ev.get("index", len(blocks))
             blocks[idx] = dict(ev.get("content_block") or {})
-        elif kind == "content_block_delta":
-            idx = ev.get("index", 0)
-            block = blocks.setdefault(idx, {"type": "text", "text": ""})
-            _apply_delta(block, ev.get("delta") or {}, partial_json.setdefault(idx, []))
         elif kind == "message_delta":
             if message is None:
                 message = {"type": "message", "role": "assistant", "content": [], "usage": {}}
@@ -78,38 +126,35 @@ def reassemble_anthropic(text: str) -> dict[str, Any] | None:
             error = ev.get("error") or ev
     if message is None:
         return {"type": "error", "error": error} if error else None
-    for idx, parts in partial_json.items():
-        if parts and idx in blocks:
-            raw = "".join(parts)
-            try:
-                blocks[idx]["input"] = orjson.loads(raw) if raw else {}
-            except orjson.JSONDecodeError:
-                blocks[idx]["input"] = raw
+    for (idx, name), pieces in parts.items():
+        joined = "".join(pieces)
+        if name != "input":
+            blocks[idx][name] = joined
+            continue
+        try:
+            blocks[idx]["input"] = orjson.loads(joined) if joined else {}
+        except orjson.JSONDecodeError:
+            blocks[idx]["input"] = joined
     message["content"] = [blocks[i] for i in sorted(blocks)]
     if error:
         message["error"] = error
     return message
 
 
-def _apply_delta(block: dict[str, Any], delta: dict[str, Any], json_parts: list[str]) -> None:
-    kind = delta.get("type")
-    if kind == "text_delta":
-        block["text"] = block.get("text", "") + delta.get("text", "")
-    elif kind == "thinking_delta":
-        block["thinking"] = block.get("thinking", "") + delta.get("thinking", "")
-    elif kind == "signature_delta":
-        block["signature"] = block.get("signature", "") + delta.get("signature", "")
-    elif kind == "input_json_delta":
-        json_parts.append(delta.get("partial_json", ""))
-    elif kind == "citations_delta":
-        block.setdefault("citations", []).append(delta.get("citation"))
+# delta type -> (the block's field it extends, the delta's field holding the piece)
+_DELTA_FIELDS = {
+    "text_delta": ("text", "text"),
+    "thinking_delta": ("thinking", "thinking"),
+    "signature_delta": ("signature", "signature"),
+    "input_json_delta": ("input", "partial_json"),
+}
 
 
-def reassemble_openai_chat(text: str) -> dict[str, Any] | None:
+def reassemble_openai_chat(text: Stream) -> dict[str, Any] | None:
     """An OpenAI Chat Completions stream -> a ``chat.completion`` object."""
     result: dict[str, Any] | None = None
     choices: dict[int, dict[str, Any]] = {}
-    for ev in _json_events(text):
+    for ev in _events(text):
         if result is None:
             result = {k: ev.get(k) for k in ("id", "model", "created")}
             result["object"] = "chat.completion"
@@ -149,10 +194,10 @@ def reassemble_openai_chat(text: str) -> dict[str, Any] | None:
     return result
 
 
-def reassemble_openai_responses(text: str) -> dict[str, Any] | None:
+def reassemble_openai_responses(text: Stream) -> dict[str, Any] | None:
     """An OpenAI Responses stream -> the final ``response`` object."""
     final: dict[str, Any] | None = None
-    for ev in _json_events(text):
+    for ev in _events(text):
         if ev.get("type") in ("response.completed", "response.incomplete", "response.failed"):
             final = ev.get("response")
         elif ev.get("type") == "response.created" and final is None:
@@ -160,7 +205,7 @@ def reassemble_openai_responses(text: str) -> dict[str, Any] | None:
     return final
 
 
-def reassemble(text: str) -> dict[str, Any] | None:
+def reassemble(text: Stream) -> dict[str, Any] | None:
     """Reassemble any supported stream, recognising it by its events; None when it is
     none of them, or its events hold values of the wrong types (a damaged stream: the
     request stays, without its response)."""
@@ -170,13 +215,16 @@ def reassemble(text: str) -> dict[str, Any] | None:
         return None
 
 
-def _reassemble(text: str) -> dict[str, Any] | None:
-    for ev in _json_events(text):
+def _reassemble(text: Stream) -> dict[str, Any] | None:
+    events = iter(_events(text))
+    seen: list[dict[str, Any]] = []
+    for ev in events:
+        seen.append(ev)
         kind = str(ev.get("type", ""))
         if kind.startswith("message_") or kind.startswith("content_block") or kind == "ping":
-            return reassemble_anthropic(text)
+            return reassemble_anthropic(itertools.chain(seen, events))
         if kind.startswith("response."):
-            return reassemble_openai_responses(text)
+            return reassemble_openai_responses(itertools.chain(seen, events))
         if ev.get("object") == "chat.completion.chunk" or "choices" in ev:
-            return reassemble_openai_chat(text)
+            return reassemble_openai_chat(itertools.chain(seen, events))
     return None
