@@ -112,8 +112,19 @@ class Breakdown:
 
 
 def _short(text: str, n: int = 60) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
+    """``text`` with its blanks collapsed, cut to ``n`` characters.
+
+    Only as much of the start is looked at as the label needs: a 60 MB tool
+    result is not split into millions of words for a 60-character label.
+    """
+    size = 4 * n
+    while True:
+        part = text[:size]
+        collapsed = " ".join(part.split())
+        if len(collapsed) > n or len(part) == len(text):
+            break
+        size *= 4
+    return collapsed if len(collapsed) <= n else collapsed[: n - 1] + "…"
 
 
 def _block_label(b: Block) -> str:
@@ -285,7 +296,7 @@ def breakdown(
     free = max(0, window - used - buffer)
     cats.append(Category("free_space", free, basis="window"))
     cats.append(Category("autocompact_buffer", buffer, note=buffer_note, basis="window"))
-    baseline = baseline_note(req.api)
+    baseline = baseline_note(req.api, req.client)
     if baseline:
         notes.append(baseline)
     return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),

@@ -74,6 +74,12 @@ BASELINES = {
 }
 
 
-def baseline_note(api: str) -> str | None:
-    """One line on how the agent's own numbers relate to ctxviewer's, where they differ."""
+def baseline_note(api: str, client: str | None = None) -> str | None:
+    """One line on how the agent's own numbers relate to ctxviewer's, where they differ.
+
+    ``api`` is the request's shape; a client that names another agent speaking
+    that shape (qwen-code writes Gemini-shaped transcripts) gets no note.
+    """
+    if client and not client.lower().startswith(api):
+        return None
     return BASELINES.get(api)

@@ -95,3 +95,14 @@ def test_compression_checkpoint_restarts_the_history() -> None:
 def test_unknown_record_and_truncated_line_are_skipped() -> None:
     reasons = [s.reason for s in _session().skipped]
     assert reasons == ["unknown record type 'mystery'", "truncated last line"]
+
+
+def test_breakdown_has_no_gemini_cli_note() -> None:
+    """qwen-code writes Gemini-shaped transcripts; Gemini CLI's note on its own numbers
+    is not about it."""
+    from ctxviewer.analysis.report import Analysis
+
+    analysis = Analysis(_session())
+    bd = analysis.breakdown(len(analysis.session.requests) - 1)
+    assert analysis.session.requests[-1].client.startswith("qwen-code/")
+    assert not [n for n in bd.notes if "Gemini CLI" in n]
