@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import sys
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,8 +61,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})")
     parser.add_argument("--openai-upstream", type=_url, default=OPENAI_UPSTREAM,
                         help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})")
-    parser.add_argument("--out", help="recording file, appended to "
-                                      "(default ./ctxviewer-recording-<timestamp>.jsonl)")
+    parser.add_argument("--out", help="recording file, appended to when it is a ctxviewer "
+                                      "recording (default "
+                                      "./ctxviewer-recording-<timestamp>.jsonl)")
+    parser.add_argument("--force", action="store_true",
+                        help="append to --out even when it is not a ctxviewer recording")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
                         help="seconds of upstream silence before giving up "
                              f"(default {DEFAULT_TIMEOUT:g})")
@@ -75,12 +79,17 @@ def run(args: argparse.Namespace) -> int:
     config = ProxyConfig(
         out=out, host=args.host, port=args.port, upstream=args.upstream,
         openai_upstream=args.openai_upstream, timeout=args.timeout,
-        on_record=None if args.quiet else print_exchange,
+        on_record=None if args.quiet else print_exchange, force=args.force,
     )
     server = ProxyServer(config)
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the proxy is stopped
         asyncio.run(_serve(server))
-    print(f"stopped: {server.recorder.count} exchanges recorded to {out}", flush=True)
+    rec = server.recorder
+    print(f"stopped: {rec.count} exchanges recorded to {out}", flush=True)
+    if rec.failure:
+        print(f"the recording stopped early ({rec.failure}): {rec.dropped} exchanges were "
+              "forwarded but not recorded", file=sys.stderr, flush=True)
+        return 1
     return 0
 
 

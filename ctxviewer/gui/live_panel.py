@@ -134,6 +134,7 @@ class LivePanel(QObject):
         self.proxy.started.connect(self._on_proxy_started)
         self.proxy.recorded.connect(self._on_proxy_recorded)
         self.proxy.stopped.connect(self._on_proxy_stopped)
+        self.proxy.failed.connect(self._on_proxy_failed)
 
     # -- public API -----------------------------------------------------------------
     def follow_file(self, path: str) -> None:
@@ -243,6 +244,13 @@ class LivePanel(QObject):
     def _show_proxy_count(self, count: int) -> None:
         self.proxy_label.setText(f"proxy :{self.proxy.port} recording {count} "
                                  f"exchange{'' if count == 1 else 's'}")
+
+    def _on_proxy_failed(self, why: str) -> None:
+        self.proxy_label.setText(f"proxy :{self.proxy.port} NOT recording")
+        self.proxy_label.setToolTip(f"The recording stopped ({why}). The proxy still forwards "
+                                    "every call; stop it and start it with another file.")
+        self.window.status.showMessage(f"Proxy recording stopped: {why}; calls are still "
+                                       "forwarded but no longer recorded")
 
     def _on_proxy_stopped(self, count: int) -> None:
         self.stop_proxy.setEnabled(False)

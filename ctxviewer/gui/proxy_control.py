@@ -46,6 +46,7 @@ class ProxyControl(QObject):
     started = Signal(int, str)  # port, recording path
     stopped = Signal(int)  # exchanges recorded
     recorded = Signal(int)  # exchanges recorded so far (after each one)
+    failed = Signal(str)  # the recording stopped (a full disk): why; forwarding goes on
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -79,7 +80,7 @@ class ProxyControl(QObject):
 
         proxy = ProxyThread(port=settings.port, out=out, upstream=settings.upstream,
                             openai_upstream=settings.openai_upstream,
-                            on_record=self._on_proxy_record)
+                            on_record=self._on_proxy_record, on_failure=self.failed.emit)
         port = proxy.start()  # binds at once; raises when it cannot
         self.proxy, self.count = proxy, 0
         self.started.emit(port, proxy.out)

@@ -8,9 +8,10 @@ answer, so it never adds latency to the call.
 
 from __future__ import annotations
 
+import codecs
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.sse import (
+    iter_sse,
+    json_events,
     reassemble,
     reassemble_anthropic,
     reassemble_openai_chat,
@@ -48,8 +51,9 @@ class Exchange:
     api: str
     method: str
     path: str
-    upstream: str  # full upstream URL, already redacted
+    upstream: str | None  # full upstream URL, already redacted (None: not forwarded)
     request_headers: dict[str, str]  # already redacted
+    request_encoding: str = ""  # the request body's Content-Encoding (forwarded as sent)
     started: str = field(default_factory=utc_now)
     t0: float = field(default_factory=time.perf_counter)
     request_body: bytes = b""
@@ -94,26 +98,34 @@ class Exchange:
             "path": self.path,
             "upstream": self.upstream,
             "started": self.started,
-            "request": {"headers": self.request_headers, "body": parse_json(self.request_body)},
+            "request": {"headers": self.request_headers, "body": self._request_body()},
             "response": response,
             "usage": normalise_usage(self.api, body),
             "timing": {"first_byte_ms": self.first_byte_ms, "total_ms": self.total_ms},
             "error": self.error or self._status_error(body),
         }
 
+    def _request_body(self) -> Any:
+        decoded = decode_content(self.request_body, self.request_encoding)
+        if decoded is None:
+            return {"_raw": f"[{len(self.request_body)} bytes, content-encoding "
+                            f"{self.request_encoding}, not decoded]"}
+        return parse_json(decoded)
+
     def _response(self) -> tuple[dict[str, Any] | None, Any]:
         if self.status is None:
             return None, None
-        raw = b"".join(self.chunks)
-        decoded = decode_content(raw, self.content_encoding)
-        if decoded is None:
-            body: Any = {"_raw": f"[{len(raw)} bytes, content-encoding "
-                                 f"{self.content_encoding}, not decoded]"}
-        elif self.stream:
-            text = decoded.decode("utf-8", errors="replace")
-            body = _REASSEMBLERS.get(self.api, reassemble)(text)
+        body: Any
+        if self.stream:
+            pieces = _text_pieces(self.chunks, self.content_encoding)
+            if pieces is None:
+                body = self._undecoded()
+            else:
+                events = json_events(iter_sse(pieces))
+                body = _REASSEMBLERS.get(self.api, reassemble)(events)
         else:
-            body = parse_json(decoded)
+            decoded = decode_content(b"".join(self.chunks), self.content_encoding)
+            body = self._undecoded() if decoded is None else parse_json(decoded)
         response = {
             "status": self.status,
             "headers": self.response_headers,
@@ -121,6 +133,10 @@ class Exchange:
             "body": body,
         }
         return response, body
+
+    def _undecoded(self) -> dict[str, str]:
+        size = sum(len(c) for c in self.chunks)
+        return {"_raw": f"[{size} bytes, content-encoding {self.content_encoding}, not decoded]"}
 
     def _status_error(self, body: Any) -> dict[str, str] | None:
         if self.status is None or self.status < 400:
@@ -131,6 +147,34 @@ class Exchange:
             kind = detail.get("type")
             message += f": {kind}: {detail['message']}" if kind else f": {detail['message']}"
         return {"kind": "upstream_status", "message": message}
+
+
+PIECE = 1 << 16  # characters of a stream handled per step on the writer thread
+
+
+def _text_pieces(chunks: list[bytes], encoding: str) -> Iterator[str] | None:
+    """A streamed body as text, piece by piece (None: an encoding we cannot decode).
+
+    An identity stream is decoded chunk by chunk as it arrived; a compressed one
+    is inflated first (zlib lets other threads run meanwhile), then cut into
+    pieces. No step holds the interpreter for long, so recording a huge answer
+    does not stall the event loop forwarding other streams.
+    """
+    coding = encoding.strip().lower()
+    if coding not in ("", "identity"):
+        data = decode_content(b"".join(chunks), encoding)
+        if data is None:
+            return None
+        chunks = [data[i:i + PIECE] for i in range(0, len(data), PIECE)]
+    return _utf8(chunks)
+
+
+def _utf8(chunks: list[bytes]) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        for i in range(0, len(chunk), PIECE):
+            yield decoder.decode(chunk[i:i + PIECE])
+    yield decoder.decode(b"", final=True)
 
 
 def parse_json(data: bytes) -> Any:
@@ -146,16 +190,56 @@ def parse_json(data: bytes) -> Any:
 def decode_content(data: bytes, encoding: str) -> bytes | None:
     """Undo ``Content-Encoding`` for the recording; None for codings we cannot decode.
 
-    A stream cut short still yields the part that decompresses.
+    gzip and deflate always; br and zstd when a decoder is installed (``brotli``,
+    ``backports.zstd`` or Python 3.14's ``compression.zstd``). Stacked codings
+    (``gzip, br``) are undone last first. A stream cut short still yields the
+    part that decompresses.
     """
-    coding = encoding.strip().lower()
-    if coding in ("", "identity") or not data:
-        return data
-    if coding not in ("gzip", "x-gzip", "deflate"):
-        return None
+    codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+    for coding in reversed(codings):
+        if coding == "identity" or not data:
+            continue
+        decoded = _decoder(coding)(data)
+        if decoded is None:
+            return None
+        data = decoded
+    return data
+
+
+def _zlib(data: bytes) -> bytes | None:
     for wbits in (47, -15):  # gzip or zlib (auto-detected), then raw deflate
         try:
             return zlib.decompressobj(wbits).decompress(data)
         except zlib.error:
             continue
     return None
+
+
+def _brotli(data: bytes) -> bytes | None:
+    try:
+        import brotli  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    try:
+        return bytes(brotli.decompress(data))
+    except Exception:  # noqa: BLE001 - brotli.error, whatever the binding calls it
+        return None
+
+
+def _zstd(data: bytes) -> bytes | None:
+    try:
+        from compression.zstd import decompress  # type: ignore[import-not-found]
+    except ImportError:
+        try:
+            from backports.zstd import decompress  # type: ignore[import-not-found]
+        except ImportError:
+            return None
+    try:
+        return bytes(decompress(data))
+    except Exception:  # noqa: BLE001 - ZstdError
+        return None
+
+
+def _decoder(coding: str) -> Callable[[bytes], bytes | None]:
+    return {"gzip": _zlib, "x-gzip": _zlib, "deflate": _zlib, "br": _brotli,
+            "zstd": _zstd}.get(coding, lambda _data: None)

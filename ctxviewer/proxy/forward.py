@@ -43,9 +43,11 @@ class Forwarder:
         self._active: set[asyncio.Task[object]] = set()  # tasks inside handle() now
         self._idle = asyncio.Event()
         self._idle.set()
+        self.stopping = False  # set by drain(): a cancelled exchange was stopped, not dropped
 
     async def drain(self, grace: float) -> None:
         """Give in-flight exchanges ``grace`` seconds, then cancel them (they get recorded)."""
+        self.stopping = True
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._idle.wait(), grace)
             return
@@ -68,14 +70,16 @@ class Forwarder:
                 self._idle.set()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        where = route(request.method, request.path, request.raw_path, self._upstreams)
+        path, path_qs = _target(request)
+        where = route(request.method, path, path_qs, self._upstreams, request.headers)
         ex = Exchange(
             id=f"ex_{next(self._ids):06d}",
             api=where.api,
             method=request.method,
-            path=request.path,
-            upstream=redact_url(where.url),
+            path=path,
+            upstream=redact_url(where.url) if where.url else None,
             request_headers=redact_headers(request.headers.items()),
+            request_encoding=request.headers.get("Content-Encoding", ""),
         )
         try:
             try:
@@ -83,9 +87,15 @@ class Forwarder:
             except ConnectionError as e:
                 ex.fail("client_disconnected", f"while sending the request: {e}")
                 return web.Response(status=400)
+            if where.url is None:
+                return _fail(ex, "not_forwarded", f"{request.method} {path} is neither an "
+                             "Anthropic nor an OpenAI API call: not forwarded", 404)
             return await self._forward(request, ex, where.url)
         except asyncio.CancelledError:
-            ex.fail("proxy_stopped", "the proxy stopped before the exchange ended")
+            if self.stopping:
+                ex.fail("proxy_stopped", "the proxy stopped before the exchange ended")
+            else:  # aiohttp cancels the handler when the client hangs up
+                ex.fail("client_disconnected", "the client hung up before the answer ended")
             raise
         except Exception as e:  # a proxy bug: still record the request; aiohttp answers 500
             ex.fail("proxy_error", f"{type(e).__name__}: {e}")
@@ -110,12 +120,15 @@ class Forwarder:
         except aiohttp.ClientError as e:
             return _fail(ex, "upstream_reset", f"{type(e).__name__}: {e}", 502)
         try:
-            return await self._relay(request, ex, upstream)
-        finally:
-            if ex.error:  # a connection left mid-body cannot be reused
-                upstream.close()
-            else:
-                upstream.release()
+            answer = await self._relay(request, ex, upstream)
+        except BaseException:  # cancelled (client gone, proxy stopping) or a bug
+            upstream.close()
+            raise
+        if ex.error:  # a connection left mid-body cannot be reused
+            upstream.close()
+        else:
+            upstream.release()
+        return answer
 
     async def _relay(
         self, request: web.Request, ex: Exchange, upstream: aiohttp.ClientResponse
@@ -144,6 +157,16 @@ class Forwarder:
                 return out
         await _send(request, ex, out, None)
         return out
+
+
+def _target(request: web.Request) -> tuple[str, str]:
+    """(path, raw path and query) of the request line; an absolute-form line
+    (``POST http://host/v1/messages``, sent to a proxy) gives its path, not its host."""
+    raw = request.raw_path
+    if raw.startswith(("http://", "https://")):
+        url = URL(raw, encoded=True)
+        return url.path or "/", url.raw_path_qs or "/"
+    return request.path, raw
 
 
 async def _send(

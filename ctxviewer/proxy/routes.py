@@ -1,39 +1,82 @@
 """Which API a request belongs to, and where it is forwarded.
 
 Agents point their SDK at the proxy (``ANTHROPIC_BASE_URL`` /
-``OPENAI_BASE_URL``), so the path alone says which API a call is for.
+``OPENAI_BASE_URL``), so the shape of a call says which provider it is for:
+
+- Anthropic: everything under ``/v1/messages`` (count_tokens, batches) and
+  ``/v1/complete``;
+- OpenAI: ``chat/completions``, ``completions``, ``responses``,
+  ``embeddings``, ``moderations``, ``audio``, ``images``, with or without the
+  ``/v1`` an SDK base URL may carry;
+- both: ``/v1/models`` and ``/v1/files``, told apart by the headers: Anthropic's
+  SDKs send ``anthropic-version`` (or ``x-api-key``), OpenAI's a Bearer key
+  without them.
+
+A call of neither shape is never forwarded (a credential must not reach the
+wrong provider): the proxy answers 404 itself.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
 OPENAI_UPSTREAM = "https://api.openai.com"
 
-# (method, path) -> (api, which upstream). Everything else is "other" -> anthropic.
-_ROUTES: dict[tuple[str, str], tuple[str, str]] = {
-    ("POST", "/v1/messages"): ("anthropic", "anthropic"),
-    ("POST", "/v1/messages/count_tokens"): ("anthropic-count-tokens", "anthropic"),
-    ("POST", "/v1/chat/completions"): ("openai-chat", "openai"),
-    ("POST", "/v1/responses"): ("openai-responses", "openai"),
-}
-
 # The API whose error shape a proxy-made error response uses.
-OPENAI_APIS = frozenset({"openai-chat", "openai-responses"})
+OPENAI_APIS = frozenset({"openai-chat", "openai-responses", "openai-other"})
+
+NOT_ROUTED = "unrouted"  # the ``api`` of a call of neither provider's shape
+
+_ANTHROPIC_PREFIXES = ("/v1/messages", "/v1/complete")
+_OPENAI_PREFIXES = ("/chat/completions", "/completions", "/responses", "/embeddings",
+                    "/moderations", "/audio/", "/images/")
+_SHARED_PREFIXES = ("/v1/models", "/v1/files")
 
 
 @dataclass(frozen=True, slots=True)
 class Route:
-    """Where one request goes: the recorded ``api`` name and the full upstream URL."""
+    """Where one request goes: the recorded ``api`` name and the full upstream URL
+    (None: not forwarded)."""
 
     api: str
-    url: str
+    url: str | None
 
 
-def classify(method: str, path: str) -> tuple[str, str]:
-    """(api, upstream name) for a request; unknown calls are ``other`` on the Anthropic side."""
-    return _ROUTES.get((method.upper(), path.rstrip("/") or "/"), ("other", "anthropic"))
+def _under(path: str, prefixes: tuple[str, ...]) -> bool:
+    return any(path == p.rstrip("/") or path.startswith(p if p.endswith("/") else p + "/")
+               for p in prefixes)
+
+
+def _anthropic_headers(headers: Mapping[str, str] | None) -> bool:
+    if not headers:
+        return False
+    names = {k.lower() for k in headers}
+    return "anthropic-version" in names or "x-api-key" in names
+
+
+def classify(method: str, path: str,
+             headers: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+    """(api, upstream name) of a request; the upstream is None for a call of neither shape."""
+    path = path.rstrip("/") or "/"
+    post = method.upper() == "POST"
+    if _under(path, _ANTHROPIC_PREFIXES):
+        if post and path == "/v1/messages":
+            return "anthropic", "anthropic"
+        if post and path == "/v1/messages/count_tokens":
+            return "anthropic-count-tokens", "anthropic"
+        return "other", "anthropic"
+    bare = path[3:] if path.startswith("/v1/") else path
+    if _under(bare, _OPENAI_PREFIXES):
+        if post and bare == "/chat/completions":
+            return "openai-chat", "openai"
+        if post and bare == "/responses":
+            return "openai-responses", "openai"
+        return "openai-other", "openai"
+    if _under(path, _SHARED_PREFIXES):
+        return ("other", "anthropic") if _anthropic_headers(headers) else ("openai-other", "openai")
+    return NOT_ROUTED, None
 
 
 def join_url(base: str, raw_path_qs: str) -> str:
@@ -41,7 +84,8 @@ def join_url(base: str, raw_path_qs: str) -> str:
     return base.rstrip("/") + raw_path_qs
 
 
-def route(method: str, path: str, raw_path_qs: str, upstreams: dict[str, str]) -> Route:
+def route(method: str, path: str, raw_path_qs: str, upstreams: dict[str, str],
+          headers: Mapping[str, str] | None = None) -> Route:
     """The route for a request, given the configured upstream base URLs by name."""
-    api, upstream = classify(method, path)
-    return Route(api=api, url=join_url(upstreams[upstream], raw_path_qs))
+    api, upstream = classify(method, path, headers)
+    return Route(api=api, url=join_url(upstreams[upstream], raw_path_qs) if upstream else None)

@@ -8,6 +8,7 @@ through ``ProxyThread`` by the GUI and tests.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -18,7 +19,7 @@ from aiohttp import web
 
 from ctxviewer.proxy.exchange import Exchange
 from ctxviewer.proxy.forward import Forwarder
-from ctxviewer.proxy.recorder import RecordCallback, Recorder
+from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 
 log = logging.getLogger("ctxviewer.proxy")
@@ -40,6 +41,8 @@ class ProxyConfig:
     openai_upstream: str = OPENAI_UPSTREAM
     timeout: float = DEFAULT_TIMEOUT
     on_record: RecordCallback | None = field(default=None, repr=False)
+    force: bool = False  # append to ``out`` even when it is not a ctxviewer recording
+    on_failure: FailureCallback | None = field(default=None, repr=False)  # recording stopped
 
     @property
     def upstreams(self) -> dict[str, str]:
@@ -55,7 +58,8 @@ class ProxyServer:
 
     def __init__(self, config: ProxyConfig) -> None:
         self.config = config
-        self.recorder = Recorder(config.out, on_record=config.on_record)
+        self.recorder = Recorder(config.out, on_record=config.on_record, force=config.force,
+                                 on_failure=config.on_failure)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
@@ -98,7 +102,13 @@ class ProxyServer:
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._forwarder.handle)
         self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE
+            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE,
+            # request bodies reach the handler as sent (gzip, br, zstd...) and are forwarded
+            # so: the recorder decodes its own copy
+            auto_decompress=False,
+            # a client that hangs up cancels its exchange at once, even while the
+            # upstream is silent
+            handler_cancellation=True,
         )
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
@@ -122,14 +132,12 @@ class ProxyServer:
         if self._session is not None:
             await self._session.close()
             self._session = None
-        self.recorder.close()
+        # the writer thread finishes the lines still queued; the loop does not wait on it
+        await asyncio.get_running_loop().run_in_executor(None, self.recorder.close)
 
     def _record(self, ex: Exchange) -> None:
-        """Write an exchange; a failing disk or callback must not take the proxy down."""
-        try:
-            self.recorder.write(ex.to_record())
-        except Exception:  # noqa: BLE001 - logged, and the next exchange is tried again
-            log.exception("ctxviewer proxy: could not record %s", ex.id)
+        """Hand an ended exchange to the recorder's writer thread."""
+        self.recorder.submit(ex)
 
 
 def client_host(host: str) -> str:

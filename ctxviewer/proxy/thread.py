@@ -13,7 +13,7 @@ import os
 import threading
 from concurrent.futures import Future
 
-from ctxviewer.proxy.recorder import RecordCallback, default_recording_name
+from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, default_recording_name
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
 
@@ -26,9 +26,10 @@ class ProxyThread:
 
     ``out`` defaults to ``./ctxviewer-recording-<timestamp>.jsonl``.
 
-    ``on_record`` (if given) is called on the proxy thread with each exchange
-    record as it is written; a GUI should hand it to its own thread (a Qt
-    signal does that).
+    ``on_record`` (if given) is called on the recorder's thread with each
+    exchange record as it is written, ``on_failure`` once with the reason when
+    the recording stops (a full disk); a GUI should hand them to its own
+    thread (a Qt signal does that).
     """
 
     def __init__(
@@ -40,11 +41,12 @@ class ProxyThread:
         host: str = "127.0.0.1",
         timeout: float = DEFAULT_TIMEOUT,
         on_record: RecordCallback | None = None,
+        on_failure: FailureCallback | None = None,
     ) -> None:
         config = ProxyConfig(
             out=out if out is not None else default_recording_name(), host=host, port=port,
             upstream=upstream, openai_upstream=openai_upstream, timeout=timeout,
-            on_record=on_record,
+            on_record=on_record, on_failure=on_failure,
         )
         self.server = ProxyServer(config)
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ctxviewer import desktop
 from ctxviewer.cli import main
 from ctxviewer.resources import resource
 

@@ -94,3 +94,33 @@ def test_closing_the_window_stops_the_proxy(qtbot, window, upstream: FakeUpstrea
     assert proxy is not None and proxy.running
     window.close()
     assert not proxy.running and not panel.follower.is_following()
+
+
+def test_a_recording_that_stops_is_said_and_calls_still_go_through(
+        qtbot, window, upstream: FakeUpstream, tmp_path: Path) -> None:
+    """The disk fills up under the proxy (its recording file is swapped for
+    /dev/full, whose writes fail with ENOSPC): the label and the status bar say
+    so, and the agent's calls are still answered."""
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    panel = panel_of(window)
+    dialog = panel.show_proxy_dialog()
+    qtbot.addWidget(dialog)
+    dialog.port.setValue(0)
+    dialog.upstream.setText(upstream.url)
+    dialog.openai_upstream.setText(upstream.url)
+    dialog.out.setText(str(tmp_path / "rec.jsonl"))
+    dialog.start_button.click()
+    port = panel.proxy.port
+    recorder = panel.proxy.proxy.server.recorder
+    recorder._file.close()
+    recorder._file = open("/dev/full", "ab", buffering=0)  # noqa: SIM115 - the full disk
+    _send(panel.proxy.url, "recorded? no; answered? yes")
+    qtbot.waitUntil(lambda: "NOT recording" in panel.proxy_label.text(), timeout=5000)
+    assert panel.proxy_label.text() == f"proxy :{port} NOT recording"
+    assert "still forwards" in panel.proxy_label.toolTip()
+    assert "Proxy recording stopped" in window.status.currentMessage()
+    _send(panel.proxy.url, "still answered")  # would raise if the proxy had failed
+    assert recorder.dropped == 2 and "No space left on device" in recorder.failure
+    panel.stop_proxy.trigger()
+    assert not panel.proxy.running

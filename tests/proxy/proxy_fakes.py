@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import zlib
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,9 @@ from aiohttp import web
 from ctxviewer.proxy import ProxyThread
 
 API_KEY = "sk-ant-test-SECRET"
-MODES = ("500", "429", "reset", "slow", "stall", "gzip", "drip")
+MODES = ("500", "429", "reset", "slow", "stall", "gzip", "drip", "hang", "huge", "close")
+HANG_SECONDS = 3600.0  # "hang": headers never come (the test ends it)
+HUGE_BYTES = 8 * 1024 * 1024  # "huge": default size of the streamed text (x-fake-size)
 SLOW_SECONDS = 5.0
 DRIP_SECONDS = 0.02
 
@@ -57,7 +60,9 @@ class ServerThread:
     async def _main(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=0.2)
+        # bodies arrive as sent (the fake decodes gzip itself and keeps the bytes)
+        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=0.2,
+                               auto_decompress=False)
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -90,13 +95,16 @@ class FakeUpstream:
 
     async def _receive(self, request: web.Request) -> dict[str, Any]:
         raw = await request.read()
+        encoding = request.headers.get("Content-Encoding", "")
+        data = zlib.decompress(raw, 47) if encoding in ("gzip", "deflate") else raw
         try:
-            body = orjson.loads(raw) if raw else None
+            body = orjson.loads(data) if data and not encoding.startswith(("br", "zstd")) \
+                else ({"_bytes": data} if data else None)
         except orjson.JSONDecodeError:
-            body = {"_bytes": raw}
+            body = {"_bytes": data}
         self.received.append({"method": request.method, "path": request.path,
                               "query": request.query_string, "headers": dict(request.headers),
-                              "body": body})
+                              "body": body, "raw": raw, "encoding": encoding})
         return body if isinstance(body, dict) and "_bytes" not in body else {}
 
     # -- Anthropic -----------------------------------------------------------------
@@ -110,7 +118,16 @@ class FakeUpstream:
             return _anthropic_error(429, "rate_limit_error", "Slow down", {"retry-after": "7"})
         if mode == "slow":
             await asyncio.sleep(SLOW_SECONDS)
+        if mode == "hang":
+            await asyncio.sleep(HANG_SECONDS)
+        if mode == "close":  # hang up before any answer
+            assert request.transport is not None
+            request.transport.abort()
+            return web.Response()
         message = self.build_message(body)
+        if mode == "huge":  # one long text, streamed in 64 KB deltas
+            size = int(request.headers.get("x-fake-size", HUGE_BYTES))
+            message["content"] = [{"type": "text", "text": "x" * size}]
         if not body.get("stream"):
             response = web.json_response(message, dumps=lambda v: orjson.dumps(v).decode())
             if mode == "gzip":
@@ -159,7 +176,7 @@ class FakeUpstream:
         resp = web.StreamResponse(headers={"content-type": "text/event-stream",
                                            "cache-control": "no-cache"})
         await resp.prepare(request)
-        for i, (event, data) in enumerate(anthropic_events(message)):
+        for i, (event, data) in enumerate(anthropic_events(message, 65536 if mode == "huge" else 0)):
             await resp.write(encode_event(event, data))
             if mode == "reset" and i == 3:
                 await asyncio.sleep(0.05)  # let the proxy receive what was sent
@@ -209,8 +226,10 @@ class FakeUpstream:
         return resp
 
 
-def anthropic_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """The event sequence the Messages API streams for ``message``."""
+def anthropic_events(message: dict[str, Any],
+                     piece: int = 0) -> list[tuple[str, dict[str, Any]]]:
+    """The event sequence the Messages API streams for ``message`` (text deltas of
+    ``piece`` characters; 7 by default)."""
     start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
              "usage": {**message["usage"], "output_tokens": 1}}
     events: list[tuple[str, dict[str, Any]]] = [
@@ -221,8 +240,9 @@ def anthropic_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]
         if block["type"] == "text":
             first = {"type": "text", "text": ""}
             text = block["text"]
-            deltas = [{"type": "text_delta", "text": text[j:j + 7]}
-                      for j in range(0, len(text), 7)]
+            step = piece or 7
+            deltas = [{"type": "text_delta", "text": text[j:j + step]}
+                      for j in range(0, len(text), step)]
         else:
             first = {**block, "input": {}}
             raw = orjson.dumps(block["input"]).decode()
@@ -281,9 +301,15 @@ def _last_user_text(body: dict[str, Any]) -> str:
     return ""
 
 
-def read_lines(path: str | Path) -> list[dict[str, Any]]:
-    """Every line of a recording, parsed."""
-    return [orjson.loads(line) for line in Path(path).read_bytes().splitlines() if line.strip()]
+def read_lines(path: str | Path, lenient: bool = False) -> list[dict[str, Any]]:
+    """Every line of a recording, parsed (``lenient``: a last line cut short is left out)."""
+    lines = [line for line in Path(path).read_bytes().splitlines() if line.strip()]
+    if lenient and lines:
+        try:
+            orjson.loads(lines[-1])
+        except orjson.JSONDecodeError:
+            lines.pop()
+    return [orjson.loads(line) for line in lines]
 
 
 def exchanges(proxy: ProxyThread, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:

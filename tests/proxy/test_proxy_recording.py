@@ -218,7 +218,7 @@ def test_openai_chat_stream_with_usage(proxy: ProxyThread, upstream: FakeUpstrea
 def test_non_json_request_body_is_kept_raw(proxy: ProxyThread, upstream: FakeUpstream) -> None:
     async def run() -> int:
         async with aiohttp.ClientSession() as s, s.post(
-            f"{proxy.url}/v1/other", data=b"not json \xff") as resp:
+            f"{proxy.url}/v1/messages/batches", data=b"not json \xff") as resp:
             return resp.status
 
     assert asyncio.run(asyncio.wait_for(run(), 20)) == 200

@@ -45,17 +45,35 @@ def test_redact_url(url: str, expected: str) -> None:
     assert redact_url(url) == expected
 
 
-@pytest.mark.parametrize(("method", "path", "api", "side"), [
-    ("POST", "/v1/messages", "anthropic", "anthropic"),
-    ("POST", "/v1/messages/count_tokens", "anthropic-count-tokens", "anthropic"),
-    ("POST", "/v1/chat/completions", "openai-chat", "openai"),
-    ("POST", "/v1/responses", "openai-responses", "openai"),
-    ("GET", "/v1/messages", "other", "anthropic"),
-    ("GET", "/v1/models", "other", "anthropic"),
-    ("POST", "/v1/messages/batches", "other", "anthropic"),
+ANTHROPIC_SDK = {"anthropic-version": "2023-06-01", "x-api-key": "k",
+                 "Authorization": "Bearer k"}
+OPENAI_SDK = {"Authorization": "Bearer sk-openai"}
+
+
+@pytest.mark.parametrize(("method", "path", "headers", "api", "side"), [
+    ("POST", "/v1/messages", OPENAI_SDK, "anthropic", "anthropic"),  # the path decides
+    ("POST", "/v1/messages/count_tokens", None, "anthropic-count-tokens", "anthropic"),
+    ("POST", "/v1/messages/batches", None, "other", "anthropic"),
+    ("GET", "/v1/messages", None, "other", "anthropic"),
+    ("POST", "/v1/chat/completions", ANTHROPIC_SDK, "openai-chat", "openai"),
+    ("POST", "/chat/completions", OPENAI_SDK, "openai-chat", "openai"),  # base URL without /v1
+    ("POST", "/v1/responses", None, "openai-responses", "openai"),
+    ("GET", "/v1/responses/resp_1", None, "openai-other", "openai"),
+    ("POST", "/v1/embeddings", OPENAI_SDK, "openai-other", "openai"),
+    ("POST", "/embeddings", OPENAI_SDK, "openai-other", "openai"),
+    # both providers have these: the SDK's headers tell them apart
+    ("GET", "/v1/models", ANTHROPIC_SDK, "other", "anthropic"),
+    ("GET", "/v1/models", OPENAI_SDK, "openai-other", "openai"),
+    ("GET", "/v1/models/gpt-5", OPENAI_SDK, "openai-other", "openai"),
+    # neither: never forwarded
+    ("GET", "/", None, "unrouted", None),
+    ("POST", "/v1beta/models/gemini-2.5-pro:generateContent", None, "unrouted", None),
+    ("POST", "/v1/messagesX", ANTHROPIC_SDK, "unrouted", None),
+    ("GET", "/admin", OPENAI_SDK, "unrouted", None),
 ])
-def test_classify(method: str, path: str, api: str, side: str) -> None:
-    assert classify(method, path) == (api, side)
+def test_classify(method: str, path: str, headers: dict[str, str] | None, api: str,
+                  side: str | None) -> None:
+    assert classify(method, path, headers) == (api, side)
 
 
 def test_join_url_keeps_prefix_and_query() -> None:
