@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -47,6 +48,18 @@ class NotARecording(OSError):
 def default_recording_name() -> str:
     """``ctxviewer-recording-<local timestamp>.jsonl``: a new file per proxy run."""
     return f"ctxviewer-recording-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
+
+
+def check_regular(path: str) -> None:
+    """Raise ``NotARecording`` when ``path`` exists and is not a regular file: a FIFO
+    would block the proxy's start until a reader came, a device swallow the recording."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise NotARecording(f"{path} is not a regular file (a pipe, a device or a folder): "
+                            "the recording must go to a file")
 
 
 def check_appendable(path: str) -> None:
@@ -112,6 +125,7 @@ class Recorder:
     def open(self, upstreams: dict[str, str]) -> None:
         """Open the file and write the meta line. Raises OSError when it cannot be written
         (``NotARecording`` for a file that is not a recording, unless forced)."""
+        check_regular(self.path)
         if not self.force:
             check_appendable(self.path)
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

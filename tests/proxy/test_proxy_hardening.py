@@ -316,3 +316,16 @@ def test_a_full_disk_stops_the_recording_in_one_line_and_forwarding_goes_on(
     session = load(str(out))
     assert len(session.requests) == len(written) - 1
     assert len(session.skipped) <= 1  # at most the line cut by the limit
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_out_on_a_pipe_or_a_device_exits_2_at_once(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    if kind == "fifo":
+        target = tmp_path / "pipe"
+        os.mkfifo(target)
+    else:
+        target = Path("/dev/null")
+    assert main(["proxy", "--port", "0", "--out", str(target), "--force"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "not a regular file" in err
