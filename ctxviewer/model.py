@@ -175,6 +175,18 @@ class Request:
         return self.usage.prompt_tokens if self.usage is not None else None
 
     @property
+    def failure(self) -> str | None:
+        """Why the call got no answer (an HTTP error, an unreachable upstream), or None.
+
+        A failed call has no usage: the model never read its prompt, so it is
+        no point of the context's curve.
+        """
+        if self.usage is not None:
+            return None
+        return next((e.detail or e.kind for e in self.events
+                     if e.kind in (API_ERROR, CONTEXT_OVERFLOW)), None)
+
+    @property
     def key(self) -> tuple[str, str] | None:
         """Identity of the API call, for deduplicating streamed records."""
         if self.message_id is None and self.request_id is None:

@@ -97,6 +97,7 @@ class Breakdown:
     differences: tuple[Difference, ...] = ()  # where the agent's view and the wire disagree
     # the prompt as exact growth, estimate and unattributed tokens (analysis.attribution)
     attribution: dict[str, int] | None = None
+    failure: str | None = None  # the call got no answer (HTTP error, upstream unreachable)
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -301,7 +302,8 @@ def breakdown(
         notes.append(baseline)
     return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
                      scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes,
-                     "agent" if view is not None else "wire", tuple(diffs))
+                     "agent" if view is not None else "wire", tuple(diffs),
+                     failure=req.failure)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

@@ -26,6 +26,7 @@ class Point:
     tier: str
     events: tuple[str, ...]
     agent: str | None = None  # the sub-agent's id (Claude Code's compaction call: "acompact-…")
+    failure: str | None = None  # why the call got no answer: no point of the curves
 
     @property
     def prompt_tokens(self) -> int:
@@ -66,5 +67,6 @@ def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[P
             tier(api if api is not None else estimate, thresholds),
             tuple(e.kind for e in r.events),
             r.agent,
+            r.failure,
         ))
     return points

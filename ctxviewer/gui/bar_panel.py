@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from html import escape
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QPalette, QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
@@ -79,6 +81,9 @@ class BarPanel(QWidget):
         if b is None:
             return "No request selected"
         head = f"<b>{_keep(heading)}</b> &nbsp;·&nbsp; " if heading else ""
+        if b.failure:
+            return (f"{head}<b>Failed call</b>: {escape(b.failure[:160])} &nbsp;·&nbsp; "
+                    "the model never read this prompt")
         if b.mode == "A":
             return (f"{head}No API usage: estimated overhead only "
                     f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}")

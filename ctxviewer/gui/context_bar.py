@@ -75,6 +75,8 @@ class ContextBar(QWidget):
         b = self._breakdown
         if b is None:
             return
+        if b.failure:  # nothing was in the model's context: no segments
+            return
         cats = shown_categories(b)
         scale = b.window if b.mode == "B" else sum(t for _, _, t in cats)
         bar = self._bar_rect()
@@ -112,6 +114,9 @@ class ContextBar(QWidget):
         p.setPen(QPen(self.palette().color(self.palette().ColorRole.Mid), 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRoundedRect(bar, RADIUS, RADIUS)
+        if self._breakdown is not None and self._breakdown.failure:
+            p.setPen(self.palette().color(self.palette().ColorRole.PlaceholderText))
+            p.drawText(bar, Qt.AlignmentFlag.AlignCenter, "failed call: no context to show")
         p.end()
 
     def _draw_label(self, p: QPainter, seg: Segment, color: QColor) -> None:

@@ -102,9 +102,11 @@ class RequestListModel(QAbstractTableModel):
                     len(p.events))[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_INDEX, COL_PROMPT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole and col == COL_PROMPT and p.tier != "safe":
+        no_tier = p.failure is not None and "context_overflow" not in p.events  # no answer
+        if role == Qt.ItemDataRole.BackgroundRole and col == COL_PROMPT and p.tier != "safe" \
+                and not no_tier:
             return tier_background(p.tier, self._dark)
-        if role == Qt.ItemDataRole.DecorationRole and col == COL_PROMPT:
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_PROMPT and not no_tier:
             return tier_color(p.tier, self._dark)
         if role == TIER_ROLE:
             return p.tier
@@ -125,6 +127,8 @@ class RequestListModel(QAbstractTableModel):
         if col == COL_PROMPT:
             if p.api_prompt_tokens is not None:
                 return f"{p.api_prompt_tokens:,}"
+            if p.failure is not None and "context_overflow" not in p.events:
+                return "failed"
             return f"~{p.estimated_prompt_tokens:,}"
         if col == COL_ROLE:
             return role_text(p)
@@ -139,4 +143,6 @@ class RequestListModel(QAbstractTableModel):
                  f"local estimate: {p.estimated_prompt_tokens:,}", f"tier: {p.tier}"]
         if p.events:
             lines.append("events: " + ", ".join(p.events))
+        if p.failure:
+            lines.append(f"failed: {p.failure[:200]}")
         return "\n".join(lines)

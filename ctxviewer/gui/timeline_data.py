@@ -46,7 +46,7 @@ class EventMark:
     """A vertical marker: a real compaction or a context overflow before request ``index``."""
 
     index: int
-    kind: str  # "compaction" | "overflow"
+    kind: str  # "compaction" | "overflow" | "failed"
     x: float
     pre: int | None = None
     post: int | None = None
@@ -55,6 +55,8 @@ class EventMark:
     def label(self) -> str:
         if self.kind == "overflow":
             return "context overflow"
+        if self.kind == "failed":
+            return f"failed call #{self.index}\n{_short(self.trigger or '', 32)}"
         head = f"compaction ({self.trigger})" if self.trigger else "compaction"
         pre = f"{self.pre:,}" if self.pre is not None else "?"
         post = f"{self.post:,}" if self.post is not None else "?"
@@ -100,11 +102,23 @@ def _filled(times: np.ndarray) -> np.ndarray:
     return out
 
 
+def failed(p: Point) -> bool:
+    """A call that got no answer (not an overflow, whose estimate is the point): it
+    is marked on the timeline, never drawn on its curves."""
+    return p.failure is not None and CONTEXT_OVERFLOW not in p.events
+
+
+def _short(text: str, n: int) -> str:
+    text = " ".join(text[:4 * n].split())
+    return text if len(text) <= n else text[:n - 1] + "\u2026"
+
+
 def _series(points: Sequence[Point], xs: np.ndarray, rows: list[int]) -> Series:
     return Series(
         np.array([points[i].index for i in rows], dtype=np.int64),
         xs[rows] if rows else np.empty(0),
-        np.array([points[i].prompt_tokens for i in rows], dtype=float),
+        np.array([np.nan if failed(points[i]) else points[i].prompt_tokens for i in rows],
+                 dtype=float),
     )
 
 
@@ -133,7 +147,8 @@ def build(points: Sequence[Point], x_mode: str = "index") -> TimelineData:
     return TimelineData(
         x_mode=mode, has_time=has_time, main=main_series,
         api=_nan(p.api_prompt_tokens for p in main),
-        estimate=np.array([p.estimated_prompt_tokens for p in main], dtype=float),
+        estimate=np.array([np.nan if failed(p) else p.estimated_prompt_tokens for p in main],
+                          dtype=float),
         output=_nan(p.output_tokens for p in main),
         cache_x=main_series.x[with_usage] if with_usage else np.empty(0),
         cache={
@@ -165,6 +180,10 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     overflow |= {p.index for p in points if CONTEXT_OVERFLOW in p.events}
     for i in sorted(overflow):
         out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i))))
+    for p in points:
+        if failed(p):  # at the call itself, not half a step before it
+            out.append(EventMark(p.index, "failed", data.x_of.get(p.index, float(p.index)),
+                                 trigger=p.failure))
     return out
 
 

@@ -75,10 +75,11 @@ LEFT_OF_LINE = (1, 0)  # its top-right corner on the line
 
 
 def event_line(mark: td.EventMark, dark: bool) -> pg.InfiniteLine:
-    color = series_color("overflow" if mark.kind == "overflow" else "event", dark)
+    color = series_color("event" if mark.kind == "compaction" else "overflow", dark)
+    style = Qt.PenStyle.DotLine if mark.kind == "failed" else Qt.PenStyle.DashLine
     line = pg.InfiniteLine(
         pos=mark.x, angle=90, movable=False,
-        pen=pg.mkPen(color, width=1.4, style=Qt.PenStyle.DashLine),
+        pen=pg.mkPen(color, width=1.4, style=style),
         label=mark.label(), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
                                        "color": color, "fill": pg.mkBrush(label_fill(dark))})
     line.setZValue(3)

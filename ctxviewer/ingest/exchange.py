@@ -94,8 +94,14 @@ def _token_count(body: dict[str, Any], response: Any, status: int | None,
                       answer if ok else None, _conversation(headers))
 
 
-def _error_events(status: int | None, body: Any, timestamp: str | None) -> tuple[Event, ...]:
-    if not isinstance(status, int) or status < 400:
+def _error_events(status: int | None, body: Any, timestamp: str | None,
+                  error: Any = None) -> tuple[Event, ...]:
+    if not isinstance(status, int):  # no answer at all: the recording says why
+        if isinstance(error, dict) and error.get("kind"):
+            detail = f"{error['kind']}: {error.get('message') or ''}".rstrip(": ")
+            return (Event(API_ERROR, timestamp, detail=detail[:500]),)
+        return ()
+    if status < 400:
         return ()
     text = str(body)[:500]
     kind = CONTEXT_OVERFLOW if any(h in text.lower() for h in _OVERFLOW_HINTS) else API_ERROR
@@ -112,6 +118,7 @@ def request_from_exchange(
     line: int,
     intern: Interner,
     headers: Any = None,
+    error: Any = None,
 ) -> Request | TokenCount | None:
     """The Request of one exchange, a TokenCount for a count_tokens call, or None
     when it is neither."""
@@ -143,7 +150,7 @@ def request_from_exchange(
         usage=usage,
         complete=True,
         api=api,
-        events=_error_events(status, response, timestamp),
+        events=_error_events(status, response, timestamp, error),
         response=reply,
         message_id=msg_id if isinstance(msg_id, str) else None,
         window_hint=_window_hint(headers),

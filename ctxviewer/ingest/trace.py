@@ -112,6 +112,7 @@ class _RecordingParser:
             line=line,
             intern=self.intern,
             headers=req.get("headers"),
+            error=record.get("error"),
         )
         if result is None:
             yield Skipped(line, f"not a model call ({record.get('api')})")

@@ -1,0 +1,73 @@
+"""A call that got no answer (the upstream hung up, a 5xx) shows as a failure: in the
+request list, as a mark on the timeline but no point of its curves, and in the bar."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+anthropic = pytest.importorskip("anthropic")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
+from proxy_fakes import API_KEY, FakeUpstream  # noqa: E402
+
+from ctxviewer.proxy import ProxyThread  # noqa: E402
+
+
+@pytest.fixture
+def recording(tmp_path: Path) -> str:
+    """Four calls through the real proxy; the third one's upstream hangs up unanswered."""
+    upstream = FakeUpstream()
+    upstream.server.start()
+    out = tmp_path / "rec.jsonl"
+    proxy = ProxyThread(port=0, out=out, upstream=upstream.url, openai_upstream=upstream.url)
+    try:
+        proxy.start()
+        with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as c:
+            for n, mode in enumerate(["", "", "close", ""]):
+                try:
+                    c.messages.create(model="claude-test-1", max_tokens=16,
+                                      messages=[{"role": "user", "content": f"call {n}"}],
+                                      extra_headers={"x-fake-mode": mode})
+                except anthropic.APIError:
+                    assert mode == "close"
+        assert proxy.wait_for_records(4, 10)
+    finally:
+        proxy.stop()
+        upstream.server.stop()
+    return str(out)
+
+
+def test_a_failed_call_is_shown_as_a_failure(qtbot, window, open_and_wait, recording) -> None:
+    from ctxviewer.gui.request_model import COL_PROMPT
+    from ctxviewer.gui.timeline_data import event_marks
+
+    a = open_and_wait(window, recording)
+    failed = [r.index for r in a.session.requests if r.failure]
+    assert failed == [2] and "upstream_reset" in a.session.requests[2].failure
+
+    from PySide6.QtCore import Qt
+
+    model = window.requests.request_model
+    row = next(r for r in range(model.rowCount()) if model.index(r, 0).data() == "2")
+    assert model.index(row, COL_PROMPT).data() == "failed"
+    assert "failed: upstream_reset" in model.index(row, COL_PROMPT).data(
+        Qt.ItemDataRole.ToolTipRole)
+
+    plot = window.timeline.plot
+    data = plot.data
+    pos = list(data.main.index).index(2)
+    assert np.isnan(data.estimate[pos]) and np.isnan(data.api[pos])
+    assert np.isnan(data.main.y[pos])  # no hover point, no curve vertex
+    assert not np.isnan(data.estimate[pos + 1])
+    marks = [m for m in event_marks(plot.points, data, plot.events) if m.kind == "failed"]
+    assert [m.index for m in marks] == [2] and "upstream_reset" in marks[0].label()
+
+    window.state.select_request(2)
+    qtbot.waitUntil(lambda: window.state.breakdown is not None
+                    and window.state.breakdown.request == 2)
+    assert window.bar_panel.bar.segments == []
+    assert "Failed call" in window.bar_panel.headline.text()
+    window.bar_panel.bar.grab().save(str(Path(recording).with_suffix(".png")))
