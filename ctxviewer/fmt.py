@@ -13,3 +13,8 @@ def fmt_tokens(n: int | float | None) -> str:
     if abs(n) >= 1000:
         return f"{n / 1000:.1f}k"
     return f"{int(n)}"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """'1 request', '2 requests' (``many`` for irregular plurals)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -92,7 +92,10 @@ def render_text(r: CompactionResult) -> str:
              f"  before   {r.before:>9,} tokens"
              + (f"  (local estimate {r.before_estimate:,})" if r.before != r.before_estimate
                 else ""),
-             f"  after    {r.after:>9,} tokens (estimate)  saved ~{fmt_tokens(r.saved)}",
+             f"  after    {r.after:>9,} tokens (estimate)  saved ~{fmt_tokens(r.saved)} "
+             "(estimate against estimate)"
+             + (f"; ~{r.projected_after:,} as the API would count (x{r.ratio:.2f})"
+                if r.before != r.before_estimate else ""),
              f"  kept       ({len(r.kept)}): {_ranges(r.kept)}",
              f"  summarized ({len(r.summarized)}): {_ranges(r.summarized)}",
              f"  dropped    ({len(r.dropped)}): {_ranges(r.dropped)}"]

@@ -23,6 +23,7 @@ from ctxviewer.commands.common import (
     print_json,
     request_index,
 )
+from ctxviewer.fmt import plural
 
 HELP = "compare the token estimators with the API usage of every request"
 ANTHROPIC = "anthropic"
@@ -112,7 +113,7 @@ def _pct(p: float | None, sign: bool = True) -> str:
 
 def render_text(c: Comparison, path: str | None) -> str:
     w = max(9, *(len(n) + 1 for n in c.estimators))
-    lines = [f"{path}: {len(c.rows)} requests scored"
+    lines = [f"{path}: {plural(len(c.rows), 'request')} scored"
              + "".join(f", {v} excluded ({k.replace('_', ' ')})"
                        for k, v in c.excluded.items() if v)]
     head = f"{'req':>4} {'role':<9} {'api':>8} " + "".join(f"{n:>{w}}{'err':>8}"

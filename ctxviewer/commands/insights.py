@@ -26,6 +26,7 @@ from ctxviewer.commands.common import (
     print_json,
     request_index,
 )
+from ctxviewer.fmt import plural
 from ctxviewer.model import Session
 
 HELP = "cost, cache hit rate and breaks, redundant content and sub-agents of a session"
@@ -98,7 +99,7 @@ def _pct(x: float | None) -> str:
 
 def render_text(session: Session, ins: Insights, top: int = 10) -> str:
     c = ins.cost
-    head = (f"{session.path}  [{session.format}]  {len(session.requests)} requests, "
+    head = (f"{session.path}  [{session.format}]  {plural(len(session.requests), 'request')}, "
             f"model {session.model or '?'}")
     lines = [head, "", "Cost"]
     lines.append(f"  total {_usd(c.total_usd)}   without caching {_usd(c.no_cache_usd)}   "

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ctxviewer.commands.common import UsageError
+from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import (
@@ -85,9 +86,9 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the proxy is stopped
         asyncio.run(_serve(server))
     rec = server.recorder
-    print(f"stopped: {rec.count} exchanges recorded to {out}", flush=True)
+    print(f"stopped: {plural(rec.count, 'exchange')} recorded to {out}", flush=True)
     if rec.failure:
-        print(f"the recording stopped early ({rec.failure}): {rec.dropped} exchanges were "
+        print(f"the recording stopped early ({rec.failure}): {plural(rec.dropped, 'exchange')} "
               "forwarded but not recorded", file=sys.stderr, flush=True)
         return 1
     return 0

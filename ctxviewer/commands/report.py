@@ -22,6 +22,7 @@ from ctxviewer.commands.common import (
     print_json,
     request_index,
 )
+from ctxviewer.fmt import plural
 
 HELP = "print the context breakdown of a request and the prompt size of every request"
 
@@ -136,7 +137,7 @@ def _items(lines: list[str], items: tuple[Item, ...], limit: int | None, depth: 
 def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     s = a.session
     t = a.thresholds
-    lines = [f"{s.path}  [{s.format}]  {len(s.requests)} requests"
+    lines = [f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}"
              + (f", {len(s.skipped)} records skipped" if s.skipped else "")]
     cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
     if cut is not None:
@@ -159,7 +160,10 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     if req.role != "main" and not any(r.role == "main" for r in s.requests):
         lines.append(f"  No main request in this session: every call is {req.role} "
                      "(side calls, count probes or sub-agents); showing the last one.")
-    if b.mode == "A":
+    if b.failure:
+        lines.append(f"  This call failed ({b.failure[:200]}): the model never read this "
+                     "prompt; estimated overhead only.")
+    elif b.mode == "A":
         lines.append("  No API usage for this request: estimated overhead only.")
     else:
         lines.append(f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
@@ -191,9 +195,14 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
         lines += ["", "  Largest messages"]
         _items(lines, msgs.items, None if all_items else 8)
     points = a.timeline
-    peak = max((p.prompt_tokens for p in points), default=0)
-    lines += ["", f"Timeline: {len(points)} requests, peak prompt {peak:,} tokens"]
+    answered = [p for p in points if p.failure is None]
+    peak = max((p.prompt_tokens for p in answered), default=0)
+    failed = len(points) - len(answered)
+    lines += ["", f"Timeline: {plural(len(points), 'request')}"
+              f"{f' ({failed} failed)' if failed else ''}, peak prompt {peak:,} tokens"]
     for p in points:
-        if p.events:
+        if p.failure:
+            lines.append(f"  request {p.index}: failed: {p.failure[:120]}")
+        elif p.events:
             lines.append(f"  request {p.index}: {', '.join(p.events)}")
     return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES, Thresholds, tier
 from ctxviewer.analysis.timeline import estimate_request
 from ctxviewer.commands.common import UsageError, add_file_argument
+from ctxviewer.fmt import plural
 from ctxviewer.ingest.follow import Follower, Update
 from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
 
@@ -205,7 +206,7 @@ class TailPrinter:
                          "policy_label": a.policy_label, "thresholds": t.as_dict(),
                          "requests": len(s.requests)})
             return
-        _write(f"{s.path}  [{s.format}]  {len(s.requests)} requests  {a_label}  "
+        _write(f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}  {a_label}  "
                f"model {model or '?'}  window {window:,} ({a.window_source})  "
                f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})")
 
@@ -215,7 +216,7 @@ class TailPrinter:
             _write_json({"type": "reload", "path": s.path if s else None,
                          "format": s.format if s else None, "requests": n})
         else:
-            _write(f"-- reloaded (file truncated or replaced): {n} requests")
+            _write(f"-- reloaded (file truncated or replaced): {plural(n, 'request')}")
 
     def _emit_request(self, s: Session, index: int, updated: bool) -> None:
         row = self.row(s, index)

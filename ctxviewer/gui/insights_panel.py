@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 
 from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestDiff, evaluate_budget
 from ctxviewer.analysis.report import Analysis
+from ctxviewer.fmt import plural
 from ctxviewer.gui.insights_budget import amount
 from ctxviewer.gui.insights_cache import CacheBreaksPage
 from ctxviewer.gui.insights_compactions import CompactionsPage
@@ -166,7 +167,7 @@ class InsightsPanel(QWidget):
             c = ins.cost
             unknown = f" · <b>unpriced:</b> {', '.join(c.unknown_models)}" \
                 if c.unknown_models else ""
-            text = (f"{len(c.requests)} requests · estimator {self.result.estimator}"  # type: ignore[union-attr]
+            text = (f"{plural(len(c.requests), 'request')} · estimator {self.result.estimator}"  # type: ignore[union-attr]
                     f"{unknown}")
         self.status.setText(text)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QWidget
 
 from ctxviewer.analysis.insights import Insights, SubagentRun
+from ctxviewer.fmt import plural
 from ctxviewer.gui.insights_model import Column, fmt_int, fmt_tokens, fmt_usd
 from ctxviewer.gui.insights_table import InsightsTable
 from ctxviewer.gui.request_model import short_model
@@ -62,5 +63,5 @@ class SubagentsPage(InsightsTable):
         usd = None if any(c is None for c in cost) else sum(c or 0.0 for c in cost)
         self.set_summary(
             f"<b>{len(runs)}</b> run{'' if len(runs) == 1 else 's'} · "
-            f"{sum(len(r.requests) for r in runs)} requests · "
+            f"{plural(sum(len(r.requests) for r in runs), 'request')} · "
             f"{fmt_tokens(sum(r.total_tokens for r in runs))} tokens · <b>{fmt_usd(usd)}</b>")

@@ -19,6 +19,7 @@ from PySide6.QtCore import QEvent, QObject, QThreadPool
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMenu, QToolBar
 
+from ctxviewer.fmt import plural
 from ctxviewer.gui.attach_dialog import AttachDialog
 from ctxviewer.gui.live_follow import LiveFollower
 from ctxviewer.gui.proxy_control import ProxyControl, ProxySettings
@@ -255,7 +256,7 @@ class LivePanel(QObject):
     def _on_proxy_stopped(self, count: int) -> None:
         self.stop_proxy.setEnabled(False)
         self.proxy_label.hide()
-        self.window.status.showMessage(f"Proxy stopped: {count} exchanges recorded", 5000)
+        self.window.status.showMessage(f"Proxy stopped: {plural(count, 'exchange')} recorded", 5000)
         if self.proxy_dialog is not None:
             self.proxy_dialog.close()
             self.proxy_dialog.deleteLater()

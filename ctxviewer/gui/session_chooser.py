@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer.analysis.agents.sessions import describe
+from ctxviewer.fmt import plural
 from ctxviewer.model import Session
 
 
@@ -32,7 +33,7 @@ class SessionChooserDialog(QDialog):
             peak = f"peak {info.peak:,} tokens" if info.peak is not None else "no usage"
             text = (f"{info.number}: {info.agent}"
                     f"{'  ·  ' + info.conversation[:13] if info.conversation else ''}  ·  "
-                    f"{info.requests} requests ({info.main} main)  ·  {peak}  ·  "
+                    f"{plural(info.requests, 'request')} ({info.main} main)  ·  {peak}  ·  "
                     f"{(info.first or '?')[:19].replace('T', ' ')}")
             QListWidgetItem(text, self.list)
         self.list.setCurrentRow(current)

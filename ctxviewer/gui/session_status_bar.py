@@ -9,6 +9,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget
 
 from ctxviewer.analysis.report import Analysis
+from ctxviewer.fmt import plural
 
 
 def _elide(text: str, n: int = 48) -> str:
@@ -48,7 +49,7 @@ class SessionStatusBar(QStatusBar):
             return
         s = a.session
         name = os.path.basename(s.path) if s.path else "(unsaved)"
-        parts = [_elide(name), s.format, a.identity.label, f"{len(s.requests)} requests",
+        parts = [_elide(name), s.format, a.identity.label, plural(len(s.requests), "request"),
                  s.model or "model ?", f"window {a.window:,} ({a.window_source})",
                  f"policy: {a.policy_label} ({a.policy_source})",
                  f"estimator {a.estimator_name}"]

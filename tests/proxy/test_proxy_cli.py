@@ -71,7 +71,7 @@ def test_run_prints_exports_records_and_stops_cleanly(
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=10)
-        assert lines.get(timeout=5) == f"stopped: 1 exchanges recorded to {out}"
+        assert lines.get(timeout=5) == f"stopped: 1 exchange recorded to {out}"
         assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
     records = read_lines(out)
     assert [r["type"] for r in records] == ["meta", "exchange"]
