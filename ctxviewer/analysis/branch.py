@@ -23,10 +23,12 @@ def is_compacted(req: Request) -> bool:
     return any(n.startswith(NOTE_PREFIX) for n in req.notes)
 
 
-def estimated_request(result: CompactionResult) -> Request:
-    """The compacted request with ``usage`` = its local estimate (``result.after``)."""
-    return replace(result.request, usage=Usage(input_tokens=result.after), response=None,
-                   events=(), status=None, message_id=None, request_id=None)
+def estimated_request(result: CompactionResult, tokens: int | None = None) -> Request:
+    """The compacted request with ``usage`` = ``tokens`` (default: its local estimate,
+    ``result.after``; ``result.projected_after`` to compare with an API count)."""
+    return replace(result.request,
+                   usage=Usage(input_tokens=result.after if tokens is None else tokens),
+                   response=None, events=(), status=None, message_id=None, request_id=None)
 
 
 def with_summary(result: CompactionResult, summary: str, title: str, est: Estimator,

@@ -71,6 +71,9 @@ class AppState(QObject):
         such as Compare and Insights, wait for the rest)."""
         self.loading = loading
         self.analysis = analysis
+        # the window it was opened with (no override carried over from the last file);
+        # other options chosen during the load stay, and are applied when it is done
+        self.options = replace(self.options, window=analysis.window_override or 0)
         reqs = analysis.session.requests
         self.index = analysis.resolve_index("last") if reqs else None
         self.session_loaded.emit(analysis)

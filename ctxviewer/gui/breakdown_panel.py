@@ -9,6 +9,7 @@ the user picked.
 from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
 from ctxviewer.analysis.breakdown import Breakdown
@@ -37,6 +38,9 @@ class BreakdownPanel(QWidget):
         self.filter_edit.setPlaceholderText("Filter rows (Ctrl+F)")
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.textChanged.connect(self._on_filter_edit_changed)
+        clear = QShortcut(QKeySequence(Qt.Key.Key_Escape), self.filter_edit)
+        clear.setContext(Qt.ShortcutContext.WidgetShortcut)  # Escape empties the filter
+        clear.activated.connect(self.filter_edit.clear)
 
         self.tree = QTreeView(self)
         self.tree.setModel(self.proxy)

@@ -261,22 +261,31 @@ class CompactionDialog(QDialog):
     def _show_result(self, r: CompactionResult) -> None:
         """Bars, totals, summary info and new context of ``r`` (possibly edited)."""
         b = self.before_breakdown
-        self.after_breakdown = breakdown(estimated_request(r), self.analysis.estimator,
-                                         b.window, b.thresholds, self.inferred)
+        # the before bar is the API's count: the after bar is projected to the same
+        # scale, so the estimator's error does not show as a saving
+        self.after_breakdown = breakdown(estimated_request(r, r.projected_after),
+                                         self.analysis.estimator, b.window, b.thresholds,
+                                         self.inferred)
         self.after_bar.set_breakdown(self.after_breakdown)
 
         def pct(n: int) -> str:
             return f"{100 * n / b.window:.1f}%" if b.window else "?"
 
-        src = "API count" if self.request.api_prompt_tokens is not None else "estimate"
+        api = self.request.api_prompt_tokens is not None
+        src = "API count" if api else "estimate"
         self.before_label.setText(f"{_fmt(r.before)} tokens ({src}, {pct(r.before)} of "
                                   f"{_fmt(b.window)}) · local estimate {_fmt(r.before_estimate)}")
-        self.after_label.setText(f"{_fmt(r.after)} tokens (estimate, {pct(r.after)})")
-        saved = r.before_estimate - r.after
+        if api:
+            self.after_label.setText(
+                f"~{_fmt(r.projected_after)} tokens projected ({pct(r.projected_after)}): "
+                f"local estimate {_fmt(r.after)} × {r.ratio:.2f}, the API/estimate ratio before")
+        else:
+            self.after_label.setText(f"{_fmt(r.after)} tokens (estimate, {pct(r.after)})")
+        saved = r.saved
         share = 100 * saved / r.before_estimate if r.before_estimate else 0.0
         self.totals.setText(
-            f"<b>{_fmt(r.before)} → {_fmt(r.after)}</b> tokens · saved ~{_fmt(saved)} "
-            f"({share:.0f}% of the estimate) · kept {len(r.kept)}, summarized "
+            f"<b>{_fmt(r.before_estimate)} → {_fmt(r.after)}</b> tokens (local estimates) · "
+            f"saved ~{_fmt(saved)} ({share:.0f}%) · kept {len(r.kept)}, summarized "
             f"{len(r.summarized)}, dropped {len(r.dropped)}"
             + (f", slimmed {len(r.slimmed)}" if r.slimmed else "")
             + f" · {len(r.request.messages)} messages after")

@@ -46,7 +46,10 @@ def context_text(req: Request) -> str:
 def summary_markdown(r: CompactionResult) -> str:
     head = [f"# {r.title or 'Compaction summary'}", "",
             f"- strategy: {r.strategy}", f"- request: {r.request.index}",
-            f"- tokens: {r.before:,} before → {r.after:,} after (estimate)",
+            (f"- tokens (local estimates): {r.before_estimate:,} before → {r.after:,} after, "
+             f"saved {r.saved:,}"),
+            *([f"- API count before: {r.before:,}; projected after: ~{r.projected_after:,}"]
+              if r.before != r.before_estimate else []),
             (f"- summarized messages: {len(r.summarized)}, kept: {len(r.kept)}, "
              f"dropped: {len(r.dropped)}"),
             f"- summarizer: {r.summarizer or 'none'}"]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
@@ -148,8 +149,11 @@ class SummaryModel(QAbstractTableModel):
         if self.items:
             self.dataChanged.emit(self.index(0, 0), self.index(len(self.items) - 1, 0))
 
-    def best(self) -> str | None:
-        scored = [(s.mape, n) for n, s in self.items if s.mape is not None]
+    def best(self, among: Iterable[str] | None = None) -> str | None:
+        """The lowest MAPE, among the names ``among`` when given."""
+        allowed = None if among is None else set(among)
+        scored = [(s.mape, n) for n, s in self.items
+                  if s.mape is not None and (allowed is None or n in allowed)]
         return min(scored)[1] if scored else None
 
     def rowCount(self, parent: Index = ROOT) -> int:

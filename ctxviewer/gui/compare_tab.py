@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from ctxviewer.analysis.compare import CategoryTable, Comparison
 from ctxviewer.analysis.estimators import names as local_names
+from ctxviewer.fmt import plural
 from ctxviewer.gui.compare_model import (
     ESTIMATOR_ROLE,
     SORT_ROLE,
@@ -158,12 +159,17 @@ class CompareTab(QWidget):
         if c is None:
             self.status.setText("")
             return
-        best = self.summary_model.best()
+        best = self.summary_model.best(local_names())  # estimators one can choose
+        fitted = self.summary_model.best()
         excluded = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.excluded.items() if v)
-        self.status.setText(f"{len(c.rows)} requests scored"
+        beaten = ""
+        if fitted is not None and fitted != best and fitted not in local_names():
+            beaten = (f" ({fitted}, fitted to this session's own API counts: "
+                      f"{pct_text(c.summary[fitted].mape, False)})")
+        self.status.setText(f"{plural(len(c.rows), 'request')} scored"
                             + (f" ({excluded} excluded)" if excluded else "")
                             + (f" · lowest MAPE: <b>{best}</b> "
-                               f"{pct_text(c.summary[best].mape, False)}" if best else ""))
+                               f"{pct_text(c.summary[best].mape, False)}{beaten}" if best else ""))
         self.status.setToolTip("\n".join(c.notes))
 
     def _fit_columns(self) -> None:

@@ -9,13 +9,12 @@ back; user changes are reported as ``estimator_chosen``, ``policy_chosen``,
 from __future__ import annotations
 
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
-from PySide6.QtWidgets import QComboBox, QLabel, QSpinBox, QToolBar, QWidget
+from PySide6.QtWidgets import QComboBox, QLabel, QToolBar, QWidget
 
 from ctxviewer.analysis.estimators import get_estimator, names
 from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
 from ctxviewer.gui.app_state import Options
-
-MAX_WINDOW = 100_000_000
+from ctxviewer.gui.window_spin import WindowSpinBox
 
 
 class ControlsToolBar(QToolBar):
@@ -39,14 +38,7 @@ class ControlsToolBar(QToolBar):
         for policy in POLICIES:
             self.policy_combo.addItem(POLICY_LABELS[policy], policy)
         self.policy_combo.setToolTip("Compaction threshold policy")
-        self.window_spin = QSpinBox(self)
-        self.window_spin.setRange(0, MAX_WINDOW)
-        self.window_spin.setSingleStep(1000)
-        self.window_spin.setGroupSeparatorShown(True)
-        self.window_spin.setSpecialValueText("auto")
-        self.window_spin.setKeyboardTracking(False)  # one change per edit, not per digit
-        self.window_spin.setToolTip("Context window size in tokens (auto: the one the agent "
-                                    "uses, from its profile or the log)")
+        self.window_spin = WindowSpinBox(self)
         self.counts_combo = QComboBox(self)
         self.counts_combo.addItem("as the agent sees it", "agent")
         self.counts_combo.addItem("on the wire", "wire")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
@@ -180,8 +181,11 @@ class MainWindow(QMainWindow):
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str) -> None:
-        """Start loading ``path`` in the background; the open session stays until it is done."""
-        self.loader.load(path, self.state.options)
+        """Start loading ``path`` in the background; the open session stays until it is done.
+
+        A window size typed for the file open now is not carried over: the new file
+        opens with its agent's own window."""
+        self.loader.load(path, replace(self.state.options, window=0))
 
     def show_analysis(self, analysis: Analysis) -> None:
         """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""
@@ -203,6 +207,7 @@ class MainWindow(QMainWindow):
         empty = not a.session.path and not a.session.requests
         self.setWindowTitle("ctxviewer" if empty else f"{name} — ctxviewer")
         self.actions_.set_session_open(bool(a.session.requests))
+        self.controls.set_options(self.state.options)
         self.content.clear()
 
     def _on_state_analysis_changed(self, a: Analysis) -> None:

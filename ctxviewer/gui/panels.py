@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 # module names under ctxviewer.gui, in the order their tabs / menus appear
-PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel"]
+PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel", "help_menu"]
 
 
 def install_all(window: Any) -> dict[str, object]:

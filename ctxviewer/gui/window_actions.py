@@ -29,10 +29,10 @@ class WindowActions(QObject):
         self.export_png = self._action(window, "Export bar as &PNG…")
         self.quit = self._action(window, "&Quit", [QKeySequence(Key.Quit)])
         self.find = self._action(window, "&Filter rows", [QKeySequence(Key.Find)])
-        self.previous = self._action(window, "&Previous request",
-                                     [QKeySequence("Alt+Left"), QKeySequence("PgUp")])
-        self.next = self._action(window, "&Next request",
-                                 [QKeySequence("Alt+Right"), QKeySequence("PgDown")])
+        # Alt+arrows anywhere; PgUp/PgDn stay with the focused widget (they scroll the
+        # content and the breakdown, and page through the request list)
+        self.previous = self._action(window, "&Previous request", [QKeySequence("Alt+Left")])
+        self.next = self._action(window, "&Next request", [QKeySequence("Alt+Right")])
         self.first = self._action(window, "&First request", [QKeySequence("Alt+Home")])
         self.last = self._action(window, "&Last request", [QKeySequence("Alt+End")])
         self.show_breakdown = self._action(window, "&Breakdown", [QKeySequence("Ctrl+1")])

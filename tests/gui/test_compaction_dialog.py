@@ -46,10 +46,20 @@ def test_lists_and_totals_equal_core(window, dialog, qtmodeltester):
     assert m.indices("kept") + m.indices("slimmed") == list(r.kept)
     assert m.indices("dropped") == list(r.dropped)
     assert m.data(m.index(0, 2), FATE_ROLE) == "summarized"
-    assert dialog.after_breakdown.total == r.after == dialog.result_.after
+    assert dialog.result_.after == r.after
+    # the before bar is the API's count; the after bar the estimate on the same scale
+    assert r.before != r.before_estimate
+    assert dialog.after_breakdown.total == r.projected_after == round(
+        r.after * r.before / r.before_estimate)
     assert sum(s.tokens for s in dialog.after_bar.segments
-               if s.name not in ("free_space", "autocompact_buffer")) == r.after
+               if s.name not in ("free_space", "autocompact_buffer")) == r.projected_after
     assert dialog.before_breakdown.total == r.before
+    from ctxviewer.gui.compaction_dialog import _fmt
+
+    totals = dialog.totals.text()  # estimate against estimate
+    assert f"{_fmt(r.before_estimate)} → {_fmt(r.after)}</b> tokens (local estimates)" in totals
+    assert f"saved ~{_fmt(r.saved)}" in totals
+    assert "projected" in dialog.after_label.text()
     assert dialog.summary_edit.toPlainText() == r.summary
     assert dialog.title_edit.text() == r.title
     assert "[0] user" in dialog.context_view.toPlainText()

@@ -118,3 +118,18 @@ def test_recomputed_when_session_changes(qtbot, window, panels, shown, open_and_
                     and panels.compare.runner.session.path == transcript_path, timeout=30000)
     c = panels.compare.runner.comparison
     assert panels.compare.tab.model.rowCount() == len(c.rows)
+
+
+def test_lowest_mape_names_an_estimator_one_can_choose(window, panels, shown):
+    """``calibrated`` is fitted to the session's own API counts: it is said apart when it
+    scores best, never offered as the estimator to pick."""
+    from ctxviewer.analysis.estimators import names
+
+    expected = compare(shown.session, default_names())
+    choosable = {n: s.mape for n, s in expected.summary.items() if n in names() and s.mape}
+    best = min(choosable, key=choosable.get)
+    text = panels.compare.tab.status.text()
+    assert f"lowest MAPE: <b>{best}</b>" in text
+    fitted = expected.summary["calibrated"].mape
+    assert ("calibrated, fitted to this session's own API counts" in text) == \
+        (fitted is not None and fitted < choosable[best])

@@ -91,7 +91,7 @@ def test_switching_requests_updates_bar_tree_and_content(qtbot, window, open_and
     assert window.state.index == 0 and table.current_row() == 0
     QTest.keyClick(table, Qt.Key.Key_End)
     assert window.state.index == len(ref.session.requests) - 1
-    # from anywhere: Alt+Left/Right and PgUp/PgDn step, Alt+Home/End jump
+    # from anywhere: Alt+Left/Right step, Alt+Home/End jump
     window.content.text.setFocus()
     window.actions_.previous.trigger()
     assert window.state.index == len(ref.session.requests) - 2
@@ -99,10 +99,16 @@ def test_switching_requests_updates_bar_tree_and_content(qtbot, window, open_and
     window.actions_.next.trigger()
     assert window.state.index == 1 and table.current_row() == 1
     assert_views_show(window, ref.breakdown(1))
-    shortcuts = {s.toString() for s in window.actions_.next.shortcuts()}
-    assert {"Alt+Right", "PgDown"} <= shortcuts
-    shortcuts = {s.toString() for s in window.actions_.previous.shortcuts()}
-    assert {"Alt+Left", "PgUp"} <= shortcuts
+    assert [s.toString() for s in window.actions_.next.shortcuts()] == ["Alt+Right"]
+    assert [s.toString() for s in window.actions_.previous.shortcuts()] == ["Alt+Left"]
+    # PgDn pages through the list (one screenful of rows), not one request
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    window.actions_.first.trigger()
+    table.setFocus()
+    QTest.keyClick(table, Qt.Key.Key_PageDown)
+    assert window.state.index > 1 and table.current_row() == window.state.index
 
 
 def test_keyboard_shortcuts_reach_the_window(qtbot, window, open_and_wait, trace_path):
@@ -114,10 +120,36 @@ def test_keyboard_shortcuts_reach_the_window(qtbot, window, open_and_wait, trace
     start = window.state.index
     QTest.keyClick(window.breakdown.tree, Qt.Key.Key_Left, Qt.KeyboardModifier.AltModifier)
     assert window.state.index == start - 1
-    QTest.keyClick(window.breakdown.tree, Qt.Key.Key_PageDown)
+    QTest.keyClick(window.breakdown.tree, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)
+    assert window.state.index == start
+    QTest.keyClick(window.breakdown.tree, Qt.Key.Key_PageDown)  # scrolls the tree only
+    QTest.keyClick(window.content.text, Qt.Key.Key_PageDown)  # scrolls the text only
     assert window.state.index == start
     QTest.keyClick(window, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
     assert window.breakdown.filter_edit.hasFocus()
+    QTest.keyClicks(window.breakdown.filter_edit, "memory")
+    QTest.keyClick(window.breakdown.filter_edit, Qt.Key.Key_Escape)  # clears the filter
+    assert window.breakdown.filter_edit.text() == ""
+
+
+def test_help_menu_and_tab_shortcuts(qtbot, window):
+    from ctxviewer.gui.help_menu import shortcut_rows
+
+    menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
+    assert list(menus)[-1] == "Help"
+    view = [a.text().replace("&", "") for a in menus["View"].actions()]
+    assert {"Breakdown", "Timeline", "Compare", "Insights"} <= set(view)
+    panel = window.panels["help_menu"]
+    for action in panel.tab_actions:
+        action.trigger()
+        assert window.tabs.tabText(window.tabs.currentIndex()) == action.text().replace("&", "")
+    assert [a.shortcut().toString() for a in panel.tab_actions] == ["Ctrl+3", "Ctrl+4"]
+    rows = dict(shortcut_rows(window))
+    assert rows["Compare"] == "Ctrl+3" and rows["Previous request"] == "Alt+Left"
+    assert rows["Keyboard shortcuts"] == "F1" and rows["Simulate compaction"] == "Ctrl+K"
+    dialog = panel.show_shortcuts()
+    qtbot.addWidget(dialog)
+    assert dialog.table.rowCount() == len(rows)
 
 
 def test_estimator_policy_and_window_controls_update_the_views(qtbot, window, open_and_wait,

@@ -50,13 +50,29 @@ class CompactionResult:
 
     @property
     def saved(self) -> int:
+        """Estimate before minus estimate after: like with like."""
         return self.before_estimate - self.after
+
+    @property
+    def ratio(self) -> float:
+        """The API count before over the local estimate before (1.0 without an API count)."""
+        return self.before / self.before_estimate if self.before_estimate else 1.0
+
+    @property
+    def projected_after(self) -> int:
+        """The estimate after, scaled by ``ratio``: what the API would likely count.
+
+        Comparing the API count before with the raw estimate after would show
+        the estimator's error as a saving (76,350 -> 52,770 with nothing
+        compacted)."""
+        return round(self.after * self.ratio)
 
     def as_json(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy, "request": self.request.index,
             "before": self.before, "after": self.after,
             "before_estimate": self.before_estimate,
+            "projected_after": self.projected_after, "saved_estimate": self.saved,
             "kept": list(self.kept), "summarized": list(self.summarized),
             "dropped": list(self.dropped), "summary": self.summary, "title": self.title,
             "summary_tokens": self.summary_tokens, "summarizer": self.summarizer,
