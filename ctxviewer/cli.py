@@ -36,6 +36,8 @@ WINDOW_HELP = """the window:
   ctxviewer [FILE]            open FILE in the window (the bundled demo session without FILE)
   ctxviewer FILE --new-instance
                               a separate app instead of handing FILE to the one running
+  ctxviewer [FILE] --theme auto|light|dark
+                              the system's colours, or light or dark ones
   ctxviewer --install-desktop / --uninstall-desktop
                               menu entry, file associations and icons for this user
 """
@@ -72,6 +74,8 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
     parser.add_argument("--new-instance", action="store_true",
                         help="open a separate app instead of handing FILE to the running one")
+    parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto",
+                        help="colours: the system's (auto, the default), light or dark")
     desktop = parser.add_mutually_exclusive_group()
     desktop.add_argument("--install-desktop", action="store_true",
                          help="install the menu entry, file associations and icons for this user")
@@ -98,7 +102,9 @@ def _desktop(install: bool) -> int:
 def _check_not_a_command(args: list[str]) -> None:
     """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command,
     or a file that is not there, says so instead of opening the window."""
-    first = next((a for a in args if not a.startswith("-")), None)
+    values = {i + 1 for i, a in enumerate(args) if a == "--theme"}  # an option's value
+    first = next((a for i, a in enumerate(args) if not a.startswith("-") and i not in values),
+                 None)
     if first is None or os.path.exists(first):
         return
     import difflib  # only for a mistyped command

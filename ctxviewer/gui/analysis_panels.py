@@ -62,6 +62,13 @@ class AnalysisPanels(QObject):
         self.state.session_loaded.connect(self._on_state_session_loaded)
         self._update_actions()
 
+    def quit_concern(self) -> str | None:
+        """A simulated compaction applied as a branch is lost when the window closes."""
+        if self.original is None:
+            return None
+        return ("A simulated compaction is applied (the window shows a branch of the "
+                "session): it is not saved anywhere and is lost when the window closes.")
+
     # -- compaction ---------------------------------------------------------------
     def open_compaction(self) -> CompactionDialog | None:
         a, i = self.state.analysis, self.state.index

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QEvent, QObject, QThreadPool
+from PySide6.QtCore import QObject, QThreadPool
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMenu, QToolBar
 
@@ -62,7 +62,7 @@ class LivePanel(QObject):
         self._build_actions()
         self._build_indicators()
         self._connect()
-        window.installEventFilter(self)  # stop the proxy when the window closes
+        window.closing.connect(self._on_window_closing)  # stop following and the proxy
 
     # -- building -----------------------------------------------------------------
     def _action(self, text: str, key: str = "", checkable: bool = False) -> QAction:
@@ -262,11 +262,19 @@ class LivePanel(QObject):
             self.proxy_dialog.deleteLater()
             self.proxy_dialog = None
 
-    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.window and event.type() == QEvent.Type.Close:
-            self.follower.stop()
-            self.proxy.stop()
-        return super().eventFilter(watched, event)
+    def _on_window_closing(self) -> None:
+        self.follower.stop()
+        self.proxy.stop()
+
+    def quit_concern(self) -> str | None:
+        """What closing the window would stop (asked before it closes)."""
+        if not self.proxy.running:
+            return None
+        running = self.proxy.proxy
+        count = running.server.recorder.count if running is not None else 0
+        return (f"The recording proxy is running ({plural(count, 'exchange')} "
+                f"recorded to {self.proxy.out}): closing the window stops it, and agents "
+                "pointed at it lose their connection.")
 
 
 def _show(dialog: QDialog) -> None:

@@ -5,8 +5,8 @@ Left: the request navigator. Centre: the stacked bar and legend above tabs
 bar below. No computation here: the core ``Analysis`` computes, the
 ``SessionLoader`` runs it off the GUI thread, the views display.
 
-Dialogs go through three small replaceable callables (``ask_open_path``,
-``ask_save_path``, ``show_error``) so that tests can answer them.
+Dialogs go through small replaceable callables (``ask_open_path``,
+``ask_save_path``, ``show_error``, ``confirm``) so that tests can answer them.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -60,11 +60,19 @@ def _ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
     return QFileDialog.getSaveFileName(parent, title, name, filter_)[0]
 
 
+def _confirm(parent: QWidget, title: str, message: str) -> bool:
+    answer = QMessageBox.question(parent, title, message,
+                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+                                  QMessageBox.StandardButton.No)
+    return answer == QMessageBox.StandardButton.Yes
+
+
 def _show_error(parent: QWidget, title: str, message: str) -> None:
     QMessageBox.warning(parent, title, message)
 
 
 class MainWindow(QMainWindow):
+    closing = Signal()  # the window closes (after any confirmation): panels stop their work
     def __init__(self, state: AppState, settings: AppSettings | None = None,
                  loader: SessionLoader | None = None) -> None:
         super().__init__()
@@ -75,6 +83,7 @@ class MainWindow(QMainWindow):
         self.ask_save_path: Callable[[str, str, str], str] = \
             lambda t, n, f: _ask_save_path(self, t, n, f)
         self.show_error: Callable[[str, str], None] = lambda t, m: _show_error(self, t, m)
+        self.confirm: Callable[[str, str], bool] = lambda t, m: _confirm(self, t, m)
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._auto_split = False  # fit the panes to the first session (no saved layout)
@@ -399,7 +408,23 @@ class MainWindow(QMainWindow):
         self.settings.set_state("splitter", self.splitter.saveState())
         self.settings.sync()
 
+    def quit_concerns(self) -> list[str]:
+        """What quitting now would lose, one sentence per panel that says so."""
+        out = []
+        for panel in getattr(self, "panels", {}).values():
+            concern = getattr(panel, "quit_concern", None)
+            text = concern() if concern is not None else None
+            if text:
+                out.append(text)
+        return out
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        concerns = self.quit_concerns()
+        if concerns and not self.confirm("Close ctxviewer?", "\n\n".join(concerns)
+                                         + "\n\nClose the window anyway?"):
+            event.ignore()
+            return
+        self.closing.emit()
         self.loader.cancel()
         self.save_layout()
         super().closeEvent(event)

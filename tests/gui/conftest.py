@@ -88,6 +88,10 @@ def window(qtbot):
     w.show_error = lambda title, message: w.errors.append((title, message))
     w.ask_open_path = lambda: ""
     w.ask_save_path = lambda title, name, filter_: ""
+    w.confirms = []  # (title, message) of each question; answered w.confirm_answer
+    w.confirm_answer = True
+    w.confirm = lambda title, message: (w.confirms.append((title, message)),
+                                        w.confirm_answer)[1]
     qtbot.addWidget(w)
     yield w
     w.loader.cancel()

@@ -98,12 +98,19 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     with qtbot.waitSignal(window.state.session_loaded, timeout=5000):
         d2.apply_button.click()
     assert len(window.state.session.requests) == n + 2
+    # closing the window now would lose the branch: it asks first
+    window.confirm_answer = False
+    window.close()
+    (_, message), = window.confirms
+    assert "simulated compaction is applied" in message
+    assert window.state.session.requests[-1].messages  # still the branch
     # and back to the original
     with qtbot.waitSignal(window.state.session_loaded, timeout=5000):
         panels.back_action.trigger()
     assert window.state.session is original
     assert window.requests.request_model.rowCount() == n
     assert not panels.back_action.isEnabled()
+    assert window.quit_concerns() == []  # nothing left to lose
 
 
 def test_export_and_copy(tmp_path, window, dialog):

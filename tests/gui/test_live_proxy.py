@@ -92,7 +92,14 @@ def test_closing_the_window_stops_the_proxy(qtbot, window, upstream: FakeUpstrea
                                                 str(tmp_path / "r.jsonl")))
     proxy = panel.proxy.proxy
     assert proxy is not None and proxy.running
+    window.confirm_answer = False  # "Close the window anyway?" No: nothing stops
     window.close()
+    assert proxy.running and panel.proxy.running  # the refused close stopped nothing
+    (title, message), = window.confirms
+    assert "recording proxy is running (0 exchanges recorded to" in message
+    window.confirm_answer = True
+    window.close()
+    assert len(window.confirms) == 2
     assert not proxy.running and not panel.follower.is_following()
 
 

@@ -354,3 +354,31 @@ def test_whole_session_analyses_wait_for_the_whole_file(qtbot, window, trace_pat
     window.tabs.setCurrentWidget(compare.tab)
     qtbot.waitUntil(lambda: compare.runner.comparison is not None, timeout=30000)
     assert compare.runner.comparison.rows
+
+
+def test_cli_theme_dark_opens_a_dark_window(qtbot, monkeypatch, trace_path,
+                                            restore_app_palette) -> None:
+    """``ctxviewer FILE --theme dark``: the option is the window's, not an unknown
+    command, and the palette is dark."""
+    from ctxviewer.cli import main
+    from ctxviewer.gui.main_window import MainWindow
+    from ctxviewer.gui.palette import is_dark
+
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+    assert main(["--theme", "dark", trace_path, "--new-instance"]) == 0
+    windows = [w for w in QApplication.topLevelWidgets()
+               if isinstance(w, MainWindow) and w.isVisible()]
+    w = windows[-1]
+    qtbot.addWidget(w)
+    assert is_dark(QApplication.instance().palette())
+    qtbot.waitUntil(lambda: w.state.session is not None, timeout=20000)
+    qtbot.waitUntil(lambda: not w.loader.is_busy())
+
+
+def test_cli_rejects_an_unknown_theme(capsys) -> None:
+    from ctxviewer.cli import main
+
+    assert main(["--theme", "purple"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "invalid choice: 'purple'" in err
+    assert err.startswith("ctxviewer: ") and "ctxviewer: ctxviewer" not in err
