@@ -31,6 +31,9 @@ class AppSettings:
             return []
         return [str(v) for v in value if v]
 
+    def remove_recent(self, path: str) -> None:
+        self.qsettings.setValue("recent_files", [p for p in self.recent_files() if p != path])
+
     def add_recent(self, path: str) -> None:
         path = os.path.abspath(path)
         files = [path] + [p for p in self.recent_files() if p != path]

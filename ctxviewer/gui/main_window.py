@@ -60,6 +60,15 @@ def _ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
     return QFileDialog.getSaveFileName(parent, title, name, filter_)[0]
 
 
+def _is_demo(path: str) -> bool:
+    from ctxviewer.resources import demo_session_path
+
+    try:
+        return os.path.samefile(path, demo_session_path())
+    except OSError:
+        return False
+
+
 def _confirm(parent: QWidget, title: str, message: str) -> bool:
     answer = QMessageBox.question(parent, title, message,
                                   QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
@@ -310,12 +319,16 @@ class MainWindow(QMainWindow):
         if keep is not None:  # the user chose a request while the file loaded
             self.state.select_request(keep)
         self._paint_soon()
-        if a.session.path:
+        if a.session.path and not _is_demo(a.session.path):  # the demo is not "recent"
             self.settings.add_recent(a.session.path)
             self.actions_.set_recent(self.settings.recent_files())
 
     def _on_loader_failed(self, path: str, reason: str) -> None:
         self.status.clearMessage()
+        self.status.hide_progress()  # not left showing behind the error dialog
+        if path and not os.path.exists(path) and path in self.settings.recent_files():
+            self.settings.remove_recent(path)  # a file that is gone leaves Open Recent
+            self.actions_.set_recent(self.settings.recent_files())
         if path:
             self._restore_open_session()
         self.show_error("Cannot open file" if path else "Analysis failed", reason)

@@ -382,3 +382,26 @@ def test_cli_rejects_an_unknown_theme(capsys) -> None:
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "invalid choice: 'purple'" in err
     assert err.startswith("ctxviewer: ") and "ctxviewer: ctxviewer" not in err
+
+
+def test_recent_files_skip_the_demo_and_drop_a_file_that_is_gone(
+        qtbot, window, open_and_wait, trace_path, tmp_path) -> None:
+    import shutil
+
+    from ctxviewer.gui.app_settings import AppSettings
+    from ctxviewer.resources import demo_session_path
+
+    open_and_wait(window, str(demo_session_path()))
+    assert str(demo_session_path()) not in AppSettings().recent_files()
+    gone = tmp_path / "soon-gone.jsonl"
+    shutil.copy(trace_path, gone)
+    open_and_wait(window, str(gone))
+    assert AppSettings().recent_files()[0] == str(gone)
+    gone.unlink()
+    window.open_file(str(gone))  # from Open Recent: the file has been deleted since
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=10000)
+    assert str(gone) not in AppSettings().recent_files()
+    entries = [a.text() for a in window.actions_.recent_menu.actions()]
+    assert str(gone) not in entries
+    assert window.state.session.path is not None  # the open session stayed
+    assert window.status.cancel_button.isHidden()  # no progress behind the dialog
