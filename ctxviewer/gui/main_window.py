@@ -145,6 +145,28 @@ class MainWindow(QMainWindow):
         self.resize(*DEFAULT_SIZE)
         self.reset_pane_sizes(DEFAULT_SIZE[0])
 
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self.give_centre_room()
+
+    def showEvent(self, event: object) -> None:
+        super().showEvent(event)  # type: ignore[arg-type]
+        QTimer.singleShot(0, self.give_centre_room)  # once the restored layout is applied
+
+    def give_centre_room(self) -> None:
+        """The side panes give way first: in a window narrower than the one they were
+        sized in, the request list keeps at most 30-34% and the content pane 17-24%,
+        so the bar, the tree and the plots keep what they need."""
+        sizes = self.splitter.sizes()
+        total = sum(sizes)
+        if len(sizes) != 3 or total < 600 or not self.isVisible():  # not laid out yet
+            return
+        narrow = total < 1200
+        left = min(sizes[0], int(total * (0.30 if narrow else 0.34)))
+        right = min(sizes[2], max(180, int(total * (0.17 if narrow else 0.24))))
+        if (left, right) != (sizes[0], sizes[2]):
+            self.splitter.setSizes([left, total - left - right, right])
+
     def reset_pane_sizes(self, width: int) -> None:
         """The default split: the request list as wide as its columns need (within
         22-38% of the window), the content pane about a quarter, the rest for the centre."""

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Sequence
+from html import escape
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetricsF
 
 from ctxviewer.analysis.whatif import replay
 from ctxviewer.gui import timeline_data as td
@@ -98,6 +100,28 @@ class MarksMixin:
         self.whatif_curve.setData(xs, ys)
         self.setTitle(f"{w.label()} \u00b7 window {w.window:,}", size="9pt",
                       color=series_color("foreground", self.dark))
+        self._fit_title()
+
+    def _fit_title(self) -> None:
+        """The what-if title cut to the plot's width, whole in its tooltip.
+
+        pyqtgraph sizes a title to its text: a long one widened the plot past its
+        tab, pushing the right axis and the last requests out of view."""
+        label = self.getPlotItem().titleLabel
+        full = label.text or ""
+        if not full:
+            return
+        font = QFont(label.item.font())
+        font.setPointSizeF(9)
+        pi = self.getPlotItem()
+        axes = sum(pi.getAxis(a).width() for a in ("left", "right") if pi.getAxis(a).isVisible())
+        shown = QFontMetricsF(font).elidedText(full, Qt.TextElideMode.ElideRight,
+                                               max(60.0, self.width() - axes - 16.0))
+        color = series_color("foreground", self.dark).name()
+        label.item.setHtml(f"<span style='color: {color}; font-size: 9pt'>{escape(shown)}</span>")
+        label.updateMin()  # pyqtgraph had sized it to the whole text
+        label.resizeEvent(None)
+        label.setToolTip(full)
 
     def _layout_labels(self) -> None:
         """Keep threshold and event labels from overlapping at the current zoom."""

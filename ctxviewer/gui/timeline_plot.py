@@ -365,6 +365,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.output_view.setGeometry(vb.geometry())
         self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
         self._fit_legend()
+        self._fit_title()
         if self._auto_view and self.points:  # the legend's room is in pixels
             self.reset_view()
         self._layout_labels()

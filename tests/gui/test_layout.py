@@ -1,0 +1,45 @@
+"""Layout at the sizes users have: the side panes give way first, and the timeline
+keeps its right axis and every request in view after option changes."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import Qt
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 700), (1400, 900)])
+def test_the_request_list_gives_way_in_a_narrower_window(qtbot, window, width, height):
+    window.resize(1800, 1000)
+    window.show()
+    qtbot.waitExposed(window)
+    total = sum(window.splitter.sizes())
+    window.splitter.setSizes([int(total * 0.45), int(total * 0.3), int(total * 0.25)])
+    window.resize(width, height)
+    qtbot.waitUntil(lambda: sum(window.splitter.sizes()) < width)
+    left, centre, right = window.splitter.sizes()
+    total = left + centre + right
+    assert left <= total * (0.30 if total < 1200 else 0.34) + 1
+    assert centre >= total * 0.4
+
+
+def test_timeline_keeps_its_right_axis_and_every_request_after_a_policy_change(
+        qtbot, window, open_and_wait, trace_path):
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    a = open_and_wait(window, trace_path)
+    window.tabs.setCurrentWidget(window.timeline)
+    plot = window.timeline.plot
+    policy = window.controls.policy_combo
+    with qtbot.waitSignal(window.state.analysis_changed, timeout=20000):
+        policy.setCurrentIndex(policy.findData("qwen"))
+    qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)
+    pi = plot.getPlotItem()
+    need = pi.effectiveSizeHint(Qt.SizeHint.MinimumSize).width()
+    assert need <= plot.width()  # nothing pushed out of the tab: the right axis shows
+    assert pi.getAxis("right").isVisible()
+    title = pi.titleLabel
+    assert title.text.startswith("policy qwen:") and title.toolTip() == title.text
+    x0, x1 = pi.vb.viewRange()[0]
+    main = [p.index for p in a.timeline if p.role == "main" and not p.sidechain]
+    assert x0 <= min(main) and x1 >= max(main)
