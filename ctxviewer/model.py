@@ -169,6 +169,9 @@ class Request:
     # What the source knows about the prompt when it does not record it
     # (Codex, Gemini): e.g. {"instructions": 1234} estimated elsewhere.
     notes: tuple[str, ...] = ()
+    # a request made up by ctxviewer (a simulated compaction applied as a branch): its
+    # usage is a local estimate, never an API count
+    simulated: bool = False
 
     @property
     def api_prompt_tokens(self) -> int | None:

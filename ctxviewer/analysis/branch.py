@@ -56,7 +56,7 @@ def compacted_branch(session: Session, result: CompactionResult) -> Session:
     """Requests ``0..N`` of ``session`` plus the compacted request ``N`` as ``N+1``."""
     n = result.request.index
     new = replace(estimated_request(result), index=n + 1, role=MAIN, sidechain=False,
-                  agent=None, notes=(*result.request.notes,
+                  agent=None, simulated=True, notes=(*result.request.notes,
                                      (f"{NOTE_PREFIX} ({result.strategy}) of request {n}: "
                                       "usage is the local estimate")))
     title = f"{session.title or 'session'} · {NOTE_PREFIX} ({result.strategy})"

@@ -98,6 +98,7 @@ class Breakdown:
     # the prompt as exact growth, estimate and unattributed tokens (analysis.attribution)
     attribution: dict[str, int] | None = None
     failure: str | None = None  # the call got no answer (HTTP error, upstream unreachable)
+    simulated: bool = False  # a simulated compaction's request: the total is an estimate
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -303,7 +304,7 @@ def breakdown(
     return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
                      scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes,
                      "agent" if view is not None else "wire", tuple(diffs),
-                     failure=req.failure)
+                     failure=req.failure, simulated=req.simulated)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

@@ -27,6 +27,7 @@ class Point:
     events: tuple[str, ...]
     agent: str | None = None  # the sub-agent's id (Claude Code's compaction call: "acompact-…")
     failure: str | None = None  # why the call got no answer: no point of the curves
+    simulated: bool = False  # a simulated compaction's request: its count is an estimate
 
     @property
     def prompt_tokens(self) -> int:
@@ -68,5 +69,6 @@ def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[P
             tuple(e.kind for e in r.events),
             r.agent,
             r.failure,
+            r.simulated,
         ))
     return points

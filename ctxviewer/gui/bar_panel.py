@@ -89,6 +89,8 @@ class BarPanel(QWidget):
                     f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}")
         used = _keep(f"<b>{b.used:,}</b> / {b.window:,} tokens "
                      f"(<b>{b.percent(b.used):.1f}%</b>)")
+        if b.simulated:
+            head += "<b>Simulated compaction</b> (a local estimate, not an API count) &nbsp;·&nbsp; "
         return f"{head}{used} &nbsp;·&nbsp; {_keep(f'auto-compaction at {b.thresholds.auto:,}')}"
 
     @staticmethod

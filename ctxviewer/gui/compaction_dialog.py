@@ -271,7 +271,7 @@ class CompactionDialog(QDialog):
         def pct(n: int) -> str:
             return f"{100 * n / b.window:.1f}%" if b.window else "?"
 
-        api = self.request.api_prompt_tokens is not None
+        api = self.request.api_prompt_tokens is not None and not self.request.simulated
         src = "API count" if api else "estimate"
         self.before_label.setText(f"{_fmt(r.before)} tokens ({src}, {pct(r.before)} of "
                                   f"{_fmt(b.window)}) · local estimate {_fmt(r.before_estimate)}")

@@ -117,7 +117,7 @@ class RequestListModel(QAbstractTableModel):
         return None
 
     @staticmethod
-    def _display(p: Point, col: int) -> str:
+    def _display(p: Point, col: int) -> str:  # noqa: C901 - one branch per column
         if col == COL_INDEX:
             return str(p.index)
         if col == COL_TIME:
@@ -125,6 +125,8 @@ class RequestListModel(QAbstractTableModel):
         if col == COL_MODEL:
             return short_model(p.model)
         if col == COL_PROMPT:
+            if p.simulated:  # its usage is the simulator's estimate
+                return f"~{p.prompt_tokens:,}"
             if p.api_prompt_tokens is not None:
                 return f"{p.api_prompt_tokens:,}"
             if p.failure is not None and "context_overflow" not in p.events:
@@ -132,11 +134,13 @@ class RequestListModel(QAbstractTableModel):
             return f"~{p.estimated_prompt_tokens:,}"
         if col == COL_ROLE:
             return role_text(p)
-        return ", ".join(EVENT_LABELS.get(e, e) for e in p.events)
+        events = [EVENT_LABELS.get(e, e) for e in p.events]
+        return ", ".join(["simulated", *events] if p.simulated else events)
 
     @staticmethod
     def _tooltip(p: Point) -> str:
-        api = f"{p.api_prompt_tokens:,}" if p.api_prompt_tokens is not None else "not reported"
+        api = f"{p.api_prompt_tokens:,}" if p.api_prompt_tokens is not None and not p.simulated \
+            else "not reported"
         lines = [f"Request {p.index} ({p.role}{', sidechain' if p.sidechain else ''})",
                  f"time: {p.timestamp or '?'}", f"model: {p.model or '?'}",
                  f"API prompt tokens: {api}",
@@ -145,4 +149,6 @@ class RequestListModel(QAbstractTableModel):
             lines.append("events: " + ", ".join(p.events))
         if p.failure:
             lines.append(f"failed: {p.failure[:200]}")
+        if p.simulated:
+            lines.append("simulated compaction: the count is a local estimate")
         return "\n".join(lines)

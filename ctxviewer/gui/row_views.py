@@ -58,7 +58,9 @@ def fit_columns(view: QTableView | QTreeView, max_width: int | None = None,
     base = view.fontMetrics()
     style = view.style()
     padding = 2 * (style.pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin, None, view) + 1) + 6
-    icon = view.iconSize().width() + 4
+    # a decoration (a colour swatch) is drawn at the small icon size when the view sets none
+    size = view.iconSize().width()
+    icon = (size if size > 0 else style.pixelMetric(QStyle.PixelMetric.PM_SmallIconSize)) + 8
     rows = sample_rows(model.rowCount())
     for col in range(model.columnCount()) if columns is None else columns:
         if header.isSectionHidden(col):

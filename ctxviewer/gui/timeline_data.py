@@ -46,7 +46,7 @@ class EventMark:
     """A vertical marker: a real compaction or a context overflow before request ``index``."""
 
     index: int
-    kind: str  # "compaction" | "overflow" | "failed"
+    kind: str  # "compaction" | "overflow" | "failed" | "simulated"
     x: float
     pre: int | None = None
     post: int | None = None
@@ -55,6 +55,8 @@ class EventMark:
     def label(self) -> str:
         if self.kind == "overflow":
             return "context overflow"
+        if self.kind == "simulated":
+            return f"simulated #{self.index}\n(local estimate)"
         if self.kind == "failed":
             return f"failed call #{self.index}\n{_short(self.trigger or '', 32)}"
         head = f"compaction ({self.trigger})" if self.trigger else "compaction"
@@ -146,7 +148,7 @@ def build(points: Sequence[Point], x_mode: str = "index") -> TimelineData:
     main_series = _series(points, xs, main_rows)
     return TimelineData(
         x_mode=mode, has_time=has_time, main=main_series,
-        api=_nan(p.api_prompt_tokens for p in main),
+        api=_nan(None if p.simulated else p.api_prompt_tokens for p in main),
         estimate=np.array([np.nan if failed(p) else p.estimated_prompt_tokens for p in main],
                           dtype=float),
         output=_nan(p.output_tokens for p in main),
@@ -181,6 +183,8 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     for i in sorted(overflow):
         out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i))))
     for p in points:
+        if p.simulated:
+            out.append(EventMark(p.index, "simulated", data.x_of.get(p.index, float(p.index))))
         if failed(p):  # at the call itself, not half a step before it
             out.append(EventMark(p.index, "failed", data.x_of.get(p.index, float(p.index)),
                                  trigger=p.failure))

@@ -91,10 +91,23 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     assert window.state.index == n  # the compacted request is selected (last main)
     assert window.state.breakdown.total == last.api_prompt_tokens
     assert panels.back_action.isEnabled()
+    # the branch's request is shown as simulated, never as an API count
+    import numpy as np
+
+    from ctxviewer.gui.request_model import COL_EVENTS, COL_PROMPT
+    assert last.simulated and window.state.analysis.timeline[-1].simulated
+    model = window.requests.request_model
+    assert model.index(n, COL_PROMPT).data() == f"~{last.api_prompt_tokens:,}"
+    assert model.index(n, COL_EVENTS).data().startswith("simulated")
+    data = window.timeline.plot.data
+    assert np.isnan(data.api[list(data.main.index).index(n)])
+    assert "simulated" in [m.kind for m in window.timeline.plot.marks]
+    assert "Simulated compaction" in window.bar_panel.headline.text()
     # compacting the compacted request again works
     d2 = panels.open_compaction()
     qtbot.waitUntil(lambda: d2.result_ is not None and not d2.runner.is_busy(), timeout=20000)
     assert d2.request is last
+    assert "(estimate," in d2.before_label.text() and "API count" not in d2.before_label.text()
     with qtbot.waitSignal(window.state.session_loaded, timeout=5000):
         d2.apply_button.click()
     assert len(window.state.session.requests) == n + 2
