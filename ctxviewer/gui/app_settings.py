@@ -49,10 +49,30 @@ class AppSettings:
 
     # -- reopen the last file at start ---------------------------------------------
     def reopen_last(self) -> bool:
-        return str(self.qsettings.value("reopen_last", "false")).lower() in ("true", "1")
+        return str(self.qsettings.value("reopen_last", "true")).lower() in ("true", "1")
 
     def set_reopen_last(self, on: bool) -> None:
         self.qsettings.setValue("reopen_last", bool(on))
+
+    # -- analysis options and the tab in front ------------------------------------------
+    def analysis_options(self) -> dict[str, str]:
+        """The estimator, policy and counts chosen last (only those that were saved)."""
+        out = {}
+        for key in ("estimator", "policy", "counts"):
+            value = self.qsettings.value(f"options/{key}", "")
+            if value:
+                out[key] = str(value)
+        return out
+
+    def set_analysis_options(self, estimator: str, policy: str, counts: str) -> None:
+        for key, value in (("estimator", estimator), ("policy", policy), ("counts", counts)):
+            self.qsettings.setValue(f"options/{key}", value)
+
+    def tab(self) -> str:
+        return str(self.qsettings.value("tab", "") or "")
+
+    def set_tab(self, name: str) -> None:
+        self.qsettings.setValue("tab", name)
 
     def startup_file(self) -> str | None:
         """The last file, if reopening is on and it still exists."""

@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+        self._restore_choices()
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
             self.tabs.widget(i).setMinimumSize(120, 80)
 
@@ -437,7 +438,27 @@ class MainWindow(QMainWindow):
             if value is not None:
                 restore(value)
 
+    def _restore_choices(self) -> None:
+        """The estimator, policy, counts and tab chosen in the last run (the window size
+        is the options' own: never carried over)."""
+        from ctxviewer.analysis.estimators import names
+        from ctxviewer.analysis.thresholds import POLICIES
+
+        saved = self.settings.analysis_options()
+        valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
+        chosen = {k: v for k, v in saved.items() if v in valid[k]}
+        if chosen:
+            self.state.options = replace(self.state.options, **chosen)
+            self.controls.set_options(self.state.options)
+        tab = self.settings.tab()
+        for i in range(self.tabs.count()):
+            if self.tabs.tabText(i).replace("&", "") == tab:
+                self.tabs.setCurrentIndex(i)
+
     def save_layout(self) -> None:
+        o = self.state.options
+        self.settings.set_analysis_options(o.estimator, o.policy, o.counts)
+        self.settings.set_tab(self.tabs.tabText(self.tabs.currentIndex()).replace("&", ""))
         self.settings.set_state("geometry", self.saveGeometry())
         self.settings.set_state("window_state", self.saveState())
         self.settings.set_state("splitter", self.splitter.saveState())

@@ -186,13 +186,30 @@ def test_file_open_action_and_recent_files(qtbot, window, open_and_wait, trace_p
 
 
 def test_reopen_last_file_at_start(qtbot, window, open_and_wait, trace_path, transcript_path):
+    assert window.actions_.reopen_last.isChecked()  # on by default
     open_and_wait(window, transcript_path)
-    settings = AppSettings()
-    assert startup_file(None, settings) == demo_path()  # off by default
-    window.actions_.reopen_last.setChecked(True)
-    assert AppSettings().reopen_last()
     assert startup_file(None, AppSettings()) == transcript_path
     assert startup_file(trace_path, AppSettings()) == trace_path  # FILE wins
+    window.actions_.reopen_last.setChecked(False)
+    assert not AppSettings().reopen_last()
+    assert startup_file(None, AppSettings()) == demo_path()
+
+
+def test_estimator_policy_counts_and_tab_are_kept(qtbot, isolated_qsettings):
+    w = build_main_window()
+    qtbot.addWidget(w)
+    w.state.set_estimator("chars4")
+    w.state.set_policy("qwen")
+    w.state.set_counts("wire")
+    w.state.set_window_override(64_000)
+    w.tabs.setCurrentWidget(w.timeline)
+    w.save_layout()
+    again = build_main_window()
+    qtbot.addWidget(again)
+    o = again.state.options
+    assert (o.estimator, o.policy, o.counts, o.window) == ("chars4", "qwen", "wire", 0)
+    assert again.controls.estimator_combo.currentData() == "chars4"
+    assert again.tabs.currentWidget() is again.timeline
 
 
 def test_geometry_and_splitter_are_saved(qtbot, isolated_qsettings):
