@@ -76,8 +76,10 @@ class CompareTab(QWidget):
         self.estimator_combo = QComboBox(self)
         self.estimator_combo.addItems(local_names())
         self.estimator_combo.setToolTip("Estimator to use everywhere in the window")
-        self.use_button = QPushButton("Use this estimator", self)
-        self.anthropic_check = QCheckBox("anthropic (API count)", self)
+        # short texts: the tab shares the window's centre (1024 px windows too)
+        self.use_button = QPushButton("Use it", self)
+        self.use_button.setToolTip("Use this estimator everywhere in the window")
+        self.anthropic_check = QCheckBox("count_tokens", self)
         self.anthropic_check.setEnabled(anthropic)
         self.anthropic_check.setToolTip(
             "Also count every request with the API's messages.count_tokens (cached on disk)"
@@ -88,10 +90,11 @@ class CompareTab(QWidget):
         self.progress.setTextVisible(False)
         self.cancel_button = QPushButton("Cancel", self)
         self.recompute_button = QPushButton("Recompute", self)
-        self.export_button = QPushButton("Export CSV…", self)
+        self.export_button = QPushButton("CSV…", self)
+        self.export_button.setToolTip("Export the table as CSV")
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(QLabel("Window estimator:", self))
+        top.addWidget(QLabel("Estimator:", self))
         for w in (self.estimator_combo, self.use_button, self.anthropic_check):
             top.addWidget(w)
         top.addStretch(1)

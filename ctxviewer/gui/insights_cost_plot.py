@@ -37,6 +37,9 @@ class UsdAxis(pg.AxisItem):
         return [f"${v:,.{digits}f}" for v in values]
 
 
+BARS_WITH_GAPS = 150  # more requests than this: bars touch
+
+
 class CostPlot(pg.GraphicsLayoutWidget):
     request_clicked = Signal(int)
 
@@ -107,10 +110,13 @@ class CostPlot(pg.GraphicsLayoutWidget):
         reqs = cost.requests if cost is not None else ()
         self.x = np.array([r.index for r in reqs], dtype=float)
         bottom = np.zeros(len(reqs))
+        # gaps between bars only while a bar is several pixels wide: hundreds of 0.8-wide
+        # bars of under a pixel each left blank bands where the data was not zero
+        width = 0.8 if len(reqs) <= BARS_WITH_GAPS else 1.0
         for k, step in enumerate(STEPS):
             h = np.array([r.waterfall()[k][1] if r.total_usd is not None else 0.0
                           for r in reqs], dtype=float)
-            self.bars[step].setOpts(x=self.x, y0=bottom.copy(), height=h, width=0.8)
+            self.bars[step].setOpts(x=self.x, y0=bottom.copy(), height=h, width=width)
             bottom = bottom + h
         cum = np.array(cost.cumulative_usd() if cost is not None else (), dtype=float)
         self.cumulative_curve.setData(self.x, cum)

@@ -316,7 +316,11 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         window = self.thresholds.window if self.thresholds is not None else None
         (x0, x1), y_top = td.full_range(d, window, [m.x for m in self.marks],
                                         self.show_subagents, self.show_auxiliary)
-        vb.setRange(xRange=(x0, x1), yRange=(0, y_top * self._headroom()), padding=0)
+        top = y_top * self._headroom()
+        span = max(x1 - x0, 1.0)
+        # zooming out stops at zero tokens and half the session's span either side
+        vb.setLimits(xMin=x0 - span / 2, xMax=x1 + span / 2, yMin=0, yMax=max(top * 4, 1.0))
+        vb.setRange(xRange=(x0, x1), yRange=(0, top), padding=0)
         out = d.output[~np.isnan(d.output)]
         self.output_view.setYRange(0, max(float(out.max()) if len(out) else 1.0, 1.0) * 3.2,
                                    padding=0)

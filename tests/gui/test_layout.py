@@ -43,3 +43,18 @@ def test_timeline_keeps_its_right_axis_and_every_request_after_a_policy_change(
     x0, x1 = pi.vb.viewRange()[0]
     main = [p.index for p in a.timeline if p.role == "main" and not p.sidechain]
     assert x0 <= min(main) and x1 >= max(main)
+
+
+def test_zooming_out_stops_at_zero(qtbot, window, open_and_wait, trace_path):
+    window.resize(1400, 900)
+    window.show()
+    qtbot.waitExposed(window)
+    open_and_wait(window, trace_path)
+    window.tabs.setCurrentWidget(window.timeline)
+    vb = window.timeline.plot.getPlotItem().vb
+    (x0, x1), _ = vb.viewRange()
+    vb.scaleBy((20, 20))  # far out, as the mouse wheel would
+    (nx0, nx1), (ny0, ny1) = vb.viewRange()
+    assert ny0 >= 0 and ny1 > 0
+    span = x1 - x0
+    assert nx0 >= x0 - span and nx1 <= x1 + span
