@@ -66,10 +66,15 @@ def create_app(argv: list[str] | None = None, theme: str = "auto") -> QApplicati
     icon = app_icon()
     if not icon.isNull():
         app.setWindowIcon(icon)
+    apply_theme(app, theme)
+    return app
+
+
+def apply_theme(app: QApplication, theme: str) -> None:
+    """``light`` or ``dark``: Fusion with that palette; ``auto``: the platform's."""
     if theme in ("light", "dark"):
         app.setStyle(QStyleFactory.create("Fusion"))
         app.setPalette(dark_palette() if theme == "dark" else app.style().standardPalette())
-    return app
 
 
 def build_main_window(state: AppState | None = None,
@@ -92,6 +97,8 @@ def run_app(args: argparse.Namespace) -> int:
         print(f"ctxviewer: {file} opened in the running ctxviewer")
         return 0
     settings = AppSettings()
+    if (getattr(args, "theme", "auto") or "auto") == "auto":  # none given: View > Theme's
+        apply_theme(app, settings.theme())
     windows = single_instance.WindowSet(lambda: build_main_window(settings=settings), app)
     window = windows.add(build_main_window(settings=settings))
     if single:

@@ -68,6 +68,14 @@ class AppSettings:
         for key, value in (("estimator", estimator), ("policy", policy), ("counts", counts)):
             self.qsettings.setValue(f"options/{key}", value)
 
+    def theme(self) -> str:
+        """``auto`` (the system's colours), ``light`` or ``dark``: View > Theme."""
+        value = str(self.qsettings.value("theme", "auto") or "auto")
+        return value if value in ("auto", "light", "dark") else "auto"
+
+    def set_theme(self, theme: str) -> None:
+        self.qsettings.setValue("theme", theme)
+
     def tab(self) -> str:
         return str(self.qsettings.value("tab", "") or "")
 

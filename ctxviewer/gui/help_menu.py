@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -92,6 +92,7 @@ class HelpMenu:
             window.addAction(action)
             view.addAction(action)
             self.tab_actions.append(action)
+        self.theme_actions = self._theme_menu(view)
         help_ = _menu(window, "Help")
         self.shortcuts = QAction("&Keyboard shortcuts", window)
         self.shortcuts.setShortcut(QKeySequence(QKeySequence.StandardKey.HelpContents))
@@ -101,6 +102,29 @@ class HelpMenu:
             help_.addAction(action)
         self.shortcuts.triggered.connect(self.show_shortcuts)
         self.about.triggered.connect(self.show_about)
+
+    def _theme_menu(self, view: QMenu) -> dict[str, QAction]:
+        """View > Theme: the system's colours, light or dark, from the next start on
+        (the plots pick their colours when they are built)."""
+        menu = view.addMenu("T&heme")
+        group = QActionGroup(menu)
+        actions = {}
+        current = self.window.settings.theme()
+        for key, text in (("auto", "&System"), ("light", "&Light"), ("dark", "&Dark")):
+            action = QAction(text, menu)
+            action.setCheckable(True)
+            action.setChecked(key == current)
+            group.addAction(action)
+            menu.addAction(action)
+            action.triggered.connect(lambda _c=False, k=key: self._choose_theme(k))
+            actions[key] = action
+        return actions
+
+    def _choose_theme(self, theme: str) -> None:
+        self.window.settings.set_theme(theme)
+        names = {"auto": "the system's colours", "light": "light", "dark": "dark"}
+        self.window.status.showMessage(f"Theme: {names[theme]}, from the next start on "
+                                       "(or: ctxviewer --theme)", 8000)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         if self.dialog is None:

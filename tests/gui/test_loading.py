@@ -422,3 +422,21 @@ def test_recent_files_skip_the_demo_and_drop_a_file_that_is_gone(
     assert str(gone) not in entries
     assert window.state.session.path is not None  # the open session stayed
     assert window.status.cancel_button.isHidden()  # no progress behind the dialog
+
+
+def test_the_theme_chosen_in_view_applies_at_start(qtbot, monkeypatch, trace_path,
+                                                   restore_app_palette) -> None:
+    from ctxviewer.cli import main
+    from ctxviewer.gui.app_settings import AppSettings
+    from ctxviewer.gui.main_window import MainWindow
+    from ctxviewer.gui.palette import is_dark
+
+    AppSettings().set_theme("dark")
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)
+    assert main([trace_path, "--new-instance"]) == 0
+    w = [w for w in QApplication.topLevelWidgets()
+         if isinstance(w, MainWindow) and w.isVisible()][-1]
+    qtbot.addWidget(w)
+    assert is_dark(QApplication.instance().palette())
+    qtbot.waitUntil(lambda: w.state.session is not None, timeout=20000)
+    qtbot.waitUntil(lambda: not w.loader.is_busy())

@@ -305,3 +305,15 @@ def test_a_session_without_requests_shows_empty_views(qtbot, window, open_and_wa
     assert "0 requests" in window.status.info_text()
     window.actions_.next.trigger()  # disabled: nothing to step through
     assert window.state.index is None
+
+
+def test_view_theme_is_kept_for_the_next_start(qtbot, window):
+    from ctxviewer.gui.app_settings import AppSettings
+
+    actions = window.panels["help_menu"].theme_actions
+    assert actions["auto"].isChecked()
+    actions["dark"].trigger()
+    assert AppSettings().theme() == "dark" and actions["dark"].isChecked()
+    assert "next start" in window.status.currentMessage()
+    actions["auto"].trigger()
+    assert AppSettings().theme() == "auto"
