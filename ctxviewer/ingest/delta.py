@@ -34,6 +34,7 @@ SENTINEL = "\x00ctxviewer-reused\x00"
 _SENTINEL_JSON = orjson.dumps(SENTINEL)
 KEEP = 8  # conversations remembered (main thread, side calls, sub-agents)
 TAIL_TRIES = 4  # elements tried from the end before a binary search
+KEEP_WHOLE = 4  # whole values remembered per path (the main thread's, side calls', ...)
 
 
 def _python_dumps(value: Any) -> tuple[bytes, ...]:
@@ -70,13 +71,72 @@ class HistoryDecoder:
     array at ``path`` (a tuple of object keys from the root).
     """
 
-    def __init__(self, arrays: tuple[tuple[str, tuple[str, ...]], ...]) -> None:
+    def __init__(self, arrays: tuple[tuple[str, tuple[str, ...]], ...],
+                 whole: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
         self._arrays = [(b'"' + key.encode() + b'"' + layout.colon + b"[", path, layout)
                         for key, path in arrays for layout in (COMPACT, PYTHON)]
         self._recent: list[_Array] = []
+        # values repeated whole from one line to the next (an agent's tool list): the
+        # marker, the path, and the last verified (bytes, parsed value)
+        self._whole = [(b'"' + key.encode() + b'":', path) for key, path in whole]
+        self._known: dict[tuple[str, ...], list[tuple[bytes, Any]]] = {}
         self.reused_bytes = 0  # bytes not parsed thanks to reuse (for benchmarks, tests)
 
     def decode(self, line: bytes) -> Any:
+        cut, spliced = self._cut_whole(line)
+        doc = self._decode_arrays(spliced)
+        if cut:
+            for path, value in cut:
+                parent = _at(doc, path[:-1])
+                if not (isinstance(parent, dict) and parent.get(path[-1]) == SENTINEL):
+                    # the marker was elsewhere than at its path: parse whole, and forget
+                    # what was remembered from the spliced line
+                    self._recent.clear()
+                    doc = orjson.loads(line)
+                    break
+                parent[path[-1]] = value
+            else:
+                self.reused_bytes += len(line) - len(spliced)
+        self._remember_whole(line, doc, {path for path, _ in cut})
+        return doc
+
+    def _cut_whole(self, line: bytes) -> tuple[list[tuple[tuple[str, ...], Any]], bytes]:
+        """``line`` with each whole value seen recently replaced by the sentinel."""
+        cut: list[tuple[tuple[str, ...], Any]] = []
+        for marker, path in self._whole:
+            known = self._known.get(path)
+            if not known:
+                continue
+            pos = line.rfind(marker)  # bodies put the tools after the long history
+            if pos < 0:
+                continue
+            pos += len(marker)
+            for raw, value in reversed(known):  # the main thread's and side calls' lists
+                if line.startswith(raw, pos):
+                    line = line[:pos] + _SENTINEL_JSON + line[pos + len(raw):]
+                    cut.append((path, value))
+                    break
+        return cut, line
+
+    def _remember_whole(self, line: bytes, doc: Any, cut: set[tuple[str, ...]]) -> None:
+        for marker, path in self._whole:
+            if path in cut:
+                continue
+            value = _at(doc, path)
+            pos = line.rfind(marker)
+            if not isinstance(value, list) or not value or pos < 0:
+                continue
+            try:
+                raw = orjson.dumps(value)
+            except (TypeError, orjson.JSONEncodeError):
+                continue
+            if line.startswith(raw, pos + len(marker)):  # the bytes really are these
+                known = self._known.setdefault(path, [])
+                known.append((raw, value))
+                if len(known) > KEEP_WHOLE:
+                    del known[0]
+
+    def _decode_arrays(self, line: bytes) -> Any:
         for marker, path, layout in self._arrays:
             pos = line.find(marker)
             if pos >= 0:
@@ -188,6 +248,11 @@ def _at(doc: Any, path: tuple[str, ...]) -> Any:
         doc = doc.get(key)
     return doc
 
+
+# Whole values a trace repeats from request to request: the tool definitions.
+TRACE_WHOLE = (
+    ("tools", ("request", "body", "tools")),
+)
 
 TRACE_ARRAYS = (
     ("messages", ("request", "body", "messages")),  # Anthropic Messages, OpenAI Chat

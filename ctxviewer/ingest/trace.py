@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from ctxviewer.ingest.anthropic_body import Interner, iso
 from ctxviewer.ingest.base import Head, Item
-from ctxviewer.ingest.delta import TRACE_ARRAYS, HistoryDecoder
+from ctxviewer.ingest.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
 from ctxviewer.ingest.exchange import request_from_exchange
 from ctxviewer.ingest.sse import reassemble
 from ctxviewer.model import Skipped
@@ -40,7 +40,7 @@ def _response_body(response: dict[str, Any]) -> Any:
 class _TraceParser:
     def __init__(self) -> None:
         self.intern = Interner()
-        self.decode = HistoryDecoder(TRACE_ARRAYS).decode
+        self.decode = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE).decode
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict) or not isinstance(record.get("request"), dict):
@@ -89,7 +89,7 @@ class ClaudeTraceReader:
 class _RecordingParser:
     def __init__(self) -> None:
         self.intern = Interner()
-        self.decode = HistoryDecoder(TRACE_ARRAYS).decode
+        self.decode = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE).decode
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict) or record.get("type") != "exchange":

@@ -160,3 +160,48 @@ def test_trace_reports_the_same_whatever_the_json_layout(tmp_path):
         reports.append(report)
     assert reports[0]["requests"] and len(reports[0]["requests"]) >= 40
     assert reports[0] == reports[1]
+
+
+TOOLS = [{"name": f"tool{i}", "description": "d" * 40, "input_schema": {"type": "object"}}
+         for i in range(5)]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations=st.lists(st.lists(message, min_size=1, max_size=6), min_size=1,
+                              max_size=2),
+       steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.booleans(),
+                                st.sampled_from(["same", "other", "none", "nested"])),
+                      min_size=1, max_size=10))
+def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
+    """The tool list, repeated whole, is reused; changed, missing, or also named inside
+    a message (the marker elsewhere), the line still decodes as orjson.loads does."""
+    from ctxviewer.ingest.delta import TRACE_WHOLE
+
+    decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
+    for conv, upto, mark, tools in steps:
+        msgs = [*conversations[conv % len(conversations)][:upto]]
+        if mark and msgs and isinstance(msgs[-1], dict):
+            msgs[-1] = {**msgs[-1], "cache_control": {"type": "ephemeral"}}
+        if tools == "nested":
+            msgs = [{"role": "user", "content": [{"tools": TOOLS}]}, *msgs]
+        body = {"model": "m", "messages": msgs, "system": "s"}
+        if tools in ("same", "nested"):
+            body["tools"] = TOOLS
+        elif tools == "other":
+            body["tools"] = TOOLS[:3]
+        line = orjson.dumps({"request": {"url": "/v1/messages", "body": body},
+                             "response": {"status_code": 200, "body": {"content": []}}})
+        assert decoder.decode(line) == orjson.loads(line)
+
+
+def test_a_repeated_tool_list_is_one_object_parsed_once():
+    from ctxviewer.ingest.delta import TRACE_WHOLE
+
+    decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
+    lines = [orjson.dumps({"request": {"body": {"model": "m", "tools": TOOLS, "messages": [
+        {"role": "user", "content": f"turn {i}"}]}}}) for i in range(3)]
+    docs = [decoder.decode(line) for line in lines]
+    assert [d == orjson.loads(line) for d, line in zip(docs, lines, strict=True)] == [True] * 3
+    first = docs[0]["request"]["body"]["tools"]
+    assert all(d["request"]["body"]["tools"] is first for d in docs)
+    assert decoder.reused_bytes >= 2 * (len(orjson.dumps(TOOLS)) - 40)  # less the sentinel
