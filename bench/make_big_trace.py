@@ -12,7 +12,8 @@ output, listings, search hits), and every request repeats the whole history,
 as real traces do, with the moving ``cache_control`` marker on the last
 block. Responses are SSE streams (``body_raw``) or JSON bodies, both carrying
 usage that grows to about ``--peak-tokens``. Deterministic for a given seed.
-The default (600 requests, 160k peak) writes about 200 MB.
+The default (600 requests, 160k peak) writes about 200 MB. Without the corpus a
+built-in template of the same shape (made-up text) is used.
 """
 
 from __future__ import annotations
@@ -180,8 +181,55 @@ def _with_cache_marker(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [*messages[:-1], {**last, "content": marked}]
 
 
+def _builtin_template() -> list[dict[str, Any]]:
+    """A main request, a quota check and a topic call of the same shape as the corpus
+    trace's, with made-up text: the generator works in a clone without ``../shared``."""
+    headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
+    system = [{"type": "text", "text": "You are a coding agent working in a repository."},
+              {"type": "text", "text": " ".join(
+                  f"When asked to {verb} code, read the files first, keep changes small, "
+                  f"run the tests, and report what changed and why." for verb in
+                  ("review", "refactor", "explain", "debug", "document", "optimise") * 12)}]
+    tools = [{"name": f"Tool{i}", "description": f"Tool number {i}: reads, writes or runs "
+              "things in the workspace, and returns what it found. " * 6,
+              "input_schema": {"type": "object", "properties": {
+                  "path": {"type": "string", "description": "a file or folder"},
+                  "limit": {"type": "integer", "description": "how many lines"}},
+                  "required": ["path"]}} for i in range(17)]
+    first = {"role": "user", "content": [{"type": "text", "text": "Please look at the "
+                                          "project and fix the failing tests."}]}
+    messages = [first] + [{"role": "assistant" if i % 2 else "user",
+                           "content": [{"type": "text", "text": f"step {i}"}]}
+                          for i in range(1, 8)]
+
+    def record(body: dict[str, Any], text: str, n: int) -> dict[str, Any]:
+        reply = {"id": f"msg_template{n:012d}", "type": "message",
+                 "role": "assistant", "model": body["model"],
+                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+                 "stop_sequence": None, "usage": {"input_tokens": 30, "output_tokens": 5}}
+        return {"request": {"timestamp": 1748554800.0, "method": "POST",
+                            "url": "https://api.anthropic.com/v1/messages",
+                            "headers": headers, "body": body},
+                "response": {"timestamp": 1748554801.0, "status_code": 200,
+                             "headers": {"content-type": "application/json"}, "body": reply},
+                "logged_at": "2025-05-29T21:40:00.000Z"}
+
+    main = {"model": "claude-sonnet-4-20250514", "max_tokens": 32000, "system": system,
+            "tools": tools, "messages": messages, "stream": True}
+    quota = {"model": "claude-3-5-haiku-20241022", "max_tokens": 1,
+             "messages": [{"role": "user", "content": "quota"}]}
+    topic = {"model": "claude-3-5-haiku-20241022", "max_tokens": 512,
+             "system": [{"type": "text", "text": "Say whether this message starts a new "
+                         "topic."}], "messages": [{"role": "user", "content": "fix tests"}]}
+    return [record(main, "I will look.", 1), record(quota, "ok", 2),
+            record(topic, '{"isNewTopic": false}', 3)]
+
+
 def generate(out: str, requests: int = 600, peak_tokens: int = 160_000, seed: int = 1) -> None:
-    lines = [orjson.loads(raw) for raw in TEMPLATE.read_bytes().splitlines() if raw.strip()]
+    if TEMPLATE.is_file():
+        lines = [orjson.loads(raw) for raw in TEMPLATE.read_bytes().splitlines() if raw.strip()]
+    else:  # a clone without ../shared beside it
+        lines = _builtin_template()
     main = next(r for r in lines if r["request"]["body"].get("tools")
                 and len(r["request"]["body"]["messages"]) >= 7)
     quota = next(r for r in lines if "system" not in r["request"]["body"])

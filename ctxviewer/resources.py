@@ -1,7 +1,9 @@
 """Where ctxviewer's bundled files are: the demo session, icons, desktop files.
 
-Resources live in the top-level ``resources/`` folder of a source checkout
-(editable installs) or next to the package when frozen by PyInstaller.
+Resources live in the top-level ``resources/`` folder of a source checkout,
+reached through the ``ctxviewer/_resources`` link, which a wheel turns into a
+folder of the installed package; next to the program when frozen by
+PyInstaller.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ def resources_dir() -> Path:
     frozen = getattr(sys, "_MEIPASS", None)
     if frozen:
         return Path(frozen) / "resources"
-    return Path(__file__).resolve().parent.parent / "resources"
+    packaged = Path(__file__).resolve().parent / "_resources"
+    if packaged.is_dir():  # a wheel's copy, or the checkout's link
+        return packaged
+    return Path(__file__).resolve().parent.parent / "resources"  # a checkout without links
 
 
 def resource(*parts: str) -> Path:
