@@ -2,8 +2,9 @@
 
 Every subcommand exits 0 on success, 2 on bad input (one line on stderr,
 never a traceback) and 1 on an internal error. Each subcommand lives in its
-own module under ``ctxviewer.commands`` and is listed in ``COMMANDS``; the GUI
-is imported only when it is opened.
+own module, listed in ``COMMANDS``: under ``ctxviewer.commands`` (the core, no
+Qt), except ``snapshot``, the window's own command, beside this one. The GUI is
+imported only when it is opened.
 """
 
 from __future__ import annotations
@@ -18,17 +19,17 @@ from ctxviewer import __version__
 from ctxviewer.commands.common import UsageError
 from ctxviewer.ingest.base import Cancelled, LoadError
 
-# subcommand name -> module under ctxviewer.commands
+# subcommand name -> its module
 COMMANDS: dict[str, str] = {
-    "report": "report",
-    "compact": "compact",
-    "formats": "formats",
-    "proxy": "proxy",
-    "snapshot": "snapshot",
-    "compare": "compare",
-    "tail": "tail",
-    "sessions": "sessions",
-    "insights": "insights",
+    "report": "ctxviewer.commands.report",
+    "compact": "ctxviewer.commands.compact",
+    "formats": "ctxviewer.commands.formats",
+    "proxy": "ctxviewer.commands.proxy",
+    "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core
+    "compare": "ctxviewer.commands.compare",
+    "tail": "ctxviewer.commands.tail",
+    "sessions": "ctxviewer.commands.sessions",
+    "insights": "ctxviewer.commands.insights",
 }
 
 
@@ -61,7 +62,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     for name, module_name in COMMANDS.items():
         if only is not None and name != only:
             continue
-        module = importlib.import_module(f"ctxviewer.commands.{module_name}")
+        module = importlib.import_module(module_name)
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)

@@ -181,7 +181,7 @@ class AnthropicCounter:
 
     @classmethod
     def from_env(cls, **kwargs: Any) -> AnthropicCounter:
-        from ctxviewer.commands.common import UsageError
+        from ctxviewer.errors import UsageError
 
         key = os.environ.get("ANTHROPIC_API_KEY")
         base = os.environ.get("ANTHROPIC_BASE_URL")

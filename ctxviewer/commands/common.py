@@ -8,12 +8,9 @@ import sys
 
 import orjson
 
+from ctxviewer.errors import UsageError  # noqa: F401 - re-exported for the commands
 from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the commands
 from ctxviewer.model import Session
-
-
-class UsageError(Exception):
-    """Bad input from the user: printed as one line, exit code 2."""
 
 
 def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True) -> None:

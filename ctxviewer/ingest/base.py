@@ -19,12 +19,7 @@ from ctxviewer.model import Block, Event, Message, Request, Skipped, TokenCount
 Item = Request | Event | Skipped | TokenCount
 
 
-class LoadError(Exception):
-    """A file that cannot be read as a session. The message is one line for users."""
-
-
-class Cancelled(Exception):
-    """Loading was cancelled by the caller."""
+from ctxviewer.errors import Cancelled, LoadError  # noqa: E402,F401 - re-exported
 
 
 @dataclass

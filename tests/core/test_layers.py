@@ -30,7 +30,7 @@ def test_no_qt_outside_gui():
         for name in _imports(path):
             if name.split(".")[0] in QT or name.startswith("ctxviewer.gui"):
                 # the CLI may start the GUI lazily, inside a function
-                if rel.parts[-1] in ("cli.py", "snapshot.py") and name.startswith("ctxviewer.gui"):
+                if rel.parts[-1] in ("cli.py", "snapshot_cli.py") and name.startswith("ctxviewer.gui"):
                     continue
                 offenders.append(f"{rel}: {name}")
     assert not offenders, offenders
@@ -63,3 +63,17 @@ def test_the_window_starts_without_the_proxy_stack():
                           timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_the_layers_hold():
+    """import-linter's contracts in pyproject.toml: model <- ingest <- analysis <- proxy
+    <- commands | gui (siblings that never import each other), and no Qt in the core."""
+    import pytest
+
+    pytest.importorskip("importlinter", reason="import-linter is a test dependency")
+    root = PACKAGE.parent
+    done = subprocess.run([str(Path(sys.executable).parent / "lint-imports"),
+                           "--config", str(root / "pyproject.toml")],
+                          capture_output=True, text=True, cwd=root, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "0 broken" in done.stdout

@@ -7,8 +7,8 @@ from PySide6.QtGui import QImage
 
 from ctxviewer.cli import main
 from ctxviewer.commands.common import UsageError
-from ctxviewer.commands.snapshot import parse_size
 from ctxviewer.gui.app import create_app, demo_path, icon_path
+from ctxviewer.snapshot_cli import parse_size
 
 
 @pytest.mark.parametrize("view, size", [("main", (1024, 700)), ("timeline", (900, 600))])
