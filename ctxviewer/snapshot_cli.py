@@ -20,7 +20,9 @@ VIEWS = ("main", "timeline", "bar", "tree")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    add_file_argument(p)
+    add_file_argument(p, optional=True)  # left out with --demo
+    p.add_argument("--demo", action="store_true",
+                   help="render the bundled demo session (instead of FILE)")
     p.add_argument("--out", required=True, help="PNG file to write")
     p.add_argument("--request", default="last",
                    help="request index (0-based), negative from the end, or 'last' (default)")
@@ -60,6 +62,12 @@ def _use_offscreen_without_display() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.demo == bool(args.file):
+        raise UsageError("give a FILE or --demo (one of them)")
+    if args.demo:
+        from ctxviewer.resources import demo_session_path
+
+        args.file = str(demo_session_path())
     size = parse_size(args.size)
     request = _request(args.request)
     if args.window < 0:

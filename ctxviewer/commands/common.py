@@ -13,8 +13,10 @@ from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the command
 from ctxviewer.model import Session
 
 
-def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True) -> None:
-    parser.add_argument("file", help="session log or API trace (- for standard input)")
+def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True,
+                      optional: bool = False) -> None:
+    parser.add_argument("file", nargs="?" if optional else None,
+                        help="session log or API trace (- for standard input)")
     parser.add_argument("--format", help="skip detection and use this reader (see `formats`)")
     if sessions:
         parser.add_argument("--session", type=int, metavar="N",

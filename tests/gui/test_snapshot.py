@@ -68,3 +68,12 @@ def test_no_file_opens_the_demo_session(qtbot, window, open_and_wait):
         pytest.skip("this build has no demo session")
     a = open_and_wait(window, path)
     assert a.session.requests and window.bar_panel.bar.segments
+
+
+def test_snapshot_of_the_bundled_demo(tmp_path, capsys) -> None:
+    out = tmp_path / "demo.png"
+    assert main(["snapshot", "--demo", "--out", str(out), "--size", "800x600"]) == 0
+    image = QImage(str(out))
+    assert (image.width(), image.height()) == (800, 600)
+    assert main(["snapshot", "--out", str(out)]) == 2  # neither FILE nor --demo
+    assert "give a FILE or --demo" in capsys.readouterr().err
