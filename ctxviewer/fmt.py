@@ -15,6 +15,22 @@ def fmt_tokens(n: int | float | None) -> str:
     return f"{int(n)}"
 
 
+def short_text(text: str, n: int = 60) -> str:
+    """``text`` with its blanks collapsed, cut to ``n`` characters ("…" at the cut).
+
+    Only as much of the start is looked at as the label needs: a 60 MB tool
+    result is not split into millions of words for a 60-character label.
+    """
+    size = 4 * n
+    while True:
+        part = text[:size]
+        collapsed = " ".join(part.split())
+        if len(collapsed) > n or len(part) == len(text):
+            break
+        size *= 4
+    return collapsed if len(collapsed) <= n else collapsed[: n - 1] + "…"
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 request', '2 requests' (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

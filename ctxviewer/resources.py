@@ -8,6 +8,7 @@ PyInstaller.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -29,3 +30,11 @@ def resource(*parts: str) -> Path:
 def demo_session_path() -> Path:
     """The bundled demo session opened when ctxviewer starts with no file."""
     return resource("demo-session.jsonl.xz")
+
+
+def is_demo(path: str) -> bool:
+    """Whether ``path`` is the bundled demo session (kept out of Open Recent)."""
+    try:
+        return os.path.samefile(path, demo_session_path())
+    except OSError:
+        return False

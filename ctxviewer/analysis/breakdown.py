@@ -21,6 +21,7 @@ from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.windows import baseline_note
+from ctxviewer.fmt import short_text
 from ctxviewer.ingest.classify import skills_in
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
@@ -113,31 +114,15 @@ class Breakdown:
         return None if cat is None else cat.tokens - self.messages_estimate
 
 
-def _short(text: str, n: int = 60) -> str:
-    """``text`` with its blanks collapsed, cut to ``n`` characters.
-
-    Only as much of the start is looked at as the label needs: a 60 MB tool
-    result is not split into millions of words for a 60-character label.
-    """
-    size = 4 * n
-    while True:
-        part = text[:size]
-        collapsed = " ".join(part.split())
-        if len(collapsed) > n or len(part) == len(text):
-            break
-        size *= 4
-    return collapsed if len(collapsed) <= n else collapsed[: n - 1] + "…"
-
-
 def _block_label(b: Block) -> str:
     if b.kind == "tool_use":
         return f"tool call {b.name}"
     if b.kind == "tool_result":
-        return f"tool result{' (error)' if b.is_error else ''}: {_short(b.text, 40)}"
+        return f"tool result{' (error)' if b.is_error else ''}: {short_text(b.text, 40)}"
     if b.kind in ("image", "document"):
         return b.kind
     tag = f"[{b.tag}] " if b.tag else ""
-    return f"{b.kind}: {tag}{_short(b.text, 48)}"
+    return f"{b.kind}: {tag}{short_text(b.text, 48)}"
 
 
 def _message_label(i: int, m: Message) -> str:
@@ -168,7 +153,7 @@ def message_items(messages: Iterable[Message], est: Estimator) -> tuple[list[Ite
 
 def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
     parts: dict[str, tuple[int, list[Item]]] = {}
-    sys_items = [Item(f"block {i + 1}: {_short(b.text)}", est.block(b), "system", ref=b, index=i)
+    sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
                  for i, b in enumerate(req.system) if b.tag != MEMORY]
     parts["system_prompt"] = (sum(x.tokens for x in sys_items), sys_items)
     builtin = [Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ctxviewer.analysis.breakdown import infer_overhead
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds, tier
-from ctxviewer.model import Request, Session
+from ctxviewer.model import CONTEXT_OVERFLOW, Request, Session
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +28,12 @@ class Point:
     agent: str | None = None  # the sub-agent's id (Claude Code's compaction call: "acompact-…")
     failure: str | None = None  # why the call got no answer: no point of the curves
     simulated: bool = False  # a simulated compaction's request: its count is an estimate
+
+    @property
+    def unanswered(self) -> bool:
+        """A call that got no answer (an overflow aside, whose estimate is the point):
+        marked, never drawn on the curves, no tier."""
+        return self.failure is not None and CONTEXT_OVERFLOW not in self.events
 
     @property
     def prompt_tokens(self) -> int:

@@ -19,18 +19,15 @@ from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFileDialog,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
-from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui import export, panels
+from ctxviewer.gui import dialogs, export, panels, window_layout
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.bar_panel import BarPanel
@@ -47,37 +44,9 @@ from ctxviewer.gui.skipped_dialog import SkippedDialog
 from ctxviewer.gui.timeline_tab import TimelineTab
 from ctxviewer.gui.window_actions import WindowActions
 from ctxviewer.model import Session
+from ctxviewer.resources import is_demo
 
 DEFAULT_SIZE = (1400, 900)
-OPEN_FILTER = "Session logs (*.jsonl *.json *.gz *.xz *.log);;All files (*)"
-
-
-def _ask_open_path(parent: QWidget) -> str:
-    return QFileDialog.getOpenFileName(parent, "Open a session log", "", OPEN_FILTER)[0]
-
-
-def _ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
-    return QFileDialog.getSaveFileName(parent, title, name, filter_)[0]
-
-
-def _is_demo(path: str) -> bool:
-    from ctxviewer.resources import demo_session_path
-
-    try:
-        return os.path.samefile(path, demo_session_path())
-    except OSError:
-        return False
-
-
-def _confirm(parent: QWidget, title: str, message: str) -> bool:
-    answer = QMessageBox.question(parent, title, message,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
-    return answer == QMessageBox.StandardButton.Yes
-
-
-def _show_error(parent: QWidget, title: str, message: str) -> None:
-    QMessageBox.warning(parent, title, message)
 
 
 class MainWindow(QMainWindow):
@@ -88,11 +57,11 @@ class MainWindow(QMainWindow):
         self.state = state
         self.settings = settings or AppSettings()
         self.loader = loader or SessionLoader(parent=self)
-        self.ask_open_path: Callable[[], str] = lambda: _ask_open_path(self)
+        self.ask_open_path: Callable[[], str] = lambda: dialogs.ask_open_path(self)
         self.ask_save_path: Callable[[str, str, str], str] = \
-            lambda t, n, f: _ask_save_path(self, t, n, f)
-        self.show_error: Callable[[str, str], None] = lambda t, m: _show_error(self, t, m)
-        self.confirm: Callable[[str, str], bool] = lambda t, m: _confirm(self, t, m)
+            lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
+        self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
+        self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._auto_split = False  # fit the panes to the first session (no saved layout)
@@ -107,7 +76,7 @@ class MainWindow(QMainWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
-        self._restore_choices()
+        window_layout.restore_choices(self)
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
             self.tabs.widget(i).setMinimumSize(120, 80)
 
@@ -155,27 +124,13 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self.give_centre_room)  # once the restored layout is applied
 
     def give_centre_room(self) -> None:
-        """The side panes give way first: in a window narrower than the one they were
-        sized in, the request list keeps at most 30-34% and the content pane 17-24%,
-        so the bar, the tree and the plots keep what they need."""
-        sizes = self.splitter.sizes()
-        total = sum(sizes)
-        if len(sizes) != 3 or total < 600 or not self.isVisible():  # not laid out yet
-            return
-        narrow = total < 1200
-        left = min(sizes[0], int(total * (0.30 if narrow else 0.34)))
-        right = min(sizes[2], max(180, int(total * (0.17 if narrow else 0.24))))
-        if (left, right) != (sizes[0], sizes[2]):
-            self.splitter.setSizes([left, total - left - right, right])
+        """The side panes give way first (``window_layout.centre_room``)."""
+        sizes = window_layout.centre_room(self.splitter.sizes()) if self.isVisible() else None
+        if sizes is not None:
+            self.splitter.setSizes(sizes)
 
     def reset_pane_sizes(self, width: int) -> None:
-        """The default split: the request list as wide as its columns need (within
-        22-38% of the window), the content pane about a quarter, the rest for the centre."""
-        need = self.requests.needed_width()
-        narrow = width < 1200  # the centre (bar, tree, plots) needs the room most
-        left = max(int(width * 0.22), min(need, int(width * (0.30 if narrow else 0.38))))
-        right = max(180, int(width * (0.17 if narrow else 0.24)))
-        self.splitter.setSizes([left, width - left - right, right])
+        self.splitter.setSizes(window_layout.default_split(width, self.requests.needed_width()))
 
     def _connect(self) -> None:
         s, a = self.state, self.actions_
@@ -207,9 +162,9 @@ class MainWindow(QMainWindow):
         a.recent_chosen.connect(self.open_file)
         a.recent_cleared.connect(self._on_recent_cleared)
         a.reopen_last.toggled.connect(self.settings.set_reopen_last)
-        a.export_json.triggered.connect(self._on_export_json_triggered)
-        a.export_csv.triggered.connect(self._on_export_csv_triggered)
-        a.export_png.triggered.connect(self._on_export_png_triggered)
+        for kind, action in (("json", a.export_json), ("csv", a.export_csv),
+                             ("png", a.export_png)):
+            action.triggered.connect(lambda _c=False, k=kind: export.export_view(self, k))
         a.quit.triggered.connect(self.close)
         a.find.triggered.connect(self._on_find_triggered)
         a.previous.triggered.connect(lambda: s.step_request(-1))
@@ -218,7 +173,6 @@ class MainWindow(QMainWindow):
         a.last.triggered.connect(s.select_last)
         a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
         a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
-
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str) -> None:
@@ -342,7 +296,7 @@ class MainWindow(QMainWindow):
         if keep is not None:  # the user chose a request while the file loaded
             self.state.select_request(keep)
         self._paint_soon()
-        if a.session.path and not _is_demo(a.session.path):  # the demo is not "recent"
+        if a.session.path and not is_demo(a.session.path):  # the demo is not "recent"
             self.settings.add_recent(a.session.path)
             self.actions_.set_recent(self.settings.recent_files())
 
@@ -397,72 +351,12 @@ class MainWindow(QMainWindow):
         if s is not None:
             SkippedDialog(s.skipped, s.path or "", self).exec()
 
-    def _export_path(self, title: str, suffix: str, filter_: str) -> str:
-        s, b = self.state.session, self.state.breakdown
-        base = os.path.splitext(os.path.basename(s.path or "session"))[0] if s else "session"
-        name = f"{base}-request{b.request if b else 0}.{suffix}"
-        return self.ask_save_path(title, name, filter_) if b is not None else ""
-
-    def _on_export_json_triggered(self) -> None:
-        path = self._export_path("Export breakdown as JSON", "json", "JSON (*.json)")
-        if path and self.state.breakdown is not None:
-            self._write(export.write_breakdown_json, self.state.breakdown, path)
-
-    def _on_export_csv_triggered(self) -> None:
-        path = self._export_path("Export breakdown as CSV", "csv", "CSV (*.csv)")
-        if path and self.state.breakdown is not None:
-            self._write(export.write_breakdown_csv, self.state.breakdown, path)
-
-    def _on_export_png_triggered(self) -> None:
-        path = self._export_path("Export bar as PNG", "png", "PNG image (*.png)")
-        if path and not export.save_png(self.bar_panel, path):
-            self.show_error("Export failed", f"cannot write {path}")
-
-    def _write(self, writer: Callable[[Breakdown, str], None], b: Breakdown, path: str) -> None:
-        try:
-            writer(b, path)
-        except OSError as e:
-            self.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
-        else:
-            self.status.showMessage(f"Saved {path}", 5000)
-
-    # -- persistence --------------------------------------------------------------------
+    # -- persistence (gui/window_layout.py) ------------------------------------------------
     def _restore_layout(self) -> None:
-        self._auto_split = self.settings.state("splitter") is None
-        geometry = self.settings.state("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        for key, restore in (("window_state", self.restoreState),
-                             ("splitter", self.splitter.restoreState)):
-            value = self.settings.state(key)
-            if value is not None:
-                restore(value)
-
-    def _restore_choices(self) -> None:
-        """The estimator, policy, counts and tab chosen in the last run (the window size
-        is the options' own: never carried over)."""
-        from ctxviewer.analysis.estimators import names
-        from ctxviewer.analysis.thresholds import POLICIES
-
-        saved = self.settings.analysis_options()
-        valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
-        chosen = {k: v for k, v in saved.items() if v in valid[k]}
-        if chosen:
-            self.state.options = replace(self.state.options, **chosen)
-            self.controls.set_options(self.state.options)
-        tab = self.settings.tab()
-        for i in range(self.tabs.count()):
-            if self.tabs.tabText(i).replace("&", "") == tab:
-                self.tabs.setCurrentIndex(i)
+        self._auto_split = not window_layout.restore_layout(self)
 
     def save_layout(self) -> None:
-        o = self.state.options
-        self.settings.set_analysis_options(o.estimator, o.policy, o.counts)
-        self.settings.set_tab(self.tabs.tabText(self.tabs.currentIndex()).replace("&", ""))
-        self.settings.set_state("geometry", self.saveGeometry())
-        self.settings.set_state("window_state", self.saveState())
-        self.settings.set_state("splitter", self.splitter.saveState())
-        self.settings.sync()
+        window_layout.save(self)
 
     def quit_concerns(self) -> list[str]:
         """What quitting now would lose, one sentence per panel that says so."""

@@ -102,11 +102,10 @@ class RequestListModel(QAbstractTableModel):
                     len(p.events))[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_INDEX, COL_PROMPT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        no_tier = p.failure is not None and "context_overflow" not in p.events  # no answer
         if role == Qt.ItemDataRole.BackgroundRole and col == COL_PROMPT and p.tier != "safe" \
-                and not no_tier:
+                and not p.unanswered:
             return tier_background(p.tier, self._dark)
-        if role == Qt.ItemDataRole.DecorationRole and col == COL_PROMPT and not no_tier:
+        if role == Qt.ItemDataRole.DecorationRole and col == COL_PROMPT and not p.unanswered:
             return tier_color(p.tier, self._dark)
         if role == TIER_ROLE:
             return p.tier
@@ -129,7 +128,7 @@ class RequestListModel(QAbstractTableModel):
                 return f"~{p.prompt_tokens:,}"
             if p.api_prompt_tokens is not None:
                 return f"{p.api_prompt_tokens:,}"
-            if p.failure is not None and "context_overflow" not in p.events:
+            if p.unanswered:
                 return "failed"
             return f"~{p.estimated_prompt_tokens:,}"
         if col == COL_ROLE:

@@ -26,6 +26,7 @@ import numpy as np
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.whatif import real_compactions
+from ctxviewer.fmt import short_text
 from ctxviewer.model import AUXILIARY, CONTEXT_OVERFLOW, MAIN, Event
 
 X_MODES = ("index", "time")
@@ -58,7 +59,7 @@ class EventMark:
         if self.kind == "simulated":
             return f"simulated #{self.index}\n(local estimate)"
         if self.kind == "failed":
-            return f"failed call #{self.index}\n{_short(self.trigger or '', 32)}"
+            return f"failed call #{self.index}\n{short_text(self.trigger or '', 32)}"
         head = f"compaction ({self.trigger})" if self.trigger else "compaction"
         pre = f"{self.pre:,}" if self.pre is not None else "?"
         post = f"{self.post:,}" if self.post is not None else "?"
@@ -104,22 +105,11 @@ def _filled(times: np.ndarray) -> np.ndarray:
     return out
 
 
-def failed(p: Point) -> bool:
-    """A call that got no answer (not an overflow, whose estimate is the point): it
-    is marked on the timeline, never drawn on its curves."""
-    return p.failure is not None and CONTEXT_OVERFLOW not in p.events
-
-
-def _short(text: str, n: int) -> str:
-    text = " ".join(text[:4 * n].split())
-    return text if len(text) <= n else text[:n - 1] + "\u2026"
-
-
 def _series(points: Sequence[Point], xs: np.ndarray, rows: list[int]) -> Series:
     return Series(
         np.array([points[i].index for i in rows], dtype=np.int64),
         xs[rows] if rows else np.empty(0),
-        np.array([np.nan if failed(points[i]) else points[i].prompt_tokens for i in rows],
+        np.array([np.nan if points[i].unanswered else points[i].prompt_tokens for i in rows],
                  dtype=float),
     )
 
@@ -149,7 +139,7 @@ def build(points: Sequence[Point], x_mode: str = "index") -> TimelineData:
     return TimelineData(
         x_mode=mode, has_time=has_time, main=main_series,
         api=_nan(None if p.simulated else p.api_prompt_tokens for p in main),
-        estimate=np.array([np.nan if failed(p) else p.estimated_prompt_tokens for p in main],
+        estimate=np.array([np.nan if p.unanswered else p.estimated_prompt_tokens for p in main],
                           dtype=float),
         output=_nan(p.output_tokens for p in main),
         cache_x=main_series.x[with_usage] if with_usage else np.empty(0),
@@ -185,7 +175,7 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     for p in points:
         if p.simulated:
             out.append(EventMark(p.index, "simulated", data.x_of.get(p.index, float(p.index))))
-        if failed(p):  # at the call itself, not half a step before it
+        if p.unanswered:  # at the call itself, not half a step before it
             out.append(EventMark(p.index, "failed", data.x_of.get(p.index, float(p.index)),
                                  trigger=p.failure))
     return out

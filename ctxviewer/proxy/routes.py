@@ -33,6 +33,15 @@ _ANTHROPIC_PREFIXES = ("/v1/messages", "/v1/complete")
 _OPENAI_PREFIXES = ("/chat/completions", "/completions", "/responses", "/embeddings",
                     "/moderations", "/audio/", "/images/")
 _SHARED_PREFIXES = ("/v1/models", "/v1/files")
+# (upstream, path prefixes, whether a leading /v1 is optional, POST path -> api,
+# the api of any other call)
+_PROVIDERS = (
+    ("anthropic", _ANTHROPIC_PREFIXES, False,
+     {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic-count-tokens"},
+     "other"),
+    ("openai", _OPENAI_PREFIXES, True,
+     {"/chat/completions": "openai-chat", "/responses": "openai-responses"}, "openai-other"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,19 +70,10 @@ def classify(method: str, path: str,
     """(api, upstream name) of a request; the upstream is None for a call of neither shape."""
     path = path.rstrip("/") or "/"
     post = method.upper() == "POST"
-    if _under(path, _ANTHROPIC_PREFIXES):
-        if post and path == "/v1/messages":
-            return "anthropic", "anthropic"
-        if post and path == "/v1/messages/count_tokens":
-            return "anthropic-count-tokens", "anthropic"
-        return "other", "anthropic"
-    bare = path[3:] if path.startswith("/v1/") else path
-    if _under(bare, _OPENAI_PREFIXES):
-        if post and bare == "/chat/completions":
-            return "openai-chat", "openai"
-        if post and bare == "/responses":
-            return "openai-responses", "openai"
-        return "openai-other", "openai"
+    for upstream, prefixes, drop_v1, posts, other in _PROVIDERS:
+        shape = path[3:] if drop_v1 and path.startswith("/v1/") else path
+        if _under(shape, prefixes):
+            return (posts.get(shape, other) if post else other), upstream
     if _under(path, _SHARED_PREFIXES):
         return ("other", "anthropic") if _anthropic_headers(headers) else ("openai-other", "openai")
     return NOT_ROUTED, None

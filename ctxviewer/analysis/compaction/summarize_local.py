@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import orjson
 
 from ctxviewer.analysis.compaction.base import Summary
+from ctxviewer.fmt import short_text
 from ctxviewer.model import TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -35,11 +36,6 @@ HEADINGS = {
            "commands": "执行的命令与搜索", "errors": "遇到的错误", "decisions": "决定",
            "state": "最新状态"},
 }
-
-
-def _short(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 def _plain_texts(messages: Sequence[Message], role: str) -> list[str]:
@@ -74,7 +70,7 @@ def _tool_inputs(messages: Sequence[Message]) -> tuple[list[str], list[str]]:
                     files.setdefault(data[k])
             for k in _CMD_KEYS:
                 if isinstance(data.get(k), str) and data[k]:
-                    commands.setdefault(f"{b.name or 'tool'}: {_short(data[k], 100)}")
+                    commands.setdefault(f"{b.name or 'tool'}: {short_text(data[k], 100)}")
     return list(files), list(commands)
 
 
@@ -86,7 +82,7 @@ def _errors(messages: Sequence[Message]) -> list[str]:
                 continue
             line = next((x for x in b.text.splitlines() if x.strip()), "")
             if b.is_error or _ERROR.search(line):
-                out.setdefault(_short(line, 140))
+                out.setdefault(short_text(line, 140))
     return list(out)
 
 
@@ -95,7 +91,7 @@ def _decisions(messages: Sequence[Message]) -> list[str]:
     for text in _plain_texts(messages, "assistant"):
         for sentence in re.split(r"(?<=[.!?。！？])\s*|\n", text):
             if _DECISION.search(sentence) and len(sentence.strip()) > 8:
-                out.setdefault(_short(sentence, 160))
+                out.setdefault(short_text(sentence, 160))
     return list(out)
 
 
@@ -104,11 +100,11 @@ def _latest_state(messages: Sequence[Message]) -> str:
         if m.role == "assistant":
             texts = [b.text for b in m.blocks if b.kind == TEXT and b.text.strip()]
             if texts:
-                return _short(texts[-1], 400)
+                return short_text(texts[-1], 400)
     for m in reversed(messages):
         texts = [b.text for b in m.blocks if b.kind == THINKING and b.text.strip()]
         if m.role == "assistant" and texts:
-            return _short(texts[-1], 300)
+            return short_text(texts[-1], 300)
     return ""
 
 
@@ -118,7 +114,7 @@ def title_for(goals: list[str], lang: str) -> str:
         return "对话摘要" if lang == "zh" else "Conversation summary"
     first = " ".join(goals[0].split())
     if lang == "zh":
-        return _short(first, 20)
+        return short_text(first, 20)
     words = re.findall(r"[\w./'-]+", first)[:8]
     if len(words) < 5:
         words += ["—", "session", "summary"][: max(0, 5 - len(words))]
@@ -154,7 +150,7 @@ class LocalSummarizer:
         files, commands = _tool_inputs(messages)
         n = self.max_items
         sections = [
-            ("goals", [_short(g, 200) for g in goals]),
+            ("goals", [short_text(g, 200) for g in goals]),
             ("files", files[:n] + ([f"(+{len(files) - n})"] if len(files) > n else [])),
             ("commands", commands[-n:]),
             ("errors", _errors(messages)[-n:]),

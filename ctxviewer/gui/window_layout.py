@@ -1,0 +1,86 @@
+"""How the main window is laid out and what it remembers between runs.
+
+The split of its three panes (request list | centre | content): the default
+for a first session, and the side panes giving way first when the window is
+narrower than the one they were sized in. What is saved at close and restored
+at start: geometry, toolbars, the split, the estimator, policy, counts and
+the tab in front (a Window size stays with its file: never restored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ctxviewer.analysis.estimators import names
+from ctxviewer.analysis.thresholds import POLICIES
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.main_window import MainWindow
+
+NARROW = 1200  # below this width the centre (bar, tree, plots) needs the room most
+
+
+def default_split(width: int, need: int) -> list[int]:
+    """The request list as wide as its columns ``need`` (within 22-38% of ``width``),
+    the content pane about a quarter, the rest for the centre."""
+    narrow = width < NARROW
+    left = max(int(width * 0.22), min(need, int(width * (0.30 if narrow else 0.38))))
+    right = max(180, int(width * (0.17 if narrow else 0.24)))
+    return [left, width - left - right, right]
+
+
+def centre_room(sizes: list[int]) -> list[int] | None:
+    """``sizes`` with the request list at most 30-34% and the content pane 17-24% of
+    their total; None when they already are (or the split is not laid out yet)."""
+    total = sum(sizes)
+    if len(sizes) != 3 or total < 600:
+        return None
+    narrow = total < NARROW
+    left = min(sizes[0], int(total * (0.30 if narrow else 0.34)))
+    right = min(sizes[2], max(180, int(total * (0.17 if narrow else 0.24))))
+    if (left, right) == (sizes[0], sizes[2]):
+        return None
+    return [left, total - left - right, right]
+
+
+def _tab_name(window: MainWindow, index: int) -> str:
+    return window.tabs.tabText(index).replace("&", "")
+
+
+def restore_layout(window: MainWindow) -> bool:
+    """Geometry, toolbars and split of the last run; False when no split was saved."""
+    s = window.settings
+    geometry = s.state("geometry")
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+    for key, restore in (("window_state", window.restoreState),
+                         ("splitter", window.splitter.restoreState)):
+        value = s.state(key)
+        if value is not None:
+            restore(value)
+    return s.state("splitter") is not None
+
+
+def restore_choices(window: MainWindow) -> None:
+    """The estimator, policy, counts and tab chosen in the last run."""
+    saved = window.settings.analysis_options()
+    valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
+    chosen = {k: v for k, v in saved.items() if v in valid[k]}
+    if chosen:
+        window.state.options = replace(window.state.options, **chosen)
+        window.controls.set_options(window.state.options)
+    tab = window.settings.tab()
+    for i in range(window.tabs.count()):
+        if _tab_name(window, i) == tab:
+            window.tabs.setCurrentIndex(i)
+
+
+def save(window: MainWindow) -> None:
+    s, o = window.settings, window.state.options
+    s.set_analysis_options(o.estimator, o.policy, o.counts)
+    s.set_tab(_tab_name(window, window.tabs.currentIndex()))
+    s.set_state("geometry", window.saveGeometry())
+    s.set_state("window_state", window.saveState())
+    s.set_state("splitter", window.splitter.saveState())
+    s.sync()
