@@ -26,6 +26,8 @@ ICON_NAME = "ctxviewer"
 
 @dataclass
 class DesktopResult:
+    """What installing or removing the desktop entry did."""
+
     written: list[Path] = field(default_factory=list)
     removed: list[Path] = field(default_factory=list)
     refreshed: list[str] = field(default_factory=list)  # database tools that ran

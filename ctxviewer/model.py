@@ -69,6 +69,8 @@ class Block:
 
 @dataclass(frozen=True, slots=True)
 class Message:
+    """One message of a request: a role and its blocks."""
+
     role: str  # "user" | "assistant" | "system" | "tool" | "developer"
     blocks: tuple[Block, ...]
     id: str | None = None
@@ -216,12 +218,16 @@ class TokenCount:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
+    """A line of the input that was not read, and why."""
+
     line: int
     reason: str
 
 
 @dataclass
 class Session:
+    """A loaded session: its requests, events, skipped lines and notes."""
+
     path: str | None
     format: str
     requests: list[Request] = field(default_factory=list)

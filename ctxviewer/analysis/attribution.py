@@ -75,6 +75,8 @@ class Step:
 
 @dataclass(frozen=True)
 class Attribution:
+    """One request's prompt split into exact growth, estimate and unattributed tokens."""
+
     index: int
     exact: int = 0
     estimated: int = 0

@@ -65,6 +65,8 @@ class Item:
 
 @dataclass(frozen=True)
 class Category:
+    """One row of the breakdown (system prompt, tools, messages ...) with its items."""
+
     name: str
     tokens: int
     items: tuple[Item, ...] = ()
@@ -80,6 +82,8 @@ class Category:
 
 @dataclass(frozen=True)
 class Breakdown:
+    """The context window of one request, split into categories."""
+
     request: int
     mode: str  # "A" | "B"
     estimator: str

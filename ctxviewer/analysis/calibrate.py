@@ -54,6 +54,8 @@ class Fit:
 
 @dataclass(frozen=True, slots=True)
 class Prediction:
+    """A calibrated estimate of one request's prompt, and the fit it came from."""
+
     estimate: int | None  # None: nothing to fit on (first request)
     base: str | None
     fit: Fit | None  # None when the group had no earlier request (ratio 1.0)

@@ -64,6 +64,8 @@ class LocalCounter:
 
 @dataclass(frozen=True)
 class Row:
+    """One request scored: the API's count and each estimator's estimate."""
+
     index: int
     model: str | None
     role: str
@@ -82,6 +84,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Stats:
+    """One estimator's error over the scored rows."""
+
     n: int
     mape: float | None
     bias: float | None
@@ -107,6 +111,8 @@ class CategoryTable:
 
 @dataclass(frozen=True)
 class Comparison:
+    """Estimators scored against the API's counts over a session."""
+
     estimators: tuple[str, ...]
     rows: tuple[Row, ...]
     summary: dict[str, Stats]

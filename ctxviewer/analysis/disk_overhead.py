@@ -57,6 +57,8 @@ _FRONT = re.compile(r"^---\n(?P<body>.*?)\n---", re.S)
 
 @dataclass(frozen=True)
 class DiskItem:
+    """A piece of overhead read from the project on disk now (memory, skill, MCP)."""
+
     kind: str  # memory | skill | mcp server
     name: str  # a path or a name
     tokens: int

@@ -50,6 +50,8 @@ def env_pct_override(environ: Mapping[str, str]) -> float | None:
 
 @dataclass
 class Analysis:
+    """A loaded session with the user's choices, and everything derived from them."""
+
     session: Session
     estimator_name: str = DEFAULT
     policy: str = AGENT

@@ -42,6 +42,8 @@ TIERS = ("safe", "warn", "auto", "hard")
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
+    """The warn, auto-compaction and hard limits of a window under a policy."""
+
     policy: str
     window: int
     warn: int

@@ -12,6 +12,8 @@ from ctxviewer.model import CONTEXT_OVERFLOW, Request, Session
 
 @dataclass(frozen=True, slots=True)
 class Point:
+    """One request on the timeline: API count, estimate, usage and marks."""
+
     index: int
     timestamp: str | None
     model: str | None

@@ -61,6 +61,8 @@ class RealCompaction:
 
 @dataclass(frozen=True, slots=True)
 class WhatIf:
+    """A session replayed under another policy or window: where compaction would fire."""
+
     policy: str
     window: int
     auto: int

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxviewer.analysis.agents.context_output import AgentContext, compare
-from ctxviewer.analysis.agents.context_output import parse as parse_context
 from ctxviewer.analysis.agents.sessions import describe, split
 from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.analysis.estimators import names as estimator_names
@@ -23,6 +21,9 @@ from ctxviewer.commands.common import (
     request_index,
 )
 from ctxviewer.fmt import plural
+
+if TYPE_CHECKING:  # imported when --against is given: kept off report's start-up
+    from ctxviewer.analysis.agents.context_output import AgentContext
 
 HELP = "print the context breakdown of a request and the prompt size of every request"
 
@@ -64,11 +65,15 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         out = report_json(a, which)
         if theirs is not None and out["breakdown"] is not None:
+            from ctxviewer.analysis.agents.context_output import compare
+
             out["against"] = {"agent": theirs.agent, "rows": compare(theirs, out)}
         print_json(out)
         return 0
     sys.stdout.write(render_text(a, which, args.all_items))
     if theirs is not None and which is not None:
+        from ctxviewer.analysis.agents.context_output import compare
+
         sys.stdout.write(render_against(theirs, compare(theirs, report_json(a, which))))
     return 0
 
@@ -87,6 +92,8 @@ def _list_sessions(args: argparse.Namespace) -> int:
 
 
 def _read_context(path: str) -> AgentContext:
+    from ctxviewer.analysis.agents.context_output import parse as parse_context
+
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             return parse_context(f.read())

@@ -30,6 +30,8 @@ ROOT = QModelIndex()  # the invisible root, as a default argument
 
 @dataclass
 class _Node:
+    """A row of the breakdown tree: a category or one of its items."""
+
     obj: Category | Item | None
     category: str
     parent: int  # id of the parent node (-1 for categories)

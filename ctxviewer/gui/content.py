@@ -19,6 +19,8 @@ from ctxviewer.model import Block, Message, ToolDef
 
 @dataclass(frozen=True)
 class Content:
+    """The text shown for a selected row, with its token counts."""
+
     title: str
     text: str
     tokens: int | None  # count of the text under the estimator (None: not applicable)

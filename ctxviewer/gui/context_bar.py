@@ -34,6 +34,8 @@ RADIUS = 5.0
 
 @dataclass(frozen=True)
 class Segment:
+    """One coloured segment of the context bar."""
+
     name: str
     label: str
     tokens: int

@@ -20,6 +20,8 @@ from ctxviewer.gui.insights_table import InsightsTable
 
 @dataclass(frozen=True)
 class Row:
+    """A row of the compactions table: one kind of part of one compaction."""
+
     after: int  # the first request after the compaction
     kind: str
     what: str

@@ -43,6 +43,8 @@ def fmt_int(n: int | None) -> str:
 
 @dataclass(frozen=True)
 class Column:
+    """A column of an Insights table: header, value, format and sort key."""
+
     header: str
     value: Callable[[Any], Any]
     fmt: Callable[[Any], str] = lambda v: "" if v is None else str(v)

@@ -29,6 +29,8 @@ from ctxviewer.model import Session
 
 @dataclass(frozen=True)
 class InsightsResult:
+    """Insights computed off the GUI thread, for one session and estimator."""
+
     session: Session
     estimator: str
     insights: Insights

@@ -31,6 +31,8 @@ def default_output() -> str:
 
 @dataclass(frozen=True)
 class ProxySettings:
+    """Where the proxy listens, where it forwards to, where it records."""
+
     port: int = DEFAULT_PORT  # 0: any free port
     upstream: str = ANTHROPIC_UPSTREAM
     openai_upstream: str = OPENAI_UPSTREAM

@@ -34,6 +34,8 @@ X_MODES = ("index", "time")
 
 @dataclass(frozen=True)
 class Series:
+    """Points of the timeline: request indices with their x and y."""
+
     index: np.ndarray  # request indices (int)
     x: np.ndarray
     y: np.ndarray  # prompt tokens: API count where known, else the estimate
@@ -68,6 +70,8 @@ class EventMark:
 
 @dataclass(frozen=True)
 class TimelineData:
+    """Everything the timeline plots, as arrays."""
+
     x_mode: str  # the mode actually used ("index" when there is no timestamp)
     has_time: bool
     main: Series

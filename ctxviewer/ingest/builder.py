@@ -20,7 +20,6 @@ Rules that hold for every format live here, not in the readers:
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from dataclasses import replace
 
@@ -156,6 +155,8 @@ def _mark_group_subagents(reqs: list[Request], tooled: list[Request]) -> None:
     tooled_ids = {id(r) for r in tooled}
     for i, r in enumerate(reqs):
         if id(r) in tooled_ids and (key := _prompt_key(r)) != main_key:
+            import hashlib  # rare: a sub-agent without an id
+
             agent = "agent-" + hashlib.sha1(key.encode()).hexdigest()[:8]
             reqs[i] = replace(r, role=SUBAGENT, sidechain=True, agent=agent)
 

@@ -46,6 +46,8 @@ def _python_dumps(value: Any) -> tuple[bytes, ...]:
 
 @dataclass(frozen=True)
 class _Layout:
+    """How a writer spaced its JSON: separators, and how values were dumped."""
+
     colon: bytes  # between a key and its value
     comma: bytes  # between array elements
     dumps: Callable[[Any], tuple[bytes, ...]]  # the candidate bytes of a value
@@ -57,6 +59,8 @@ PYTHON = _Layout(b": ", b", ", _python_dumps)
 
 @dataclass(eq=False)
 class _Array:
+    """A JSON array of the previous line, with the byte offsets of its elements."""
+
     layout: _Layout
     line: bytes  # the line the offsets are in
     start: int  # offset of the array's first element

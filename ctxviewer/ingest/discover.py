@@ -76,6 +76,8 @@ class Probe:
 
 @dataclass
 class SessionInfo:
+    """A session file found on this machine."""
+
     path: str
     agent: str
     project: str | None  # the project folder decoded from the directory name, when possible

@@ -56,6 +56,8 @@ NOTES = (
 
 @dataclass(frozen=True, slots=True)
 class _Node:
+    """A record of a qwen-code chat tree: its parent and its messages."""
+
     parent: str | None
     messages: tuple[Message, ...] = ()
     merge: bool = False  # a mid-turn user message joins the preceding user turn

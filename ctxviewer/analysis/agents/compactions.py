@@ -29,6 +29,8 @@ TOLERANCE = 1  # requests: a prediction this close to an observed compaction exp
 
 @dataclass(frozen=True)
 class Compactions:
+    """Where a session compacted, and where the agent's threshold says it would have."""
+
     observed: tuple[int, ...]  # request indices (the first request after each compaction)
     triggers: tuple[str | None, ...]  # per observed: "auto" | "manual" | "inferred" | None
     predicted: tuple[int, ...]

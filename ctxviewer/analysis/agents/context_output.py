@@ -32,6 +32,8 @@ _SECTIONS = {"mcp tools": "mcp_tools", "memory files": "memory_files", "skills":
 
 @dataclass(frozen=True)
 class Number:
+    """A number as an agent printed it, with the rounding its digits may hide."""
+
     value: float
     half_unit: float  # half the last printed digit: the rounding it may hide
 
@@ -41,6 +43,8 @@ class Number:
 
 @dataclass
 class AgentContext:
+    """What an agent's own ``/context`` output says: window, use, categories, items."""
+
     agent: str  # "claude-code" | "qwen-code"
     window: Number | None = None
     used: Number | None = None

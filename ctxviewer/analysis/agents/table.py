@@ -12,7 +12,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 Version = tuple[int, ...]
@@ -71,6 +71,8 @@ class Era:
 
 @dataclass(frozen=True)
 class Profile:
+    """One agent of the table: its eras (versions with their rules) and estimator."""
+
     id: str  # claude-code | qwen-code | codex | gemini-cli | anthropic-client | openai-client
     label: str
     eras: tuple[Era, ...]
@@ -115,7 +117,7 @@ def _era(raw: dict[str, Any]) -> Era:
 @cache
 def profiles() -> dict[str, Profile]:
     """Every profile of ``profiles.toml``, by id (read once)."""
-    text = resources.files(__package__).joinpath("profiles.toml").read_text("utf-8")
+    text = Path(__file__).with_name("profiles.toml").read_text("utf-8")
     data = tomllib.loads(text)
     out: dict[str, Profile] = {}
     for pid, raw in data["profiles"].items():

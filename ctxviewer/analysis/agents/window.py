@@ -19,6 +19,8 @@ ONE_M = 1_000_000
 
 @dataclass(frozen=True)
 class Window:
+    """The context window used for a session, and where that number came from."""
+
     tokens: int
     source: str  # user | log | agent profile | model table
     detail: str  # one line for people: why this number

@@ -30,6 +30,8 @@ _TEXT_RESULT = "Result of calling the "
 
 @dataclass(frozen=True)
 class SlimParams:
+    """How the slim strategy shortens tool results and code."""
+
     max_chars: int = 2_000
     code_max_lines: int = 50
     code_head_ratio: float = 0.6  # the tail gets the rest (40%)

@@ -37,6 +37,8 @@ SHANNON_PREFIX = "Previous context summary:\n"
 
 @dataclass(frozen=True)
 class QwenParams:
+    """qwen-code's compression rules: what share is kept, how long the summary may be."""
+
     preserve_fraction: float = 0.3  # COMPRESSION_PRESERVE_THRESHOLD: recent share kept
     max_output_tokens: int = SUMMARY_RESERVE  # COMPACT_MAX_OUTPUT_TOKENS (20,000)
     summary_tokens: int = 2_000  # what the local summarizer aims at
@@ -45,6 +47,8 @@ class QwenParams:
 
 @dataclass(frozen=True)
 class ShannonParams:
+    """The shannon strategy's rules: primers and recents kept, trigger and target."""
+
     primers: int = 3
     recents: int = 20
     summary_tokens: int = 400

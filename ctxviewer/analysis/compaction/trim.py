@@ -35,6 +35,8 @@ CRITICAL_TAGS = frozenset({MEMORY, COMPACTION_SUMMARY, SKILL_LISTING})
 
 @dataclass(frozen=True)
 class TrimParams:
+    """The trim strategy's rules: rounds kept whole, and the token budget."""
+
     keep_rounds: int = 3
     budget: int | None = None  # default: the policy's target, else 37.5% of the window
 

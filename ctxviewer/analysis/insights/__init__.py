@@ -53,6 +53,8 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Insights:
+    """Everything Insights shows for a session: cost, cache, repeats, sub-agents."""
+
     cost: SessionCost
     cache: CacheSummary
     redundancy: RedundancyReport

@@ -49,6 +49,8 @@ TTL_1H = 3600.0
 
 @dataclass(frozen=True)
 class CacheBreak:
+    """A request whose prompt cache broke: where the prefix changed, and the cost."""
+
     request: int  # index of the later request
     previous: int  # index of the earlier request of the same conversation
     conversation: str
@@ -250,6 +252,8 @@ def cache_breaks(session: Session, est: Estimator, *, min_drop: float = 0.2,
 
 @dataclass(frozen=True)
 class CacheSummary:
+    """The session's cache hit rate, what caching saved, and every break."""
+
     hit_rate: float | None
     saved_usd: float
     breaks: tuple[CacheBreak, ...]

@@ -42,6 +42,8 @@ KINDS = ("summary", "kept", "reattached", "dropped")
 
 @dataclass(frozen=True)
 class Part:
+    """One piece of a compaction's outcome: summary, kept, re-attached or dropped."""
+
     kind: str  # summary | kept | reattached | dropped
     what: str  # e.g. "memory file CLAUDE.md", "tool result", "text"
     tokens: int
@@ -50,6 +52,8 @@ class Part:
 
 @dataclass(frozen=True)
 class Outcome:
+    """What one real compaction kept, re-attached and dropped, in tokens."""
+
     before: int  # request index
     after: int
     before_tokens: int | None  # the API's prompt sizes (exact)

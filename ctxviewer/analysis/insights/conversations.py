@@ -16,6 +16,8 @@ from ctxviewer.model import AUXILIARY, MAIN, Message, Request, Session
 
 @dataclass(frozen=True)
 class Conversation:
+    """The requests of one conversation of a session (main, a sub-agent, a side call)."""
+
     label: str  # "main", "agent <id>", "sidechain 2", "auxiliary 5"
     role: str
     agent: str | None

@@ -86,6 +86,8 @@ class RequestCost:
 
 @dataclass(frozen=True)
 class ModelCost:
+    """What the requests of one model cost."""
+
     model: str
     price_key: str | None
     requests: int
@@ -95,6 +97,8 @@ class ModelCost:
 
 @dataclass(frozen=True)
 class SessionCost:
+    """What a session cost, per request and per model, with and without caching."""
+
     requests: tuple[RequestCost, ...]
     total_usd: float  # over the priced requests
     no_cache_usd: float  # the same requests priced without caching
@@ -231,6 +235,8 @@ class Budget:
 
 @dataclass(frozen=True)
 class BudgetCrossing:
+    """The request whose spend crossed a budget's warning or limit."""
+
     kind: str  # "warn" | "limit"
     request: int  # index of the request whose spend crossed it
     task: int  # task number (0-based; always 0 for a session budget)
@@ -244,6 +250,8 @@ class BudgetCrossing:
 
 @dataclass(frozen=True)
 class BudgetReport:
+    """One budget checked against a session: crossings, spend, where it stops."""
+
     budget: Budget
     crossings: tuple[BudgetCrossing, ...]
     spent: float  # session total, or the largest task's spend

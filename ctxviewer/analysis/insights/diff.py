@@ -17,6 +17,8 @@ from ctxviewer.model import Block, Request
 
 @dataclass(frozen=True)
 class BlockChange:
+    """A block added, removed or changed between two requests."""
+
     section: str  # "system" | "tools" | "messages"
     status: str  # "added" | "removed" | "changed"
     label: str  # e.g. "message 3 block 0 tool_result", "tool Read"
@@ -38,6 +40,8 @@ class BlockChange:
 
 @dataclass(frozen=True)
 class RequestDiff:
+    """What changed between two requests, block by block."""
+
     a: int
     b: int
     changes: tuple[BlockChange, ...]

@@ -47,6 +47,8 @@ class Price:
 
 @dataclass(frozen=True)
 class PriceTable:
+    """Prices per model, looked up by model name."""
+
     prices: tuple[Price, ...]
     as_of: str | None = None
     source: str = ""

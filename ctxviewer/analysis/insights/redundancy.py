@@ -53,6 +53,8 @@ KINDS = ("stale_read", "repeated_read", "old_todo", "duplicate_output", "duplica
 
 @dataclass(frozen=True)
 class Finding:
+    """Content carried more than once or after it went stale, and its carry cost."""
+
     kind: str
     conversation: str
     name: str  # tool name, or "system reminder"
@@ -79,6 +81,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class RedundancyReport:
+    """Every repeated or stale piece of a session, largest carry cost first."""
+
     findings: tuple[Finding, ...]  # largest carry cost first
 
     @property
@@ -108,6 +112,8 @@ class RedundancyReport:
 
 @dataclass
 class _Call:
+    """A tool call seen while scanning a conversation."""
+
     seq: int
     pos: int  # position of its message's first appearance in the conversation
     message: Message

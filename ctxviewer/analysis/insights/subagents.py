@@ -25,6 +25,8 @@ SPAWN_TOOLS = frozenset({"Task", "Agent", "task", "dispatch_agent", "spawn_agent
 
 @dataclass(frozen=True)
 class SubagentRun:
+    """One sub-agent run: its requests, model, peak context and tokens."""
+
     label: str
     agent: str | None
     requests: tuple[int, ...]
@@ -55,6 +57,8 @@ class SubagentRun:
 
 @dataclass
 class _Spawn:
+    """A sub-agent launch seen in the main conversation."""
+
     ref: str
     request: int | None  # index of the main request whose response issued it
     position: int  # order of the main request (issuing, or first carrying it)
