@@ -9,8 +9,9 @@ counts) each distinct message once.
 from __future__ import annotations
 
 import base64
+import math
 import struct
-from datetime import datetime, timezone
+import time
 from typing import Any
 
 from ctxviewer.ingest.base import as_int, well_typed
@@ -65,10 +66,14 @@ def iso(ts: Any) -> str | None:
         if ts > 1e12:  # milliseconds
             ts = ts / 1000
         try:
-            dt = datetime.fromtimestamp(ts, tz=timezone.utc)
+            whole = math.floor(ts)
+            micros = round((ts - whole) * 1e6)  # as datetime.fromtimestamp rounds
+            if micros >= 1_000_000:
+                whole, micros = whole + 1, 0
+            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + \
+                f".{micros // 1000:03d}Z"
         except (OverflowError, OSError, ValueError):
             return None
-        return dt.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     if isinstance(ts, str):
         return ts
     return None
@@ -229,6 +234,14 @@ def _common_prefix(raw: list[Any], prev: list[Any]) -> int:
     high = min(len(raw), len(prev))
     if raw[:high] == prev[:high]:
         return high
+    # Most often only the last shared message or two differ (a cache marker that
+    # moved on): try those before a binary search, each try a slice compare in C.
+    for n in range(high - 1, max(high - 3, 0), -1):
+        if raw[n - 1] is prev[n - 1] or raw[n - 1] == prev[n - 1]:
+            if raw[:n] == prev[:n]:
+                return n
+            high = n
+            break
     low = 0  # raw[:low] == prev[:low] holds; raw[:high + 1] == prev[:high + 1] does not
     high -= 1
     while low < high:

@@ -64,7 +64,7 @@ class _Array:
     layout: _Layout
     line: bytes  # the line the offsets are in
     start: int  # offset of the array's first element
-    ends: list[int]  # offset after each element with verified bytes
+    ends: list[int]  # offset after each element with verified bytes, from ``start``
     items: list[Any]  # the parsed elements (all of them)
 
 
@@ -72,7 +72,9 @@ class HistoryDecoder:
     """``decode(line) == orjson.loads(line)``, parsing repeated history once.
 
     ``arrays`` lists (key, path) pairs: the first ``"key":[`` in a line is the
-    array at ``path`` (a tuple of object keys from the root).
+    array at ``path`` (a tuple of object keys from the root). ``whole`` lists
+    values repeated whole from line to line (an agent's tool list). Both kinds
+    of repeat are cut out of the line in one splice, so a line is copied once.
     """
 
     def __init__(self, arrays: tuple[tuple[str, tuple[str, ...]], ...],
@@ -84,107 +86,133 @@ class HistoryDecoder:
         # marker, the path, and the last verified (bytes, parsed value)
         self._whole = [(b'"' + key.encode() + b'":', path) for key, path in whole]
         self._known: dict[tuple[str, ...], list[tuple[bytes, Any]]] = {}
+        # per path: how many bytes followed the value in the last line that held it
+        # (the next line most often has the same tail: found without a search)
+        self._tail: dict[tuple[str, ...], int] = {}
         self.reused_bytes = 0  # bytes not parsed thanks to reuse (for benchmarks, tests)
 
     def decode(self, line: bytes) -> Any:
-        cut, spliced = self._cut_whole(line)
-        doc = self._decode_arrays(spliced)
-        if cut:
-            for path, value in cut:
-                parent = _at(doc, path[:-1])
-                if not (isinstance(parent, dict) and parent.get(path[-1]) == SENTINEL):
-                    # the marker was elsewhere than at its path: parse whole, and forget
-                    # what was remembered from the spliced line
-                    self._recent.clear()
-                    doc = orjson.loads(line)
-                    break
-                parent[path[-1]] = value
-            else:
-                self.reused_bytes += len(line) - len(spliced)
-        self._remember_whole(line, doc, {path for path, _ in cut})
+        found = self._find_array(line)
+        # (begin, end, path, value): the bytes cut out, the sentinel's path, and what
+        # replaces it (a whole value; None: the array's first ``count`` remembered items)
+        cuts: list[tuple[int, int, tuple[str, ...], Any]] = []
+        prev, count = None, 0
+        if found is not None:
+            start, path, layout = found
+            prev = self._conversation(line, start, layout)
+            count = _common_elements(prev, line, start) if prev is not None else 0
+            if count:
+                assert prev is not None
+                cuts.append((start, start + prev.ends[count - 1], path, None))
+        for marker, wpath in self._whole:
+            cut = self._whole_at(line, marker, wpath)
+            if cut is not None and all(cut[1] <= b or cut[0] >= e for b, e, _, _ in cuts):
+                cuts.append(cut)
+        doc = self._spliced(line, cuts) if cuts else None
+        if doc is None:
+            doc, count, cuts = orjson.loads(line), 0, []
+        else:
+            for begin, end, cpath, value in cuts:
+                if value is None:
+                    assert prev is not None
+                    _at(doc, cpath)[0:1] = prev.items[:count]
+                else:
+                    _at(doc, cpath[:-1])[cpath[-1]] = value
+                self.reused_bytes += end - begin
+        if found is not None:
+            array = _at(doc, found[1])
+            if isinstance(array, list):
+                self._remember(line, found[0], array, prev, count, found[2])
+        self._remember_whole(line, doc, {c[2] for c in cuts if c[3] is not None})
         return doc
 
-    def _cut_whole(self, line: bytes) -> tuple[list[tuple[tuple[str, ...], Any]], bytes]:
-        """``line`` with each whole value seen recently replaced by the sentinel."""
-        cut: list[tuple[tuple[str, ...], Any]] = []
-        for marker, path in self._whole:
-            known = self._known.get(path)
-            if not known:
-                continue
-            pos = line.rfind(marker)  # bodies put the tools after the long history
-            if pos < 0:
-                continue
-            pos += len(marker)
-            for raw, value in reversed(known):  # the main thread's and side calls' lists
-                if line.startswith(raw, pos):
-                    line = line[:pos] + _SENTINEL_JSON + line[pos + len(raw):]
-                    cut.append((path, value))
-                    break
-        return cut, line
+    def _find_array(self, line: bytes) -> tuple[int, tuple[str, ...], _Layout] | None:
+        for marker, path, layout in self._arrays:
+            pos = line.find(marker)
+            if pos >= 0:
+                return pos + len(marker), path, layout
+        return None
+
+    def _whole_at(self, line: bytes, marker: bytes, path: tuple[str, ...]
+                  ) -> tuple[int, int, tuple[str, ...], Any] | None:
+        """Where ``line`` holds a whole value seen recently, byte for byte."""
+        known = self._known.get(path)
+        if not known:
+            return None
+        tail = self._tail.get(path)
+        if tail is not None:
+            for raw, value in reversed(known):  # where the last line had it
+                pos = len(line) - tail - len(raw)
+                if pos >= len(marker) and line.startswith(raw, pos) and \
+                        line.startswith(marker, pos - len(marker)):
+                    return pos, pos + len(raw), path, value
+        pos = line.rfind(marker)  # bodies put the tools after the long history
+        if pos < 0:
+            return None
+        pos += len(marker)
+        for raw, value in reversed(known):  # the main thread's and side calls' lists
+            if line.startswith(raw, pos):
+                self._tail[path] = len(line) - pos - len(raw)
+                return pos, pos + len(raw), path, value
+        return None
+
+    @staticmethod
+    def _spliced(line: bytes, cuts: list[tuple[int, int, tuple[str, ...], Any]]) -> Any:
+        """The line parsed with each cut replaced by the sentinel; None unless every
+        sentinel came back at its path (else the bytes were not what they seemed)."""
+        cuts.sort(key=lambda c: c[0])
+        pieces, pos = [], 0
+        for begin, end, _, _ in cuts:
+            pieces += (line[pos:begin], _SENTINEL_JSON)
+            pos = end
+        pieces.append(line[pos:])
+        doc = _loads_or_none(b"".join(pieces))
+        if doc is None:
+            return None
+        for _, _, path, value in cuts:
+            if value is None:
+                array = _at(doc, path)
+                if not (isinstance(array, list) and array and array[0] == SENTINEL):
+                    return None
+            else:
+                parent = _at(doc, path[:-1])
+                if not (isinstance(parent, dict) and parent.get(path[-1]) == SENTINEL):
+                    return None
+        return doc
 
     def _remember_whole(self, line: bytes, doc: Any, cut: set[tuple[str, ...]]) -> None:
         for marker, path in self._whole:
             if path in cut:
                 continue
             value = _at(doc, path)
+            if not isinstance(value, list) or not value:
+                continue
             pos = line.rfind(marker)
-            if not isinstance(value, list) or not value or pos < 0:
+            if pos < 0:
                 continue
             try:
                 raw = orjson.dumps(value)
             except (TypeError, orjson.JSONEncodeError):
                 continue
             if line.startswith(raw, pos + len(marker)):  # the bytes really are these
+                self._tail[path] = len(line) - pos - len(marker) - len(raw)
                 known = self._known.setdefault(path, [])
                 known.append((raw, value))
                 if len(known) > KEEP_WHOLE:
                     del known[0]
 
-    def _decode_arrays(self, line: bytes) -> Any:
-        for marker, path, layout in self._arrays:
-            pos = line.find(marker)
-            if pos >= 0:
-                return self._decode(line, pos + len(marker), path, layout)
-        return orjson.loads(line)
-
-    def _decode(self, line: bytes, start: int, path: tuple[str, ...], layout: _Layout) -> Any:
-        prev = self._conversation(line, start, layout)
-        count = _common_elements(prev, line, start) if prev is not None else 0
-        doc = None
-        if count:
-            assert prev is not None
-            cut = start + prev.ends[count - 1] - prev.start
-            doc = _loads_or_none(line[:start] + _SENTINEL_JSON + line[cut:])
-            array = _at(doc, path)
-            if array and array[0] == SENTINEL:
-                array[0:1] = prev.items[:count]
-                self.reused_bytes += cut - start
-            else:
-                doc, count = None, 0
-        if doc is None:
-            doc = orjson.loads(line)
-        array = _at(doc, path)
-        if isinstance(array, list):
-            self._remember(line, start, array, prev, count, layout)
-        return doc
-
     def _conversation(self, line: bytes, start: int, layout: _Layout) -> _Array | None:
         """The remembered array whose first element this line's array starts with."""
         for state in reversed(self._recent):
             if state.layout is layout and line.startswith(
-                    memoryview(state.line)[state.start:state.ends[0]], start):
+                    memoryview(state.line)[state.start:state.start + state.ends[0]], start):
                 return state
         return None
 
     def _remember(self, line: bytes, start: int, items: list[Any], prev: _Array | None,
                   count: int, layout: _Layout) -> None:
-        if count:
-            assert prev is not None
-            shift = start - prev.start
-            ends = [end + shift for end in prev.ends[:count]]
-        else:
-            ends = []
-        pos = ends[-1] if ends else start
+        ends = prev.ends[:count] if count and prev is not None else []
+        pos = start + ends[-1] if ends else start
         comma = layout.comma
         for item in items[count:]:
             if ends:
@@ -198,7 +226,7 @@ class HistoryDecoder:
             if raw is None:
                 break
             pos += len(raw)
-            ends.append(pos)
+            ends.append(pos - start)
         if prev is not None:
             self._recent.remove(prev)
         if ends:
@@ -210,14 +238,14 @@ class HistoryDecoder:
 def _common_elements(prev: _Array, line: bytes, start: int) -> int:
     """How many leading elements of ``prev`` ``line`` repeats byte for byte at ``start``."""
     old = memoryview(prev.line)
-    shift = start - prev.start
+    base = prev.start
 
     def same_prefix(n: int) -> bool:  # the first n elements are the same bytes
-        return line.startswith(old[prev.start:prev.ends[n - 1]], start)
+        return line.startswith(old[base:base + prev.ends[n - 1]], start)
 
     def same_element(n: int) -> bool:  # element n (1-based) is the same bytes in place
-        begin = prev.ends[n - 2] if n > 1 else prev.start
-        return line.startswith(old[begin:prev.ends[n - 1]], begin + shift)
+        begin = prev.ends[n - 2] if n > 1 else 0
+        return line.startswith(old[base + begin:base + prev.ends[n - 1]], start + begin)
 
     total = len(prev.ends)
     for n in range(total, max(total - TAIL_TRIES, 0), -1):

@@ -37,7 +37,8 @@ def iter_sse(pieces: Iterable[str]) -> Iterator[tuple[str | None, str]]:
         held = text.endswith("\r")  # maybe the first half of a CRLF
         # Only CR, LF and CRLF end SSE lines; str.splitlines() would also split a
         # JSON string holding U+2028, U+0085 or \x1c, which JSON leaves unescaped.
-        lines = _LINE_END.split(text[:-1] if held else text)
+        whole = text[:-1] if held else text
+        lines = _LINE_END.split(whole) if "\r" in whole else whole.split("\n")
         rest = lines.pop() + ("\r" if held else "")
         for line in lines:
             if not line:

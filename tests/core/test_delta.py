@@ -170,15 +170,17 @@ TOOLS = [{"name": f"tool{i}", "description": "d" * 40, "input_schema": {"type": 
 @given(conversations=st.lists(st.lists(message, min_size=1, max_size=6), min_size=1,
                               max_size=2),
        steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.booleans(),
-                                st.sampled_from(["same", "other", "none", "nested"])),
+                                st.sampled_from(["same", "other", "none", "nested"]),
+                                st.sampled_from(["", "ok", "a longer answer"]), st.booleans()),
                       min_size=1, max_size=10))
 def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
     """The tool list, repeated whole, is reused; changed, missing, or also named inside
-    a message (the marker elsewhere), the line still decodes as orjson.loads does."""
+    a message (the marker elsewhere), followed by more or fewer bytes than last time, or
+    before the messages, the line still decodes as orjson.loads does."""
     from ctxviewer.ingest.delta import TRACE_WHOLE
 
     decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
-    for conv, upto, mark, tools in steps:
+    for conv, upto, mark, tools, answer, tools_first in steps:
         msgs = [*conversations[conv % len(conversations)][:upto]]
         if mark and msgs and isinstance(msgs[-1], dict):
             msgs[-1] = {**msgs[-1], "cache_control": {"type": "ephemeral"}}
@@ -189,8 +191,10 @@ def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
             body["tools"] = TOOLS
         elif tools == "other":
             body["tools"] = TOOLS[:3]
+        if tools_first and "tools" in body:
+            body = {"tools": body.pop("tools"), **body}
         line = orjson.dumps({"request": {"url": "/v1/messages", "body": body},
-                             "response": {"status_code": 200, "body": {"content": []}}})
+                             "response": {"status_code": 200, "body": {"content": [answer]}}})
         assert decoder.decode(line) == orjson.loads(line)
 
 
