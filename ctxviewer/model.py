@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 # Block kinds
 TEXT = "text"
@@ -237,6 +238,9 @@ class Session:
     session_id: str | None = None
     token_counts: list[TokenCount] = field(default_factory=list)
     cwd: str | None = None  # the agent's working directory, where the log records it
+    # What analyses derive once per session and may reuse (the estimators' counts by
+    # content, ``analysis.estimators.for_session``): dropped with the session.
+    caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def model(self) -> str | None:

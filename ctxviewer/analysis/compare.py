@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from ctxviewer.analysis import calibrate
 from ctxviewer.analysis.attribution import clean_steps
 from ctxviewer.analysis.breakdown import _overhead_parts, message_items
-from ctxviewer.analysis.estimators import Estimator, get_estimator, names
+from ctxviewer.analysis.estimators import Estimator, for_session, names
 from ctxviewer.analysis.timeline import estimate_request
 from ctxviewer.model import Message, Request, Session
 
@@ -136,10 +136,10 @@ def stats(rows: Sequence[Row], name: str) -> Stats:
                  max(abs(p) for p in pcts), failed)
 
 
-def _counter(name: str, extra: Mapping[str, PromptCounter]) -> PromptCounter:
+def _counter(session: Session, name: str, extra: Mapping[str, PromptCounter]) -> PromptCounter:
     if name in extra:
         return extra[name]
-    return LocalCounter(get_estimator(name))  # KeyError names the known ones
+    return LocalCounter(for_session(session, name))  # KeyError names the known ones
 
 
 def compare(
@@ -163,14 +163,14 @@ def compare(
     cal = calibrate.NAME in wanted
     bases = [calibrate_base] if calibrate_base else [n for n in names() if n != "anthropic"]
     plain = list(dict.fromkeys(local + (bases if cal else [])))
-    by_name = {n: _counter(n, extra) for n in plain}
+    by_name = {n: _counter(session, n, extra) for n in plain}
 
     excluded = {"no_usage": 0, "transcript_only": 0}
     scored: list[Request] = []
     deltas = {}
     if not session.complete:
         est = next((c.estimator for c in by_name.values() if isinstance(c, LocalCounter)),
-                   get_estimator("qwen"))
+                   for_session(session, "qwen"))
         deltas = {st.index: st for st in clean_steps(session, est)}
     for r in session.requests:
         if not r.api_prompt_tokens:

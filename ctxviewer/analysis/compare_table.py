@@ -17,7 +17,7 @@ from ctxviewer.analysis.compare import (
     PromptCounter,
     _table,
 )
-from ctxviewer.analysis.estimators import get_estimator, names
+from ctxviewer.analysis.estimators import for_session, names
 from ctxviewer.model import Session
 
 
@@ -27,6 +27,6 @@ def category_table(session: Session, index: int, c: Comparison,
     extra = dict(counters or {})
     wanted = [n for n in (*c.estimators, *names()) if n != calibrate.NAME]
     by_name: dict[str, PromptCounter] = {
-        n: extra[n] if n in extra else LocalCounter(get_estimator(n))
+        n: extra[n] if n in extra else LocalCounter(for_session(session, n))
         for n in dict.fromkeys(wanted) if n in extra or n in names()}
     return _table(session, index, c.estimators, by_name, c.calibration)

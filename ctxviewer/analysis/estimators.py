@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from ctxviewer.model import Block, Message, ToolDef
+from ctxviewer.model import Block, Message, Session, ToolDef
 
 _CJK = re.compile(r"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]")
 _CODE = re.compile(r"^```|function |class |const ")
@@ -134,6 +134,10 @@ class Estimator:
         self._messages.clear()
         self._prefixes.clear()
 
+    def fresh(self) -> Estimator:
+        """The same rule with empty caches of its own."""
+        return replace(self, _cache={}, _messages={}, _prefixes=[])
+
 
 _REGISTRY: dict[str, Estimator] = {}
 
@@ -161,6 +165,17 @@ DEFAULT = "qwen"
 def names() -> list[str]:
     """Names of the registered local estimators."""
     return list(_REGISTRY)
+
+
+def for_session(session: Session, name: str) -> Estimator:
+    """Estimator ``name`` with caches that live as long as ``session``: every analysis
+    of one session shares its counts, and a closed session takes its text along.
+    (The registry's own instances, ``get_estimator``, are for one-off counts.)"""
+    store = session.caches.setdefault("estimators", {})
+    est = store.get(name)
+    if est is None:
+        est = store[name] = get_estimator(name).fresh()
+    return est
 
 
 def get_estimator(name: str) -> Estimator:

@@ -22,7 +22,7 @@ from ctxviewer.analysis.attribution import Attribution, attribute, with_attribut
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
 from ctxviewer.analysis.disk_overhead import NOTE as DISK_NOTE
 from ctxviewer.analysis.disk_overhead import DiskItem, capped, disk_overhead
-from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
+from ctxviewer.analysis.estimators import DEFAULT, Estimator, for_session
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
 from ctxviewer.ingest.claude_subagents import is_compaction
@@ -67,7 +67,7 @@ class Analysis:
 
     @cached_property
     def estimator(self) -> Estimator:
-        return get_estimator(self.estimator_name)
+        return for_session(self.session, self.estimator_name)
 
     @cached_property
     def identity(self) -> Identity:

@@ -7,7 +7,7 @@ import sys
 from collections import Counter
 from typing import Any
 
-from ctxviewer.analysis.estimators import get_estimator
+from ctxviewer.analysis.estimators import for_session
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.insights import (
     Budget,
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(f"price table: {e}") from None
     session = load_session(args)
-    est = get_estimator(args.estimator)
+    est = for_session(session, args.estimator)
     result = insights(session, est, prices, budgets)
     diff = None
     if args.diff:

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.analysis.breakdown import infer_overhead
-from ctxviewer.analysis.estimators import Estimator, get_estimator
+from ctxviewer.analysis.estimators import for_session, get_estimator
 from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES, Thresholds, tier
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
     follower = Follower(args.file, format=args.format)
-    printer = TailPrinter(get_estimator(args.estimator), args.policy, args.window, args.json)
+    printer = TailPrinter(args.estimator, args.policy, args.window, args.json)
     if args.once:
         printer.show(follower.finish(), skip_existing=args.new_only)
         return 0
@@ -73,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
 class TailPrinter:
     """Turns ``Update``s into lines (text or JSON), keeping what was printed."""
 
-    def __init__(self, est: Estimator, policy: str, window: int | None, as_json: bool) -> None:
-        self.est = est
+    def __init__(self, estimator: str, policy: str, window: int | None, as_json: bool) -> None:
+        self.estimator = estimator  # counts cached with the session followed (for_session)
         self.policy = policy
         self.window = window
         self.as_json = as_json
@@ -123,7 +123,7 @@ class TailPrinter:
         it grows: the agent is recognised from its first requests)."""
         key = (id(s), len(s.requests))
         if self._analysis_key != key or self._current is None:
-            self._current = Analysis(s, self.est.name, self.policy, self.window)
+            self._current = Analysis(s, self.estimator, self.policy, self.window)
             self._analysis_key = key
             self._thresholds.clear()
         return self._current
@@ -140,12 +140,15 @@ class TailPrinter:
         if req.usage is not None:
             return req.usage.prompt_tokens, False
         inferred = None
-        if not req.complete and self.session is not None:
+        if self.session is None:
+            return estimate_request(req, get_estimator(self.estimator), None), True
+        est = for_session(self.session, self.estimator)
+        if not req.complete:
             key = (req.role, req.agent)
             if self._inferred.get(key) is None:
-                self._inferred[key] = infer_overhead(self.session.requests, req, self.est)
+                self._inferred[key] = infer_overhead(self.session.requests, req, est)
             inferred = self._inferred[key]
-        return estimate_request(req, self.est, inferred), True
+        return estimate_request(req, est, inferred), True
 
     def _delta(self, s: Session, index: int, tokens: int) -> int | None:
         """Change from the previous request of the same role and agent."""

@@ -308,14 +308,13 @@ def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):
 def test_tail_names_the_agent_once_its_requests_arrive(tmp_path, capsys):
     from agent_logs import as_recording
 
-    from ctxviewer.analysis.estimators import get_estimator
     from ctxviewer.commands.tail import TailPrinter
     from ctxviewer.ingest.follow import Follower
 
     lines = [json.dumps(r) + "\n" for r in as_recording(qwen_session(2))]
     path = tmp_path / "rec.jsonl"
     path.write_text(lines[0])  # the proxy started: its meta line, no exchange yet
-    follower, printer = Follower(path), TailPrinter(get_estimator("qwen"), "agent", None, False)
+    follower, printer = Follower(path), TailPrinter("qwen", "agent", None, False)
     printer.show(follower.poll())
     with open(path, "a") as f:
         f.writelines(lines[1:])

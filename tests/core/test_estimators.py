@@ -106,3 +106,34 @@ def test_counts_are_cached_by_content():
 def test_unknown_estimator():
     with pytest.raises(KeyError):
         get_estimator("nope")
+
+
+def test_counts_are_cached_per_session_and_go_with_it():
+    """An analysis counts with its session's own estimator: two analyses of one
+    session share the counts, another session has its own, the registry's
+    instances stay empty, and a dropped session takes its text along."""
+    import gc
+    import weakref
+
+    from ctxviewer.analysis.estimators import for_session
+    from ctxviewer.analysis.report import Analysis, report_json
+    from ctxviewer.ingest import load
+    from ctxviewer.resources import demo_session_path
+
+    registry = get_estimator("qwen")
+    registry.clear_cache()
+    session = load(str(demo_session_path()))
+    first = Analysis(session, "qwen")
+    report_json(first, None)
+    est = first.estimator
+    assert est is not registry and est is for_session(session, "qwen")
+    counted = len(est._cache)
+    assert counted > 50  # the demo's texts
+    assert Analysis(session, "qwen", policy="qwen").estimator is est  # shared by analyses
+    assert len(registry._cache) == 0  # nothing kept process-wide
+    other = load(str(demo_session_path()))
+    assert for_session(other, "qwen") is not est
+    gone = weakref.ref(est)
+    del first, est, session
+    gc.collect()
+    assert gone() is None  # the closed session's counts are freed
