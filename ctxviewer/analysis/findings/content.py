@@ -54,23 +54,22 @@ class Messages:
 
     def __init__(self, requests: Sequence[Request]) -> None:
         self.requests = requests
-        first: dict[int, Seen] = {}
-        carried: dict[int, list[Request]] = {}
-        for r in requests:
-            for pos, m in enumerate(r.messages):
-                key = id(m)
-                reqs = carried.get(key)
-                if reqs is None:
-                    first[key] = Seen(m, r.index, pos)
-                    carried[key] = [r]
-                elif reqs[-1] is not r:
-                    reqs.append(r)
-        self.seen = list(first.values())
-        self._carried = carried
+        self.seen: list[Seen] = []
+        self._ids: list[set[int]] = []  # per request, the ids of its messages
+        known: set[int] = set()
+        for r in requests:  # set operations: each request repeats most of the one before
+            ids = set(map(id, r.messages))
+            self._ids.append(ids)
+            new = ids - known
+            if new:
+                known |= new
+                self.seen += [Seen(m, r.index, pos) for pos, m in enumerate(r.messages)
+                              if id(m) in new]
 
     def carriers(self, m: Message) -> list[Request]:
         """The requests carrying ``m``."""
-        return self._carried.get(id(m), [])
+        key = id(m)
+        return [r for r, ids in zip(self.requests, self._ids, strict=True) if key in ids]
 
 
 class _Sizer:
