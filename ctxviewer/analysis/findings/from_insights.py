@@ -69,6 +69,8 @@ def cache_break_findings(breaks: Sequence[CacheBreak], requests: Sequence[Reques
     out = []
     for kind, bs in groups.items():
         tokens = sum(b.tokens or 0 for b in bs)
+        if not tokens:
+            continue  # nothing was written again: nothing to act on
         usd: float | None = None
         for b in bs:
             extra = carrier.rewrite_usd(by_index[b.request], b.tokens or 0) \
