@@ -17,26 +17,27 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ctxviewer.analysis.estimators import Estimator
-    from ctxviewer.analysis.insights.cache_breaks import CacheSummary
     from ctxviewer.analysis.insights.compaction_outcome import Outcome
     from ctxviewer.analysis.insights.cost import Budget, BudgetReport, SessionCost
     from ctxviewer.analysis.insights.pricing import PriceTable
-    from ctxviewer.analysis.insights.redundancy import RedundancyReport
     from ctxviewer.analysis.insights.subagents import SubagentRun
     from ctxviewer.model import Session
 
+# Functions named as their module are bound now: importing a submodule sets the package's
+# attribute of that name to the module, which would hide a function bound later.
+from ctxviewer.analysis.insights.cache_breaks import CacheBreak, CacheSummary, cache_breaks
+from ctxviewer.analysis.insights.conversations import Conversation, conversations
+from ctxviewer.analysis.insights.redundancy import Finding, RedundancyReport, redundancy
+
 # name -> the module defining it: imported on first use (PEP 562), so that a command
-# needing one part (``findings`` wants redundancy and cache breaks) loads only that part
+# needing a few parts (``findings``: redundancy, cache breaks, prices) loads only those
 _LAZY = {
-    **dict.fromkeys(("CacheBreak", "CacheSummary", "cache_breaks"), "cache_breaks"),
     **dict.fromkeys(("Outcome", "compaction_outcomes"), "compaction_outcome"),
-    **dict.fromkeys(("Conversation", "conversations"), "conversations"),
     **dict.fromkeys(("Budget", "BudgetCrossing", "BudgetReport", "RequestCost", "SessionCost",
                      "evaluate_budget", "request_cost", "session_cost", "task_starts"), "cost"),
     **dict.fromkeys(("BlockChange", "RequestDiff", "diff_requests"), "diff"),
     **dict.fromkeys(("Price", "PriceTable", "load_prices", "normalize_model",
                      "user_prices_path"), "pricing"),
-    **dict.fromkeys(("Finding", "RedundancyReport", "redundancy"), "redundancy"),
     **dict.fromkeys(("SubagentRun", "subagent_runs"), "subagents"),
 }
 
@@ -84,11 +85,9 @@ class Insights:
 def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
              budgets: tuple[Budget, ...] = ()) -> Insights:
     """All insights of a session (prices: the shipped table merged with the user's)."""
-    from ctxviewer.analysis.insights.cache_breaks import CacheSummary, cache_breaks
     from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
     from ctxviewer.analysis.insights.cost import evaluate_budget, session_cost
     from ctxviewer.analysis.insights.pricing import load_prices
-    from ctxviewer.analysis.insights.redundancy import redundancy
     from ctxviewer.analysis.insights.subagents import subagent_runs
 
     cost = session_cost(session, prices or load_prices())
