@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "tail": "ctxviewer.commands.tail",
     "sessions": "ctxviewer.commands.sessions",
     "insights": "ctxviewer.commands.insights",
+    "findings": "ctxviewer.commands.findings",
 }
 
 

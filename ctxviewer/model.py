@@ -76,6 +76,16 @@ class Message:
     blocks: tuple[Block, ...]
     id: str | None = None
     timestamp: str | None = None
+    # the hash, computed once: requests repeat the same messages, and sets and dicts of
+    # them (redundancy, attribution) would hash every block's text again each time
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.role, self.blocks, self.id, self.timestamp))
+            object.__setattr__(self, "_hash", h)
+        return h
 
     @property
     def text(self) -> str:

@@ -32,6 +32,7 @@ from ctxviewer.model import (
     Block,
     Message,
     Request,
+    ToolDef,
 )
 
 LABELS = {
@@ -160,19 +161,31 @@ def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[I
     sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
                  for i, b in enumerate(req.system) if b.tag != MEMORY]
     parts["system_prompt"] = (sum(x.tokens for x in sys_items), sys_items)
-    builtin = [Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools
-               if t.kind not in (MCP, SKILL)]
+    builtin, mcp = tool_items(req, est)
     parts["builtin_tools"] = (sum(x.tokens for x in builtin), builtin)
-    servers: dict[str, list[Item]] = defaultdict(list)
-    for t in req.tools:
-        if t.kind == MCP:
-            servers[t.server or "mcp"].append(Item(t.name, est.tool(t), "tool", ref=t))
-    mcp = [Item(s, sum(x.tokens for x in tools), "server", tuple(_desc(tools)))
-           for s, tools in servers.items()]
     parts["mcp_tools"] = (sum(x.tokens for x in mcp), mcp)
     parts["skills"] = _skills(req, est)
     parts["memory_files"] = _memory(req, est)
     return parts
+
+
+def tool_items(req: Request, est: Estimator) -> tuple[list[Item], list[Item]]:
+    """The request's built-in tools, and its MCP tools by server (one ``server`` item
+    each, its tools inside): the rows of the Built-in tools and MCP tools categories."""
+    builtin = [Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools
+               if t.kind not in (MCP, SKILL)]
+    servers: dict[str, list[Item]] = defaultdict(list)
+    for t in req.tools:
+        if t.kind == MCP:
+            servers[mcp_server(t)].append(Item(t.name, est.tool(t), "tool", ref=t))
+    mcp = [Item(s, sum(x.tokens for x in tools), "server", tuple(_desc(tools)))
+           for s, tools in servers.items()]
+    return builtin, mcp
+
+
+def mcp_server(t: ToolDef) -> str:
+    """The name an MCP tool's server goes by in the breakdown."""
+    return t.server or "mcp"
 
 
 def _skills(req: Request, est: Estimator) -> tuple[int, list[Item]]:

@@ -8,11 +8,13 @@ the user picked.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHeaderView, QLineEdit, QTreeView, QVBoxLayout, QWidget
 
-from ctxviewer.analysis.breakdown import Breakdown
+from ctxviewer.analysis.breakdown import Breakdown, Item
 from ctxviewer.gui.breakdown_model import CATEGORY_ROLE, SORT_ROLE, BreakdownModel
 from ctxviewer.gui.row_views import fit_columns
 
@@ -89,6 +91,35 @@ class BreakdownPanel(QWidget):
                 self.tree.scrollTo(index)
                 self.tree.setFocus()
                 return
+
+    def select_items(self, names: Sequence[str], messages: Sequence[int] = (),
+                     category: str | None = None) -> bool:
+        """Select the message at ``messages[0]`` (then the next...), else the first row
+        whose item is named ``names[0]`` (then the next name...), else ``category``'s row.
+        True when an item row was found."""
+        for want in (*((None, i) for i in messages), *((n, None) for n in names)):
+            found = self._find_item(QModelIndex(), *want)
+            if found.isValid():
+                self.tree.setCurrentIndex(found)
+                self.tree.scrollTo(found)
+                return True
+        if category is not None:
+            self.select_category(category)
+        return False
+
+    def _find_item(self, parent: QModelIndex, name: str | None, message: int | None,
+                   depth: int = 0) -> QModelIndex:
+        for row in range(self.proxy.rowCount(parent)):
+            index = self.proxy.index(row, 0, parent)
+            obj = index.data(Qt.ItemDataRole.UserRole)
+            if isinstance(obj, Item) and ((name is not None and obj.name == name) or (
+                    message is not None and obj.kind == "message" and obj.index == message)):
+                return index
+            if depth < 2 and (message is None or depth == 0):
+                found = self._find_item(index, name, message, depth + 1)
+                if found.isValid():
+                    return found
+        return QModelIndex()
 
     def focus_filter(self) -> None:
         self.filter_edit.setFocus()

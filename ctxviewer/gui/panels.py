@@ -14,7 +14,8 @@ import sys
 from typing import Any
 
 # module names under ctxviewer.gui, in the order their tabs / menus appear
-PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel", "context_menus",
+PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel", "findings_panel",
+                     "context_menus",
                      "help_menu"]
 
 

@@ -138,12 +138,12 @@ def test_help_menu_and_tab_shortcuts(qtbot, window):
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
     assert list(menus)[-1] == "Help"
     view = [a.text().replace("&", "") for a in menus["View"].actions()]
-    assert {"Breakdown", "Timeline", "Compare", "Insights"} <= set(view)
+    assert {"Breakdown", "Timeline", "Compare", "Insights", "Findings"} <= set(view)
     panel = window.panels["help_menu"]
     for action in panel.tab_actions:
         action.trigger()
         assert window.tabs.tabText(window.tabs.currentIndex()) == action.text().replace("&", "")
-    assert [a.shortcut().toString() for a in panel.tab_actions] == ["Ctrl+3", "Ctrl+4"]
+    assert [a.shortcut().toString() for a in panel.tab_actions] == ["Ctrl+3", "Ctrl+4", "Ctrl+5"]
     rows = dict(shortcut_rows(window))
     assert rows["Compare"] == "Ctrl+3" and rows["Previous request"] == "Alt+Left"
     assert rows["Keyboard shortcuts"] == "F1" and rows["Simulate compaction"] == "Ctrl+K"

@@ -11,35 +11,45 @@ public for the GUI panels.
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ctxviewer.analysis.estimators import Estimator
+if TYPE_CHECKING:
+    from ctxviewer.analysis.estimators import Estimator
+    from ctxviewer.analysis.insights.compaction_outcome import Outcome
+    from ctxviewer.analysis.insights.cost import Budget, BudgetReport, SessionCost
+    from ctxviewer.analysis.insights.pricing import PriceTable
+    from ctxviewer.analysis.insights.subagents import SubagentRun
+    from ctxviewer.model import Session
+
+# Functions named as their module are bound now: importing a submodule sets the package's
+# attribute of that name to the module, which would hide a function bound later.
 from ctxviewer.analysis.insights.cache_breaks import CacheBreak, CacheSummary, cache_breaks
-from ctxviewer.analysis.insights.compaction_outcome import Outcome, compaction_outcomes
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
-from ctxviewer.analysis.insights.cost import (
-    Budget,
-    BudgetCrossing,
-    BudgetReport,
-    RequestCost,
-    SessionCost,
-    evaluate_budget,
-    request_cost,
-    session_cost,
-    task_starts,
-)
-from ctxviewer.analysis.insights.diff import BlockChange, RequestDiff, diff_requests
-from ctxviewer.analysis.insights.pricing import (
-    Price,
-    PriceTable,
-    load_prices,
-    normalize_model,
-    user_prices_path,
-)
 from ctxviewer.analysis.insights.redundancy import Finding, RedundancyReport, redundancy
-from ctxviewer.analysis.insights.subagents import SubagentRun, subagent_runs
-from ctxviewer.model import Session
+
+# name -> the module defining it: imported on first use (PEP 562), so that a command
+# needing a few parts (``findings``: redundancy, cache breaks, prices) loads only those
+_LAZY = {
+    **dict.fromkeys(("Outcome", "compaction_outcomes"), "compaction_outcome"),
+    **dict.fromkeys(("Budget", "BudgetCrossing", "BudgetReport", "RequestCost", "SessionCost",
+                     "evaluate_budget", "request_cost", "session_cost", "task_starts"), "cost"),
+    **dict.fromkeys(("BlockChange", "RequestDiff", "diff_requests"), "diff"),
+    **dict.fromkeys(("Price", "PriceTable", "load_prices", "normalize_model",
+                     "user_prices_path"), "pricing"),
+    **dict.fromkeys(("SubagentRun", "subagent_runs"), "subagents"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BlockChange", "Budget", "BudgetCrossing", "BudgetReport", "CacheBreak", "CacheSummary",
@@ -77,6 +87,11 @@ class Insights:
 def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
              budgets: tuple[Budget, ...] = ()) -> Insights:
     """All insights of a session (prices: the shipped table merged with the user's)."""
+    from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
+    from ctxviewer.analysis.insights.cost import evaluate_budget, session_cost
+    from ctxviewer.analysis.insights.pricing import load_prices
+    from ctxviewer.analysis.insights.subagents import subagent_runs
+
     cost = session_cost(session, prices or load_prices())
     cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))
     return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),

@@ -1,0 +1,165 @@
+"""The "Findings" tab: what to cut from the context, most severe and largest first.
+
+A passive view over ``analysis.findings``: computed on the thread pool once
+the tab is shown (with the Insights tab's redundancy and cache breaks when it
+has them for the same session), one row per finding with its code, title,
+tokens per request, tokens carried, cost and the agent's own step to change
+it. Picking a row selects the finding's request (``Finding.shown``) in the
+request list and timeline, and its items in the breakdown tree.
+``install(window)`` adds the tab (View > Findings, Ctrl+5, comes with the tab).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal
+from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
+from ctxviewer.analysis.insights import load_prices
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.fmt import plural
+from ctxviewer.gui.insights_model import Column, fmt_int
+from ctxviewer.gui.insights_table import InsightsTable
+from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
+
+TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
+
+
+def _usd(x: float | None) -> str:
+    return "" if x is None else f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
+
+
+def describe(f: Finding) -> str:
+    reqs = f"request {f.requests[0]}" if len(f.requests) == 1 else \
+        f"{len(f.requests)} requests ({f.requests[0]}..{f.requests[-1]})" if f.requests else ""
+    return (f"<b>{f.severity}</b> <code>{f.code}</code> {f.title}<br>{f.detail}"
+            f"{'<br>' + reqs if reqs else ''}<br><b>Action:</b> {f.action}")
+
+
+COLUMNS = (
+    Column("severity", lambda f: f.severity, sort=lambda f: -f.sort_key[0]),
+    Column("code", lambda f: f.code),
+    Column("title", lambda f: f.title, tip=lambda f: f.detail or f.title),
+    Column("tokens/req", lambda f: f.tokens_per_request, fmt_int, numeric=True),
+    Column("carried", lambda f: f.tokens_carried, fmt_int, numeric=True),
+    Column("usd", lambda f: f.usd, _usd, numeric=True,
+           sort=lambda f: f.usd if f.usd is not None else -1.0),
+    Column("action", lambda f: f.action, tip=lambda f: f.action),
+)
+
+
+class FindingsPanel(QWidget):
+    finding_picked = Signal(object)  # the Finding picked (click or keyboard)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.analysis: Analysis | None = None
+        self.found: list[Finding] | None = None
+        # the Insights panel, whose redundancy and cache breaks are reused when at hand
+        self.insights_of: Callable[[], Any] = lambda: None
+        self._dirty = False
+        self._gen = 0
+        self._signals = WorkerSignals()
+        self._signals.finished.connect(self._on_finished)
+        self._signals.failed.connect(self._on_failed)
+        self.table = InsightsTable(COLUMNS, lambda _f: None, self, describe=describe,
+                                   tint=lambda f: TINTS.get(f.severity))
+        self.table.set_note("Sorted by severity, then tokens carried over the session. "
+                            "usd: what carrying it cost (cache reads and writes priced apart); "
+                            "removing it would have saved as much. Pick a row to select its "
+                            "request and items.")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.table)
+        self.table.view.clicked.connect(self._on_view_picked)
+        self.table.view.selectionModel().currentRowChanged.connect(self._on_view_picked)
+        self._show(None)
+
+    # -- setters --------------------------------------------------------------------
+    def set_analysis(self, a: Analysis | None, wait: bool = False) -> None:
+        same = a is not None and self.analysis is not None and \
+            a.session is self.analysis.session and a.estimator_name == \
+            self.analysis.estimator_name and a.window == self.analysis.window
+        self.analysis = a
+        if same and not wait:
+            return
+        self._dirty = a is not None and not wait
+        self._show(None, "Findings are computed once the whole file is read…" if wait else "")
+        if self._dirty and self.isVisible():
+            self.recompute()
+
+    def recompute(self) -> None:
+        a = self.analysis
+        if a is None:
+            return
+        self._dirty = False
+        self._gen += 1
+        ins = getattr(self.insights_of(), "result", None)
+        parts: dict[str, Any] = {}
+        if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
+            parts = {"redundant": ins.insights.redundancy.findings,
+                     "breaks": ins.insights.cache.breaks}
+        self.table.set_summary("Computing findings…")
+        start_soon(QThreadPool.globalInstance(), Worker(lambda _p, _c: findings(a, prices=load_prices(), **parts),
+                                self._gen, self._signals, threading.Event()), self)
+
+    # -- results ----------------------------------------------------------------------
+    def _show(self, found: list[Finding] | None, status: str = "") -> None:
+        self.found = found
+        self.table.set_rows(found or ())
+        view = self.table.view  # the title is what a row is about: it gets the room
+        view.setColumnWidth(2, max(view.columnWidth(2), min(420, view.width() // 2)))
+        if found is None:
+            self.table.set_summary(status or ("Open a session to see its findings."
+                                              if self.analysis is None else
+                                              "Findings are computed when this tab is shown."))
+            return
+        counts = ", ".join(f"{sum(f.severity == s for f in found)} {s}"
+                           for s in ("error", "warn", "info"))
+        usd = sum(f.usd or 0.0 for f in found if f.code in ("unused-tool",))
+        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · unused "
+                               f"tools cost {_usd(usd) or '$0'}")
+
+    def _on_finished(self, gen: int, found: object) -> None:
+        if gen == self._gen:
+            self._show(list(found))  # type: ignore[call-overload]
+
+    def _on_failed(self, gen: int, reason: str) -> None:
+        if gen == self._gen:
+            self._show(None, f"<span style='color:#d03b3b'>Findings failed: {reason}</span>")
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._dirty:
+            self.recompute()
+
+    def _on_view_picked(self, index: QModelIndex, _previous: object = None) -> None:
+        if index.isValid():
+            f = index.data(Qt.ItemDataRole.UserRole)
+            if f is not None:
+                self.finding_picked.emit(f)
+
+
+def show_finding(window: Any, f: Finding) -> None:
+    """Select ``f``'s request in the list and timeline and its items in the breakdown."""
+    if f.shown is not None:
+        window.state.select_request(f.shown)
+    window.breakdown.select_items(f.items, f.messages, f.category)
+
+
+def install(window: Any) -> FindingsPanel:
+    """Add the Findings tab to ``window`` (a ``MainWindow``) and wire it to its state."""
+    state = window.state
+    panel = FindingsPanel(window)
+    panel.insights_of = lambda: getattr(window, "panels", {}).get("insights_panel")
+    window.tabs.addTab(panel, "Findings")  # View > Findings: the help menu's tab actions
+    state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
+    panel.finding_picked.connect(lambda f: show_finding(window, f))
+    if state.analysis is not None:
+        panel.set_analysis(state.analysis)
+    return panel
