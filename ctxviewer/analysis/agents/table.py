@@ -162,7 +162,7 @@ class Controls:
 
 @cache
 def _controls_table() -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("controls.toml").read_text("utf-8")
+    text = Path(__file__).with_name("controls.toml").read_text("utf-8")
     return tomllib.loads(text)
 
 

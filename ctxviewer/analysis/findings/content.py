@@ -43,6 +43,8 @@ DEFAULT_MEMORY_LIMIT_CHARS = 40_000
 
 @dataclass
 class Seen:
+    """Where a message was first carried."""
+
     message: Message
     request: int  # the first request carrying it
     position: int  # its position in that request's messages
