@@ -41,16 +41,21 @@ def describe(f: Finding) -> str:
             f"{'<br>' + reqs if reqs else ''}<br><b>Action:</b> {f.action}")
 
 
+def _tip(f: Finding) -> str:
+    return f"{f.code}: {f.detail or f.title}\nAction: {f.action}"
+
+
+# The title gets the room (it stretches); the code and the agent's action are in the
+# row's tooltip and, for the picked row, in full below the table.
 COLUMNS = (
-    Column("severity", lambda f: f.severity, sort=lambda f: -f.sort_key[0]),
-    Column("code", lambda f: f.code),
-    Column("title", lambda f: f.title, tip=lambda f: f.detail or f.title),
+    Column("severity", lambda f: f.severity, sort=lambda f: -f.sort_key[0], tip=_tip),
+    Column("title", lambda f: f.title, tip=_tip),
     Column("tokens/req", lambda f: f.tokens_per_request, fmt_int, numeric=True),
     Column("carried", lambda f: f.tokens_carried, fmt_int, numeric=True),
     Column("usd", lambda f: f.usd, _usd, numeric=True,
            sort=lambda f: f.usd if f.usd is not None else -1.0),
-    Column("action", lambda f: f.action, tip=lambda f: f.action),
 )
+TITLE = 1  # the stretching column
 
 
 class FindingsPanel(QWidget):
@@ -68,7 +73,7 @@ class FindingsPanel(QWidget):
         self._signals.finished.connect(self._on_finished)
         self._signals.failed.connect(self._on_failed)
         self.table = InsightsTable(COLUMNS, lambda _f: None, self, describe=describe,
-                                   tint=lambda f: TINTS.get(f.severity))
+                                   tint=lambda f: TINTS.get(f.severity), stretch=TITLE)
         self.table.set_note("Sorted by severity, then tokens carried over the session. "
                             "usd: what carrying it cost (cache reads and writes priced apart); "
                             "removing it would have saved as much. Pick a row to select its "
@@ -112,8 +117,6 @@ class FindingsPanel(QWidget):
     def _show(self, found: list[Finding] | None, status: str = "") -> None:
         self.found = found
         self.table.set_rows(found or ())
-        view = self.table.view  # the title is what a row is about: it gets the room
-        view.setColumnWidth(2, max(view.columnWidth(2), min(420, view.width() // 2)))
         if found is None:
             self.table.set_summary(status or ("Open a session to see its findings."
                                               if self.analysis is None else
