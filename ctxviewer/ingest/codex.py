@@ -34,6 +34,7 @@ from ctxviewer.ingest.codex_items import (
 from ctxviewer.ingest.gemini import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
+    COMPACTION_SUMMARY,
     MAIN,
     MEMORY,
     SUBAGENT,
@@ -58,6 +59,8 @@ _NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; not reco
 _NOTE_BASE = ("Codex rollout: a transcript; the system prompt is the recorded base instructions "
               "(session_meta or turn_context); not recorded: the tool schemas, inferred from the "
               "first API usage")
+_NOTE_ENCRYPTED = ("a server-side compaction left an encrypted summary: the API counts it, the "
+                   "rollout cannot show its text (part of Messages, estimated 0)")
 _NOTE_REASONING = ("reasoning items go back to the model with their encrypted content; the "
                    "rollout holds only their summaries")
 _NOTE_USAGE = ("usage: token_count.last_token_usage (its input_tokens include "
@@ -259,8 +262,11 @@ class _CodexParser:
         notes = (_NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
         if pend.usage is not None:
             notes += (_NOTE_USAGE, _NOTE_ORDER)
-        if any(b.kind == THINKING for _, m in pend.prompt for b in m.blocks):
+        blocks = [b for _, m in pend.prompt for b in m.blocks]
+        if any(b.kind == THINKING for b in blocks):
             notes += (_NOTE_REASONING,)
+        if any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks):
+            notes += (_NOTE_ENCRYPTED,)
         if self.window:
             notes += (_NOTE_WINDOW,)
         reply = merge([(True, m) for m in pend.response])
