@@ -74,11 +74,11 @@ class Category:
     estimated: int = 0  # the local estimate before scaling / subtraction
     note: str = ""
     basis: str = "estimate"  # estimate | count_tokens | api | api - overhead | window
-
+    title: str = ""  # a label of its own (the unrecorded part when the system prompt is recorded)
 
     @property
     def label(self) -> str:
-        return LABELS[self.name]
+        return self.title or LABELS[self.name]
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ def _block_label(b: Block) -> str:
         return f"tool result{' (error)' if b.is_error else ''}: {short_text(b.text, 40)}"
     if b.kind in ("image", "document"):
         return b.kind
-    tag = f"[{b.tag}] " if b.tag else ""
+    tag = f"[{b.tag}{': ' + b.name if b.name else ''}] " if b.tag else ""
     return f"{b.kind}: {tag}{short_text(b.text, 48)}"
 
 
@@ -159,7 +159,7 @@ def message_items(messages: Iterable[Message], est: Estimator) -> tuple[list[Ite
 def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
     parts: dict[str, tuple[int, list[Item]]] = {}
     sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
-                 for i, b in enumerate(req.system) if b.tag != MEMORY]
+                 for i, b in enumerate(req.system) if b.tag not in (MEMORY, SKILL_LISTING)]
     parts["system_prompt"] = (sum(x.tokens for x in sys_items), sys_items)
     builtin, mcp = tool_items(req, est)
     parts["builtin_tools"] = (sum(x.tokens for x in builtin), builtin)
@@ -195,11 +195,10 @@ def _skills(req: Request, est: Estimator) -> tuple[int, list[Item]]:
         if t.kind == SKILL:
             total += est.tool(t)
             sources.append((t.description, "tool"))
-    for m in req.messages:
-        for b in m.blocks:
-            if b.tag == SKILL_LISTING:
-                total += est.block(b)
-                sources.append((b.text, "listing"))
+    for b in (*req.system, *(b for m in req.messages for b in m.blocks)):
+        if b.tag == SKILL_LISTING:
+            total += est.block(b)
+            sources.append((b.text, "listing"))
     items: dict[str, Item] = {}
     for text, _ in sources:
         for name, desc in skills_in(text):
@@ -252,10 +251,17 @@ def breakdown(
     notes: list[str] = []
     if not req.complete:
         unrec = inferred_overhead or 0
-        parts = {"unrecorded_overhead": (unrec, []), "memory_files": parts["memory_files"],
-                 "skills": parts["skills"]}
-        notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
-                     "tokens from the first API usage")
+        kept = {"memory_files": parts["memory_files"], "skills": parts["skills"]}
+        if req.system:  # a transcript that records its system prompt (Codex base instructions)
+            recorded = sum(est.block(b) for b in req.system)
+            unrec = max(0, unrec - recorded)
+            kept["system_prompt"] = parts["system_prompt"]
+            notes.append(f"tools not recorded by this source: inferred {unrec:,} tokens from the "
+                         f"first API usage minus the recorded system prompt ({recorded:,})")
+        else:
+            notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
+                         "tokens from the first API usage")
+        parts = {"unrecorded_overhead": (unrec, []), **kept}
     msg_items, msg_est = message_items(req.messages, est)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
@@ -272,8 +278,9 @@ def breakdown(
         tokens, items = parts[name]
         note = notes[0] if name == "unrecorded_overhead" else ""
         basis = "count_tokens" if view is not None and view.counted(name) else "estimate"
+        title = "Tools (not recorded)" if name == "unrecorded_overhead" and req.system else ""
         cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note,
-                             basis))
+                             basis, title))
     scaled_overhead = sum(c.tokens for c in cats)
     if mode == "B":
         assert total is not None

@@ -11,6 +11,14 @@
   description (``<available_skills>``).
 - Compaction summaries and loaded skill bodies are recognised by the text the
   agents put in front of them.
+- Context an agent injects as a message of its own is known by the tag it
+  opens with (``INJECTED``): Codex's ``<environment_context>``,
+  ``<permissions instructions>``, ``<user_shell_command>`` ..., Gemini CLI's
+  ``<session_context>``. Each is a named system reminder; the memory files
+  inside a ``<session_context>`` stay memory. Codex's skill listing
+  (``<skills_instructions>``, or the ``## Skills`` section of its AGENTS.md
+  message) is a skill listing; an injected skill (Codex ``<skill>``, Gemini
+  CLI ``<activated_skill>``) is a skill body named after the skill.
 """
 
 from __future__ import annotations
@@ -55,6 +63,36 @@ _SUMMARY_PREFIXES = (
     "<state_snapshot>",  # qwen-code / Gemini CLI compression
 )
 _SKILL_BODY_PREFIXES = ("Base directory for this skill:", "Base directory:")
+# Codex's skill listing: its "## Skills" section (render_skills_section) and the
+# entries "- name: description (file: path)".
+CODEX_SKILLS_HEAD = "## Skills\nThese skills are discovered at startup"
+_CODEX_LISTINGS = ("These skills are discovered at startup", "<skills_instructions>",
+                   "### Available skills")
+_CODEX_SKILL_LINE = re.compile(r"^- (?P<name>[^:\n]{1,120}?): (?P<desc>.*) \(file: [^\n]*\)$", re.M)
+# Tags an agent opens an injected message with -> the reminder's name.
+# Codex: codex-rs protocol instruction markers and the developer blocks of
+# build_initial_context; Gemini CLI: getEnvironmentContext (environmentContext.ts).
+INJECTED = {
+    "<environment_context>": "environment_context",
+    "<permissions instructions>": "permissions instructions",
+    "<collaboration_mode>": "collaboration_mode",
+    "<apps_instructions>": "apps_instructions",
+    "<plugins_instructions>": "plugins_instructions",
+    "<multi_agent_mode>": "multi_agent_mode",
+    "<personality_spec>": "personality_spec",
+    "<recommended_plugins>": "recommended_plugins",
+    "<app-context>": "app-context",
+    "<codex_internal_context": "codex_internal_context",
+    "<user_shell_command>": "user_shell_command",
+    "<turn_aborted>": "turn_aborted",
+    "<subagent_notification>": "subagent_notification",
+    "<goal_context>": "goal_context",
+    "<hook_context": "hook_context",  # Codex and Gemini CLI hooks' additional context
+    "<session_context>": "session_context",
+}
+_SKILL_LISTING_TAGS = ("<skills_instructions>",)
+_SKILL_NAME = re.compile(r'^<(?:activated_skill|ACTIVATED_SKILL)[^>]*\bname="(?P<attr>[^"]*)"'
+                         r"|^<skill>\s*<name>(?P<tag>[^<]*)</name>")
 
 
 def classify_tool(name: str, declaration: object, description: str = "") -> ToolDef:
@@ -92,6 +130,10 @@ def split_message_text(text: str) -> list[Block]:
         return [Block(TEXT, text, tag=COMPACTION_SUMMARY)]
     if stripped.startswith(_SKILL_BODY_PREFIXES):
         return [Block(TEXT, text, tag=SKILL_BODY)]
+    if stripped.startswith("<"):
+        injected = _injected(text, stripped)
+        if injected:
+            return injected
     if "--- Context from: " in text:
         parts = split_system_text(text)
         if any(b.tag == MEMORY for b in parts):
@@ -106,6 +148,33 @@ def split_message_text(text: str) -> list[Block]:
     if "<system-reminder>" in text:
         blocks = [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER) for b in blocks]
     return blocks
+
+
+def _injected(text: str, stripped: str) -> list[Block]:
+    """A message an agent injected, known by its opening tag (``INJECTED``); [] if not."""
+    skill = _SKILL_NAME.match(stripped)
+    if skill:
+        return [Block(TEXT, text, tag=SKILL_BODY, name=(skill.group("attr") or skill.group("tag")
+                                                         or "").strip() or None)]
+    if stripped.startswith(_SKILL_LISTING_TAGS):
+        return [Block(TEXT, text, tag=SKILL_LISTING, name="skills_instructions")]
+    name = next((n for t, n in INJECTED.items() if stripped.startswith(t)), None)
+    if name is None:
+        return []
+    parts = split_system_text(text) if "--- Context from: " in text else [Block(TEXT, text)]
+    return [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER, name=name) for b in parts]
+
+
+def split_skills_section(text: str) -> list[Block]:
+    """Codex's AGENTS.md message with its ``## Skills`` section cut out as a skill listing."""
+    at = text.find(CODEX_SKILLS_HEAD)
+    if at == -1:
+        return [Block(TEXT, text)]
+    end = text.find("</INSTRUCTIONS>", at)
+    end = len(text) if end == -1 else end
+    out = [Block(TEXT, text[:at]), Block(TEXT, text[at:end], tag=SKILL_LISTING, name="## Skills"),
+           Block(TEXT, text[end:])]
+    return [b for b in out if b.text]
 
 
 def _split_claude_memory(text: str) -> list[Block]:
@@ -163,6 +232,10 @@ def skills_in(text: str) -> Iterator[tuple[str, str]]:
         found = True
         yield m.group("name").strip(), m.group("desc").strip()
     if found:
+        return
+    if any(h in text for h in _CODEX_LISTINGS):  # Codex: only "(file: path)" lines are skills
+        for m in _CODEX_SKILL_LINE.finditer(text):
+            yield m.group("name").strip(), m.group("desc").strip()
         return
     at = text.find(SKILLS_LISTING)
     if at == -1:

@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxviewer.ingest.anthropic_body import Interner
 from ctxviewer.ingest.base import Head, Item, as_int
-from ctxviewer.ingest.classify import classify_tool, split_system_text
+from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
 from ctxviewer.ingest.codex_items import (
     ITEM_TYPES,
     QUIET_ITEMS,
@@ -34,10 +34,12 @@ from ctxviewer.ingest.codex_items import (
 from ctxviewer.ingest.gemini import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
+    COMPACTION_SUMMARY,
     MAIN,
     MEMORY,
     SUBAGENT,
     TEXT,
+    THINKING,
     Block,
     Event,
     Message,
@@ -51,10 +53,16 @@ _Rec = dict[str, Any]
 _Out = list[Item]
 _ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
-_NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; the system prompt "
-                    "and tool schemas are not recorded")
-_NOTE_BASE = ("Codex rollout: a transcript; the system prompt is session_meta.base_instructions, "
-              "the built-in tool schemas are not recorded")
+_NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; not recorded: the base "
+                    "instructions (the system prompt) and the tool schemas, inferred from the "
+                    "first API usage")
+_NOTE_BASE = ("Codex rollout: a transcript; the system prompt is the recorded base instructions "
+              "(session_meta or turn_context); not recorded: the tool schemas, inferred from the "
+              "first API usage")
+_NOTE_ENCRYPTED = ("a server-side compaction left an encrypted summary: the API counts it, the "
+                   "rollout cannot show its text (part of Messages, estimated 0)")
+_NOTE_REASONING = ("reasoning items go back to the model with their encrypted content; the "
+                   "rollout holds only their summaries")
 _NOTE_USAGE = ("usage: token_count.last_token_usage (its input_tokens include "
                "cached_input_tokens: shown as uncached input + cache read)")
 _NOTE_ORDER = "messages: the rollout items before this call's output, inferred from record order"
@@ -94,6 +102,9 @@ class _CodexParser:
         self.tools: tuple[ToolDef, ...] = ()
         self.user_instructions: str | None = None
         self.memory_seen = False
+        self.turn_base: tuple[Block, ...] = ()  # turn_context.base_instructions
+        self.developer_instructions: str | None = None  # turn_context.developer_instructions
+        self.developer_seen: set[str] = set()  # texts of recorded developer messages
         self.last_sig: tuple[Any, ...] | None = None
         self.last_prompt: int | None = None
         self.emitted = 0
@@ -149,8 +160,19 @@ class _CodexParser:
                                for t in tools)
 
     def _on_turn_context(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        """The turn's settings; 0.5x-0.6x also record the turn's instructions here
+        (``TurnContextItem.base_instructions``, ``user_instructions``,
+        ``developer_instructions``)."""
         if isinstance(p.get("model"), str):
             self.model = p["model"]
+        base = p.get("base_instructions")
+        if isinstance(base, str) and base.strip():
+            self.turn_base = tuple(split_system_text(base))
+        user = p.get("user_instructions")
+        if isinstance(user, str) and user.strip():
+            self.user_instructions = user
+        dev = p.get("developer_instructions")
+        self.developer_instructions = dev if isinstance(dev, str) and dev.strip() else None
 
     def _on_response_item(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         entry = item_entry(p, ts)
@@ -166,6 +188,8 @@ class _CodexParser:
         elif self.pending is not None:
             self.pending.response.append(msg)
         self.memory_seen = self.memory_seen or MEMORY in msg.tags
+        if msg.role == "developer":
+            self.developer_seen.update(b.text.strip() for b in msg.blocks)
         self.entries.append((is_output, msg))
 
     def _on_event_msg(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
@@ -228,12 +252,21 @@ class _CodexParser:
         out.append(self._request(pend, notes))
 
     def _request(self, pend: _Pending, notes: tuple[str, ...]) -> Request:
-        system = self.system
+        system = self.turn_base or self.system
         if self.user_instructions and not self.memory_seen:
-            system += (Block(TEXT, self.user_instructions, tag=MEMORY, name="AGENTS.md"),)
-        notes = (_NOTE_BASE if self.system else _NOTE_TRANSCRIPT,) + notes
+            system += tuple(b if b.tag else Block(TEXT, b.text, tag=MEMORY, name="AGENTS.md")
+                            for b in split_skills_section(self.user_instructions))
+        dev = self.developer_instructions
+        if dev and dev.strip() not in self.developer_seen:
+            system += (Block(TEXT, dev, name="developer_instructions"),)
+        notes = (_NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
         if pend.usage is not None:
             notes += (_NOTE_USAGE, _NOTE_ORDER)
+        blocks = [b for _, m in pend.prompt for b in m.blocks]
+        if any(b.kind == THINKING for b in blocks):
+            notes += (_NOTE_REASONING,)
+        if any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks):
+            notes += (_NOTE_ENCRYPTED,)
         if self.window:
             notes += (_NOTE_WINDOW,)
         reply = merge([(True, m) for m in pend.response])

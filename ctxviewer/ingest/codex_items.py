@@ -13,13 +13,14 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS
-from ctxviewer.ingest.classify import split_message_text
+from ctxviewer.ingest.classify import split_message_text, split_skills_section
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     IMAGE,
     MEMORY,
     OTHER,
+    SYSTEM_REMINDER,
     TEXT,
     THINKING,
     TOOL_RESULT,
@@ -44,25 +45,37 @@ QUIET_ITEMS = frozenset({"ghost_snapshot", "other"})  # never sent to the model
 _AGENTS_HEAD = "# AGENTS.md instructions for "
 
 
-def _text_blocks(text: str) -> list[Block]:
-    """Message text; AGENTS.md instructions (old and new wrappers) are memory."""
+def _memory_blocks(text: str, name: str) -> list[Block]:
+    """The AGENTS.md message: memory, except the skill listing Codex appends to it."""
+    return [b if b.tag else Block(TEXT, b.text, tag=MEMORY, name=name)
+            for b in split_skills_section(text)]
+
+
+def _text_blocks(text: str, role: str = "user") -> list[Block]:
+    """Message text: AGENTS.md instructions (old and new wrappers) are memory; injected
+    context is a named reminder (classify.INJECTED); a developer message of no known
+    kind is the developer instructions (config ``developer_instructions``)."""
     head = text.lstrip()
     if head.startswith("<user_instructions>"):
-        return [Block(TEXT, text, tag=MEMORY, name="AGENTS.md")]
+        return _memory_blocks(text, "AGENTS.md")
     if head.startswith(_AGENTS_HEAD):
         where = head.split("\n", 1)[0][len(_AGENTS_HEAD):].strip().rstrip("/")
-        return [Block(TEXT, text, tag=MEMORY, name=f"{where}/AGENTS.md" if where else "AGENTS.md")]
-    return split_message_text(text) if text else []
+        return _memory_blocks(text, f"{where}/AGENTS.md" if where else "AGENTS.md")
+    blocks = split_message_text(text) if text else []
+    if role in ("developer", "system"):
+        blocks = [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER,
+                                        name="developer instructions") for b in blocks]
+    return blocks
 
 
-def _content_blocks(content: Any) -> list[Block]:
+def _content_blocks(content: Any, role: str = "user") -> list[Block]:
     if isinstance(content, str):
-        return _text_blocks(content)
+        return _text_blocks(content, role)
     out: list[Block] = []
     for part in content if isinstance(content, list) else []:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in ("input_text", "output_text", "text", "refusal"):
-            out.extend(_text_blocks(str(part.get("text", part.get("refusal", "")))))
+            out.extend(_text_blocks(str(part.get("text", part.get("refusal", ""))), role))
         elif kind in ("input_image", "image", "image_url"):
             out.append(Block(IMAGE, "", fixed_tokens=DEFAULT_IMAGE_TOKENS))
         elif kind is not None:
@@ -126,7 +139,7 @@ def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | N
         return None
     if kind == "message":
         role = str(item.get("role") or "user")
-        blocks = tuple(_content_blocks(item.get("content")))
+        blocks = tuple(_content_blocks(item.get("content"), role))
         return role == "assistant", Message(role, blocks, _sid(item.get("id")), ts)
     if kind in _OUTPUT_ITEMS:
         return True, Message("assistant", (_call_block(item),), None, ts)

@@ -54,8 +54,10 @@ _QUIET_TYPES = frozenset({"info", "warning"})  # UI notices, never sent to the m
 _OVERFLOW_HINTS = ("exceeds the maximum number of tokens", "context window", "too long",
                    "input token count", "context_length")
 NOTES = (
-    "Gemini CLI chat file: a transcript, not the request body; the system prompt "
-    "(with GEMINI.md memory) and tool declarations are not recorded",
+    "Gemini CLI chat file: a transcript, not the request body; not recorded: the system "
+    "prompt with the GEMINI.md memory and the skill listing, and the tool declarations, "
+    "inferred from the first API usage (a <session_context> message, when recorded, is "
+    "counted with its memory files)",
     "usage: the message's tokens (input includes cached; output includes thoughts)",
     "messages: the chat records before this reply, rebuilt as Gemini CLI sends them "
     "(tool results as a user turn, earlier thoughts left out)",

@@ -21,7 +21,7 @@ reads those.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxviewer.ingest.anthropic_body import Interner
@@ -31,6 +31,7 @@ from ctxviewer.model import (
     COMPACT_BOUNDARY,
     MAIN,
     SUBAGENT,
+    SYSTEM_REMINDER,
     Event,
     Message,
     Request,
@@ -46,12 +47,21 @@ _QWEN_SUBTYPES = frozenset({
     "agent_bootstrap", "turn_result", "branch_checkpoint", "background_task_completed",
 })
 NOTES = (
-    "qwen-code chat record: a transcript, not the request body; the system prompt "
-    "(with QWEN.md memory) and tool declarations are not recorded",
+    "qwen-code chat record: a transcript, not the request body; not recorded: the system "
+    "prompt with the QWEN.md memory, the auto-memory and the deferred-tools list, and the "
+    "tool declarations with the skill listing, inferred from the first API usage",
     "usage: usageMetadata (promptTokenCount includes cachedContentTokenCount)",
     "messages: the parentUuid chain before this reply, from the last chat_compression "
     "checkpoint, earlier thoughts left out (as qwen-code rebuilds its history)",
 )
+
+
+# Records with a message that never reaches the model (SessionApiHistoryAccumulator.add
+# in qwen-code's session-api-history.ts): realtime transcripts and code-mode internal
+# tool results.
+_UNSENT = frozenset({"realtime_message", "code_mode_tool_result"})
+# User records qwen-code writes on its own; their text is a named reminder.
+_INJECTED_USER = frozenset({"notification", "background_task_completed"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +72,7 @@ class _Node:
     messages: tuple[Message, ...] = ()
     merge: bool = False  # a mid-turn user message joins the preceding user turn
     base: tuple[Message, ...] | None = None  # a compression checkpoint's history
+    command: str | None = None  # a plain user record's only text (a slash command's input?)
 
 
 def _role(content: dict[str, Any]) -> str:
@@ -105,16 +116,37 @@ class _QwenParser:
 
     def _node(self, line: int, rec: dict[str, Any], parent: str | None,
               out: list[Item]) -> _Node:
-        kind, ts = rec.get("type"), rec.get("timestamp")
-        if kind == "system":
-            if rec.get("subtype") == "chat_compression":
+        kind, ts, sub = rec.get("type"), rec.get("timestamp"), rec.get("subtype")
+        if kind == "system":  # none reaches the model but a compression checkpoint
+            if sub == "chat_compression":
                 return self._compression(rec, parent, out)
-            if rec.get("subtype") == "ui_telemetry":
+            if sub == "ui_telemetry":
                 self._telemetry(rec, out)
+            if sub == "slash_command":
+                self._local_command(rec, parent)
+            return _Node(parent)
+        if isinstance(sub, str) and sub in _UNSENT:
             return _Node(parent)
         msg = _content_message(rec.get("message"), rec.get("uuid"), ts)
+        if msg is not None and kind == "user" and isinstance(sub, str) and sub in _INJECTED_USER:
+            msg = Message(msg.role, tuple(b if b.tag else replace(b, tag=SYSTEM_REMINDER, name=sub)
+                                          for b in msg.blocks), msg.id, msg.timestamp)
         return _Node(parent, (self.intern(msg),) if msg else (),
-                     merge=rec.get("subtype") == "mid_turn_user_message")
+                     merge=sub == "mid_turn_user_message",
+                     command=_only_text(rec) if kind == "user" and sub is None else None)
+
+    def _local_command(self, rec: dict[str, Any], parent: str | None) -> None:
+        """A slash command answered locally: its input never reached the model, so the
+        user record that holds it leaves the history (as qwen-code's own rebuild does)."""
+        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+        items = payload.get("outputHistoryItems")
+        node = self.nodes.get(parent) if parent is not None else None
+        if (node is not None and node.command is not None
+                and payload.get("phase") == "result" and payload.get("sentToModel") is not True
+                and isinstance(items, list) and items
+                and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
+                and node.command == payload.get("rawCommand")):
+            self.nodes[parent] = _Node(node.parent)
 
     def _telemetry(self, rec: dict[str, Any], out: list[Item]) -> None:
         """API errors are only logged as UI telemetry (``qwen-code.api_error``)."""
@@ -179,6 +211,16 @@ class _QwenParser:
                 else:
                     msgs.append(m)
         return tuple(msgs)
+
+
+def _only_text(rec: dict[str, Any]) -> str | None:
+    """The text of a record whose message is one bare text part, else None."""
+    msg = rec.get("message")
+    parts = msg.get("parts") if isinstance(msg, dict) else None
+    if (isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict)
+            and list(parts[0]) == ["text"] and isinstance(parts[0]["text"], str)):
+        return parts[0]["text"]
+    return None
 
 
 def _is_qwen(r: dict[str, Any]) -> bool:

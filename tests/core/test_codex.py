@@ -110,7 +110,7 @@ def test_base_instructions_and_dynamic_tools_are_kept() -> None:
     assert req.system[0].text.startswith("You are Codex")
     assert [t.name for t in req.tools] == ["lookup_ticket"]
     assert req.window_hint == 258400
-    assert any("base_instructions" in n for n in req.notes)
+    assert any("recorded base instructions" in n for n in req.notes)
     assert any("12,000" in n for n in req.notes)
     assert not req.complete
 
