@@ -2,7 +2,7 @@
 
     python bench/big_session.py [FILE] [--requests N] [--repeat 3]
 
-Without FILE a trace is generated with ``make_big_trace.py`` into
+Without FILE a trace is generated with ``tools/make_big_trace.py`` into
 /tmp/ctxviewer-big-trace-N.jsonl (or at FILE when it does not exist). Each
 measurement runs in its own subprocess so peak memory (VmHWM) and imports do
 not pollute each other:
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         _child(args.child, args.file)
         return 0
     if not os.path.exists(args.file):
-        sys.path.insert(0, str(HERE))
+        sys.path.insert(0, str(HERE.parent / "tools"))
         from make_big_trace import generate
 
         t = time.perf_counter()

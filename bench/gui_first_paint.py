@@ -11,7 +11,7 @@ number of gaps over 100 ms, next to a raw ``orjson.loads`` of every line of
 the same file (the baseline, measured in the same run). The clock starts
 when the file is opened, after the empty window has painted once (starting
 the app is not loading). Without FILE, a trace is generated with
-``bench/make_big_trace.py`` into /tmp (``--requests``, default 600: about
+``tools/make_big_trace.py`` into /tmp (``--requests``, default 600: about
 200 MB). The tiktoken encodings are built before the clock starts: building
 them is a one-time cost of the first BPE count (about 0.1 s holding the GIL),
 not of loading.
@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(args.file) if args.file else Path(f"/tmp/ctxviewer-big-trace-{args.requests}.jsonl")
     if not path.exists():
         print(f"generating {path} ({args.requests} requests)…", flush=True)
-        subprocess.run([sys.executable, str(ROOT / "bench" / "make_big_trace.py"), str(path),
+        subprocess.run([sys.executable, str(ROOT / "tools" / "make_big_trace.py"), str(path),
                         "--requests", str(args.requests)], check=True)
     mb = path.stat().st_size / 1e6
     raw = orjson_seconds(path)

@@ -146,7 +146,7 @@ def test_a_sentinel_in_the_input_is_only_data():
 def test_trace_reports_the_same_whatever_the_json_layout(tmp_path):
     """The same trace written compact (reused) and indented (never reused) reports the same."""
     big = tmp_path / "compact.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "make_big_trace.py"), str(big),
+    subprocess.run([sys.executable, str(ROOT / "tools" / "make_big_trace.py"), str(big),
                     "--requests", "40", "--peak-tokens", "30000"], check=True,
                    capture_output=True)
     indented = tmp_path / "indented.jsonl"

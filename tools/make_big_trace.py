@@ -1,6 +1,6 @@
 """Generate a large, realistic claude-trace log for load benchmarks.
 
-    python bench/make_big_trace.py OUT [--requests N] [--peak-tokens 160000] [--seed 1]
+    python tools/make_big_trace.py OUT [--requests N] [--peak-tokens 160000] [--seed 1]
 
 The shape comes from a real trace (``../shared/corpus/claude-trace/
 badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl``): its Claude Code
