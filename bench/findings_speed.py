@@ -3,7 +3,7 @@
     python bench/findings_speed.py [FILE] [--requests N] [--repeat 3]
 
 Without FILE the trace is /tmp/ctxviewer-big-trace-N.jsonl, generated with
-``make_big_trace.py`` only when it is not there yet (N = 600 by default: the
+``tools/make_big_trace.py`` only when it is not there yet (N = 600 by default: the
 223 MB trace). Each command (``report``,
 ``report --json``, ``findings --json``) runs ``--repeat`` times as a fresh
 process (imports and loading included, as a user runs it), in turn; the best
@@ -39,7 +39,7 @@ def main() -> int:
     path = Path(args.file or f"/tmp/ctxviewer-big-trace-{args.requests}.jsonl")
     if not path.exists():
         print(f"generating {path} ...", flush=True)
-        subprocess.run([sys.executable, str(HERE / "make_big_trace.py"), str(path),
+        subprocess.run([sys.executable, str(HERE.parent / "tools" / "make_big_trace.py"), str(path),
                         "--requests", str(args.requests)], check=True)
     print(f"{path}: {path.stat().st_size / 1e6:.0f} MB")
     runs: dict[str, list[float]] = {"report": [], "report --json": [], "findings --json": []}
