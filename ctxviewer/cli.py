@@ -19,18 +19,18 @@ from ctxviewer import __version__
 from ctxviewer.commands.common import UsageError
 from ctxviewer.ingest.base import Cancelled, LoadError
 
-# subcommand name -> its module
+# subcommand name -> its module, in the order --help lists them: the everyday ones first
 COMMANDS: dict[str, str] = {
     "report": "ctxviewer.commands.report",
-    "compact": "ctxviewer.commands.compact",
-    "formats": "ctxviewer.commands.formats",
-    "proxy": "ctxviewer.commands.proxy",
-    "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core
-    "compare": "ctxviewer.commands.compare",
-    "tail": "ctxviewer.commands.tail",
-    "sessions": "ctxviewer.commands.sessions",
     "insights": "ctxviewer.commands.insights",
     "findings": "ctxviewer.commands.findings",
+    "compare": "ctxviewer.commands.compare",
+    "compact": "ctxviewer.commands.compact",
+    "tail": "ctxviewer.commands.tail",
+    "sessions": "ctxviewer.commands.sessions",
+    "proxy": "ctxviewer.commands.proxy",
+    "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core
+    "formats": "ctxviewer.commands.formats",
 }
 
 

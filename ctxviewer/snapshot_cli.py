@@ -11,9 +11,14 @@ import os
 import re
 import sys
 
-from ctxviewer.analysis.estimators import names as estimator_names
-from ctxviewer.analysis.thresholds import POLICIES
-from ctxviewer.commands.common import UsageError, add_file_argument
+from ctxviewer.commands.common import (
+    UsageError,
+    add_estimator_argument,
+    add_file_argument,
+    add_policy_argument,
+    add_request_argument,
+    add_window_argument,
+)
 
 HELP = "render the main window of a session offscreen to a PNG file"
 VIEWS = ("main", "timeline", "bar", "tree")
@@ -24,16 +29,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--demo", action="store_true",
                    help="render the bundled demo session (instead of FILE)")
     p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--request", default="last",
-                   help="request index (0-based), negative from the end, or 'last' (default)")
+    add_request_argument(p, "the request to show")
     p.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
     p.add_argument("--view", default="main", choices=VIEWS,
                    help="main window (default), timeline tab, the bar, or the tree")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names())
-    p.add_argument("--policy", default="agent", choices=POLICIES,
-                   help="compaction policy (default: the agent's own, from its profile)")
-    p.add_argument("--window", type=int, default=0, help="override the context window size")
-    p.add_argument("--theme", default="auto", choices=("auto", "light", "dark"))
+    add_estimator_argument(p)
+    add_policy_argument(p)
+    add_window_argument(p, default=0)
+    p.add_argument("--theme", default="auto", choices=("auto", "light", "dark"),
+                   help="colours: the system's (auto, the default), light or dark")
 
 
 def parse_size(text: str) -> tuple[int, int]:

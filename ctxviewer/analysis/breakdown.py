@@ -1,4 +1,4 @@
-"""The ``/context`` breakdown of one request (spec section 3).
+"""The ``/context`` breakdown of one request (docs/json.md: ``breakdown``).
 
 Categories, in order, sum to the context window: system prompt, built-in
 tools, MCP tools, skills, memory files, messages, free space, autocompact

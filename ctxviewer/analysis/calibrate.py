@@ -15,7 +15,7 @@ By default the fit is affine, ``api ~ offset + ratio * estimate`` (least
 squares, from 3 requests of the group on; the pure ratio before), because a
 ratio alone cannot fit requests of very different sizes: on the lemmy trace
 the per-group ratio loses to plain ``shannon`` while the affine fit halves
-its error. ``how="ratio"`` gives the spec's pure ratio.
+its error. ``how="ratio"`` gives the pure ratio, ``api ~ ratio * estimate``.
 
 The base is either fixed (``base=``) or chosen per request as the local
 estimator with the lowest MAPE on the fit set (same group if it has earlier

@@ -1,4 +1,4 @@
-"""How close each estimator comes to the API's prompt size (spec sections 5 and 9).
+"""How close each estimator comes to the API's prompt size (docs/estimators.md; JSON: docs/json.md).
 
 ``compare(session, names)`` puts every estimator's count of the whole prompt
 next to the API usage of each request, with the error in tokens and percent
@@ -26,6 +26,7 @@ from ctxviewer.analysis.attribution import clean_steps
 from ctxviewer.analysis.breakdown import _overhead_parts, message_items
 from ctxviewer.analysis.estimators import Estimator, for_session, names
 from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.fmt import plural
 from ctxviewer.model import Message, Request, Session
 
 CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
@@ -204,11 +205,11 @@ def compare(
                 {n: r.estimates.get(n) for n in shown}, r.kind) for r in rows]
     summary = {n: stats(rows, n) for n in shown}
     if deltas:
-        notes.append(f"{len(deltas)} transcript requests scored on their exact growth: the "
+        notes.append(f"{plural(len(deltas), 'transcript request')} scored on their exact growth: the "
                      "API's prompt delta from the previous call against each estimator's count "
                      "of what was added")
     if excluded["transcript_only"]:
-        notes.append(f"{excluded['transcript_only']} transcript requests without a clean step "
+        notes.append(f"{plural(excluded['transcript_only'], 'transcript request')} without a clean step "
                      "excluded (the first of a chain, thinking or ToolSearch results, tiny "
                      "steps): their system prompt and tools were not recorded")
     table = _table(session, request, shown, by_name, calibration) if request is not None \

@@ -1,4 +1,4 @@
-"""Local token estimators, in a registry (spec section 5).
+"""Local token estimators, in a registry (docs/estimators.md).
 
 Each estimator counts one text. Counts are cached per estimator by content:
 real traces repeat the whole history in every request, so each distinct text
@@ -32,23 +32,25 @@ def _utf16_len(text: str) -> int:
 
 
 def qwen(text: str) -> int:
-    """qwen-code: ceil(ascii/4 + non_ascii*1.5), over code points (seed 000)."""
+    """qwen-code: ceil(ascii/4 + non_ascii*1.5), over code points (its ``estimateTokens``)."""
     non_ascii = _non_ascii(text)
     return math.ceil((len(text) - non_ascii) / 4 + non_ascii * 1.5)
 
 
 def chars4(text: str) -> int:
-    """ceil(length / 4), length in UTF-16 units like JavaScript (seed 001)."""
+    """ceil(length / 4), length in UTF-16 units like JavaScript (qwen-code's compaction code)."""
     return math.ceil(_utf16_len(text) / 4)
 
 
 def shannon(text: str) -> int:
-    """Shannon: (runes // 4) * 1.1, plus 5 per message (seed 004, Go integer math)."""
+    """Shannon: (runes // 4) * 1.1, plus 5 per message (Go integer math)."""
     return int((len(text) // 4) * 1.1)
 
 
 def heuristic(text: str) -> int:
-    """3.5 chars/token; 2.0 with CJK; 3.0 for code; + 0.1/punct + 0.5/newline (seed 003)."""
+    """3.5 chars/token; 2.0 with CJK; 3.0 for code; + 0.1/punct + 0.5/newline.
+
+    Proposed in an analysis of Claude Code's context handling (docs/estimators.md)."""
     if _CJK.search(text):
         per = 2.0
     elif _CODE.search(text):
@@ -148,12 +150,12 @@ def register(estimator: Estimator) -> Estimator:
 
 
 register(Estimator("qwen", "qwen-code (ASCII/4 + non-ASCII x1.5)", qwen,
-                   description="qwen-code's estimateTokens (seed 000)"))
-register(Estimator("chars4", "chars / 4", chars4, description="ceil(length/4) (seed 001)"))
+                   description="qwen-code's estimateTokens"))
+register(Estimator("chars4", "chars / 4", chars4, description="ceil(length/4), as qwen-code's compaction code"))
 register(Estimator("shannon", "Shannon (runes/4 + 5/msg) x1.1", shannon, message_overhead=6,
-                   description="Shannon's estimator (seed 004)"))
+                   description="Shannon's estimator"))
 register(Estimator("heuristic", "heuristic (3.5 chars/token, CJK, code)", heuristic,
-                   description="content-aware heuristic (seed 003)"))
+                   description="content-aware heuristic (characters per token by content)"))
 register(Estimator("cl100k", "tiktoken cl100k_base", _bpe("cl100k_base"),
                    description="GPT-4 BPE, offline"))
 register(Estimator("o200k", "tiktoken o200k_base", _bpe("o200k_base"),

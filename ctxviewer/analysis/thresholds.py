@@ -1,14 +1,14 @@
-"""Compaction thresholds, tiers and the pre-send estimate (spec section 4).
+"""Compaction thresholds, tiers and the pre-send estimate (docs/estimators.md#policies).
 
 Policies:
 
 - ``agent`` (default): the policy of the agent that wrote the log, from its
   profile (``analysis.agents``: window, formula and constants per version);
-- ``qwen``: qwen-code's three-tier ladder (seed 001);
+- ``qwen``: qwen-code's three-tier ladder;
 - ``qwen-legacy``: auto-compaction at 70% of the window;
 - ``claude-code``: usable input = window - 50,000 (80% for windows of 50,000
-  or less), auto-compaction there (seed 003);
-- ``shannon``: trigger at 75% of the budget, compress down to 37.5% (seed 004);
+  or less), auto-compaction there (an older Claude Code rule);
+- ``shannon``: trigger at 75% of the budget, compress down to 37.5% (Shannon's);
 - ``custom``: user-set numbers.
 """
 
@@ -134,7 +134,7 @@ def tier(tokens: int | None, t: Thresholds) -> str:
 
 
 def pre_send_estimate(last_api_prompt: int | None, pending_tokens: int, history_tokens: int) -> int:
-    """Tokens the next request will carry, before it is sent (seed 001).
+    """Tokens the next request will carry, before it is sent (qwen-code's pre-send check).
 
     ``last API prompt size + estimate(pending user message)``, or, with no API
     count yet, a full estimate of the history plus the pending message. This

@@ -2,7 +2,7 @@
 
 ``replay(points, thresholds)`` walks the main-role requests of a timeline in
 order and simulates the chosen policy's auto-compaction along the real token
-curve (spec section 4, issue 4):
+curve:
 
 - the prompt size of a request is the API count where known, else the
   estimate (``Point.prompt_tokens``);

@@ -9,7 +9,7 @@ import sys
 import orjson
 
 from ctxviewer.errors import UsageError  # noqa: F401 - re-exported for the commands
-from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the commands
+from ctxviewer.fmt import fmt_tokens, plural  # noqa: F401 - fmt_tokens: re-exported
 from ctxviewer.model import Session
 
 
@@ -23,6 +23,48 @@ def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True,
                             help="a recording holding several agents or conversations: which "
                                  "one (0-based; `report FILE --sessions` lists them; default: "
                                  "the one that made the last main request)")
+
+
+REQUEST_HELP = "an index (0-based; negative counts from the end) or 'last' (the last main request)"
+
+
+def add_request_argument(parser: argparse.ArgumentParser, what: str = "the request to show",
+                         default: str | None = "last") -> None:
+    """``--request``, worded the same in every command."""
+    shown = f"{what}: {REQUEST_HELP}" + ("; default: last" if default == "last" else "")
+    parser.add_argument("--request", default=default, metavar="N|last", help=shown)
+
+
+def add_estimator_argument(parser: argparse.ArgumentParser,
+                           what: str = "how tokens are counted where the API did not") -> None:
+    """``--estimator``: the local estimators, each with what it counts (docs/estimators.md)."""
+    from ctxviewer.analysis.estimators import DEFAULT, get_estimator, names
+
+    rules = "; ".join(f"{n}: {get_estimator(n).label}" for n in names()).replace("%", "%%")
+    parser.add_argument("--estimator", default=DEFAULT, choices=names(), metavar="NAME",
+                        help=f"{what} (default {DEFAULT}). {rules}. See docs/estimators.md")
+
+
+def add_policy_argument(parser: argparse.ArgumentParser) -> None:
+    """``--policy``: the compaction policies, each with what it means."""
+    from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
+
+    meanings = {**POLICY_LABELS, "agent": "the agent's own, from its profile",
+                "custom": "your numbers, set in the GUI (the qwen-code ladder here)"}
+    rules = "; ".join(f"{p}: {meanings[p]}" for p in POLICIES).replace("%", "%%")
+    parser.add_argument("--policy", default="agent", choices=POLICIES, metavar="NAME",
+                        help=f"the compaction thresholds (warn, auto, hard) to judge requests "
+                             f"by (default agent). {rules}")
+
+
+def add_window_argument(parser: argparse.ArgumentParser, default: int | None = None) -> None:
+    parser.add_argument("--window", type=int, default=default, metavar="TOKENS",
+                        help="the context window size in tokens (default: the agent's, from "
+                             "its profile or the log)")
+
+
+def add_json_argument(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
+    parser.add_argument("--json", action="store_true", help=f"{what} (keys: docs/json.md)")
 
 
 def load_file(path: str, format: str | None = None) -> Session:
@@ -57,8 +99,8 @@ def load_session(args: argparse.Namespace) -> Session:
                              "--session N picks one\n")
         return parts[chosen or 0]
     if not 0 <= chosen < len(parts):
-        raise UsageError(f"--session {chosen}: the file holds {len(parts)} session"
-                         f"{'s' if len(parts) != 1 else ''} (0..{len(parts) - 1})")
+        raise UsageError(f"--session {chosen}: the file holds {plural(len(parts), 'session')} "
+                         f"(0..{len(parts) - 1})")
     return parts[chosen]
 
 

@@ -5,36 +5,45 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxviewer.analysis.compaction import STRATEGIES, CompactionResult, simulate_compaction
+from ctxviewer.analysis.compaction import (
+    LABELS,
+    STRATEGIES,
+    CompactionResult,
+    simulate_compaction,
+)
 from ctxviewer.analysis.compaction.base import Summarizer
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.analysis.thresholds import POLICIES
 from ctxviewer.commands.common import (
     UsageError,
+    add_estimator_argument,
     add_file_argument,
+    add_json_argument,
+    add_policy_argument,
+    add_request_argument,
+    add_window_argument,
     fmt_tokens,
     load_session,
     print_json,
     request_index,
 )
+from ctxviewer.fmt import plural
 
 HELP = "simulate a compaction strategy on a request: tokens before/after, kept, summary"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
-    p.add_argument("--request", default="last", help="request index, negative from the end, "
-                   "or 'last' (default)")
-    p.add_argument("--strategy", required=True, help=f"one of: {', '.join(STRATEGIES)}")
+    add_request_argument(p, "the request to compact")
+    strategies = "; ".join(f"{n}: {LABELS[n]}" for n in STRATEGIES).replace("%", "%%")
+    p.add_argument("--strategy", required=True, metavar="NAME",
+                   help=f"how to compact. {strategies} (docs/compaction.md)")
     p.add_argument("--summarizer", default="local", choices=("local", "anthropic"),
                    help="local (offline, default) or anthropic (ANTHROPIC_API_KEY / _BASE_URL)")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names())
-    p.add_argument("--policy", default="agent", choices=POLICIES,
-                   help="compaction policy (default: the agent's own, from its profile)")
-    p.add_argument("--window", type=int, help="override the context window size")
-    p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
+    add_estimator_argument(p, "how tokens are counted before and after")
+    add_policy_argument(p)
+    add_window_argument(p)
+    add_json_argument(p)
 
 
 def _summarizer(name: str) -> Summarizer:
@@ -100,7 +109,7 @@ def render_text(r: CompactionResult) -> str:
              f"  summarized ({len(r.summarized)}): {_ranges(r.summarized)}",
              f"  dropped    ({len(r.dropped)}): {_ranges(r.dropped)}"]
     if r.slimmed:
-        lines.append(f"  slimmed {len(r.slimmed)} tool outputs: "
+        lines.append(f"  slimmed {plural(len(r.slimmed), 'tool output')}: "
                      f"{sum(s.before for s in r.slimmed):,} -> "
                      f"{sum(s.after for s in r.slimmed):,} tokens")
     if r.usage:

@@ -19,6 +19,8 @@ from ctxviewer.analysis.estimators import names as local_names
 from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
+    add_json_argument,
+    add_request_argument,
     load_session,
     print_json,
     request_index,
@@ -34,10 +36,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--estimators", help="comma-separated names (default: "
                    f"{','.join(default_names())}); also '{ANTHROPIC}' (the API's count_tokens)")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
+    add_json_argument(out)
     out.add_argument("--csv", action="store_true", help="print one CSV row per request")
-    p.add_argument("--request", help="also show the per-category table of this request "
-                   "(index, negative from the end, or 'last')")
+    add_request_argument(p, "also show the per-category table of this request", default=None)
     p.add_argument("--calibrate-base", help="base estimator of 'calibrated' (default: the one "
                    "with the lowest MAPE on the earlier requests of the same model and role)")
     p.add_argument("--calibrate-fit", choices=("affine", "ratio"), default="affine",
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         failed = [r.index for r in c.rows if r.estimates.get(ANTHROPIC) is None]
         if failed:
             first = counter.error(session.requests[failed[0]]) or "?"
-            print(f"ctxviewer: count_tokens failed for {len(failed)} requests "
+            print(f"ctxviewer: count_tokens failed for {plural(len(failed), 'request')} "
                   f"({', '.join(map(str, failed[:10]))}): {first}", file=sys.stderr)
     if args.json:
         print_json(comparison_json(c))

@@ -5,11 +5,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.findings import SEVERITIES, Finding, at_least, findings, findings_json
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.commands.common import UsageError, add_file_argument, load_session, print_json
+from ctxviewer.commands.common import (
+    UsageError,
+    add_estimator_argument,
+    add_file_argument,
+    add_json_argument,
+    load_session,
+    print_json,
+)
 from ctxviewer.fmt import fmt_tokens, plural
 
 HELP = "findings: unused tools, costly MCP servers, oversized results, cache breaks, " \
@@ -19,11 +25,10 @@ FAILED = 3  # the exit status when --fail-on found something
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
-    p.add_argument("--json", action="store_true", help='print {"findings": [...]}')
+    add_json_argument(p, 'print {"findings": [...]}')
     p.add_argument("--fail-on", choices=SEVERITIES[1:], metavar="warn|error",
                    help=f"exit {FAILED} when a finding of this severity or above is present")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names(),
-                   help="counts tokens where the API did not (default qwen)")
+    add_estimator_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:

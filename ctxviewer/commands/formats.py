@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ctxviewer.commands.common import print_json
+from ctxviewer.commands.common import add_json_argument, print_json
 from ctxviewer.ingest import READERS
 
 HELP = "list the formats ctxviewer reads (detected by content)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--json", action="store_true")
+    add_json_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:

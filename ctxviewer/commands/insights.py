@@ -8,7 +8,6 @@ from collections import Counter
 from typing import Any
 
 from ctxviewer.analysis.estimators import for_session
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.insights import (
     Budget,
     Insights,
@@ -20,7 +19,9 @@ from ctxviewer.analysis.insights import (
 from ctxviewer.analysis.insights.compaction_outcome import KINDS
 from ctxviewer.commands.common import (
     UsageError,
+    add_estimator_argument,
     add_file_argument,
+    add_json_argument,
     fmt_tokens,
     load_session,
     print_json,
@@ -34,9 +35,8 @@ HELP = "cost, cache hit rate and breaks, redundant content and sub-agents of a s
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
-    p.add_argument("--json", action="store_true", help="print JSON")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names(),
-                   help="counts tokens where the API did not (default qwen)")
+    add_json_argument(p)
+    add_estimator_argument(p)
     p.add_argument("--budget", type=float, metavar="USD", help="evaluate a spending budget")
     p.add_argument("--budget-tokens", type=int, metavar="N", help="evaluate a token budget")
     p.add_argument("--budget-scope", choices=("session", "task"), default="session",
@@ -109,7 +109,7 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
                  f"{fmt_tokens(c.cache_write_tokens)}), output "
                  f"{fmt_tokens(sum(r.output_tokens for r in c.requests))}")
     for m in c.by_model:
-        lines.append(f"  {m.model}: {m.requests} requests, {_usd(m.total_usd)}"
+        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {_usd(m.total_usd)}"
                      + ("" if m.price_key else "  (not in the price table)"))
     if c.unknown_models:
         lines.append(f"  unknown models (no cost): {', '.join(c.unknown_models)}")
@@ -128,9 +128,9 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
             lines.append(f"    {x.kind} crossed at request {x.request}{task}: {spent}")
         if b.stopped_at is not None:
             lines.append(f"    a hard limit stops the agent at request {b.stopped_at} "
-                         f"({b.skipped_requests} later requests would not run)")
+                         f"({plural(b.skipped_requests, 'later request')} would not run)")
     lines += ["", (f"Cache: hit rate {_pct(ins.cache.hit_rate)}, "
-                   f"{len(ins.cache.breaks)} breaks, {fmt_tokens(ins.cache.rewritten_tokens)} "
+                   f"{plural(len(ins.cache.breaks), 'break')}, {fmt_tokens(ins.cache.rewritten_tokens)} "
                    f"tokens re-written")]
     for br in ins.cache.breaks[:top]:
         where = "an unknown position" if br.section == "unknown" else br.section if \
@@ -138,7 +138,7 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
         lines.append(f"  request {br.request} ({br.conversation}): {br.kind} at {where}, "
                      f"{fmt_tokens(br.tokens)} tokens re-cached - {br.detail}")
     r = ins.redundancy
-    lines += ["", (f"Redundancy: {len(r.findings)} findings, carried "
+    lines += ["", (f"Redundancy: {plural(len(r.findings), 'finding')}, carried "
                    f"{fmt_tokens(r.carry_tokens)} tokens in later requests "
                    f"({fmt_tokens(r.trim_carry_tokens)} of them dropped by trim)")]
     for kind, (n, t) in r.by_kind().items():
@@ -149,14 +149,14 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
         lines.append(f"  {f.kind} {what}: {fmt_tokens(f.tokens)} tokens x {f.carried_by} "
                      f"requests = {fmt_tokens(f.carry_tokens)} (request {f.first_request}, "
                      f"superseded by {f.superseded_by}){trim}")
-    lines += ["", f"Sub-agents: {len(ins.subagents)} runs"]
+    lines += ["", f"Sub-agents: {plural(len(ins.subagents), 'run')}"]
     for s in ins.subagents:
         parent = "no parent found" if s.parent is None else \
             f"after request {s.parent}" if s.link == "compaction" else \
             f"spawned by request {s.parent} ({s.link})"
-        lines.append(f"  {s.label} {s.description!r}: {len(s.requests)} requests, "
+        lines.append(f"  {s.label} {s.description!r}: {plural(len(s.requests), 'request')}, "
                      f"peak {fmt_tokens(s.peak_context)}, {fmt_tokens(s.total_tokens)} tokens, "
-                     f"{_usd(s.cost_usd)}, {s.tool_calls} tool calls, {parent}")
+                     f"{_usd(s.cost_usd)}, {plural(s.tool_calls, 'tool call')}, {parent}")
     for c in ins.compactions:
         lines += ["", f"Compaction before request {c.after}: {fmt_tokens(c.before_tokens)} -> "
                   f"{fmt_tokens(c.after_tokens)} tokens (the API's); parts estimated at "

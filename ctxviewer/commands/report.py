@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 from ctxviewer.analysis.agents.sessions import describe, split
 from ctxviewer.analysis.breakdown import Breakdown, Item
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis, report_json
-from ctxviewer.analysis.thresholds import POLICIES
 from ctxviewer.commands.common import (
     UsageError,
+    add_estimator_argument,
     add_file_argument,
+    add_json_argument,
+    add_policy_argument,
+    add_request_argument,
+    add_window_argument,
     fmt_tokens,
     load_file,
     load_session,
@@ -30,12 +33,10 @@ HELP = "print the context breakdown of a request and the prompt size of every re
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
-    p.add_argument("--request", default="last", help="request index (0-based), negative from "
-                   "the end, or 'last' (the last main request; default)")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names())
-    p.add_argument("--window", type=int, help="override the context window size")
-    p.add_argument("--policy", default="agent", choices=POLICIES,
-                   help="compaction policy (default: the agent's own, from its profile)")
+    add_request_argument(p, "the request whose breakdown is shown")
+    add_estimator_argument(p)
+    add_window_argument(p)
+    add_policy_argument(p)
     p.add_argument("--counts", choices=("agent", "wire"), default="agent",
                    help="count as the agent's own /context does (default) or as sent on the wire")
     p.add_argument("--against", metavar="CONTEXT_TXT",
@@ -44,8 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sessions", action="store_true",
                    help="list the sessions the file holds (a recording may hold several agents "
                         "or conversations) and exit; pick one with --session N")
-    p.add_argument("--json", action="store_true", help="print JSON (see the spec, section 9)")
-    p.add_argument("--all-items", action="store_true", help="text: list every item row")
+    add_json_argument(p)
+    p.add_argument("--all-items", action="store_true",
+                   help="list every item row (text output shows the largest ones)")
 
 
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
@@ -86,7 +88,7 @@ def _list_sessions(args: argparse.Namespace) -> int:
     for i in infos:
         peak = f"peak {i.peak:,}" if i.peak is not None else "no usage"
         sys.stdout.write(f"{i.number:>3}  {i.agent:<22} {i.conversation or '-':<38} "
-                         f"{i.requests:>5} requests ({i.main} main)  {peak}  "
+                         f"{plural(i.requests, 'request'):>14} ({i.main} main)  {peak}  "
                          f"{i.first or '?'} .. {i.last or '?'}\n")
     return 0
 
@@ -145,7 +147,7 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     s = a.session
     t = a.thresholds
     lines = [f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}"
-             + (f", {len(s.skipped)} records skipped" if s.skipped else "")]
+             + (f", {plural(len(s.skipped), 'record')} skipped" if s.skipped else "")]
     cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
     if cut is not None:
         lines.append(f"note: line {cut.line}: {cut.reason}")

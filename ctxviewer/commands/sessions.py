@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from ctxviewer.commands.common import UsageError, print_json
+from ctxviewer.commands.common import UsageError, add_json_argument, print_json
 from ctxviewer.ingest.discover import ACTIVE_MINUTES, SessionInfo, default_roots, discover_sessions
 
 HELP = "list Claude Code / Codex / Gemini CLI / qwen-code session files, newest first"
@@ -16,9 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--active", action="store_true",
                    help=f"only files written in the last --minutes (default {ACTIVE_MINUTES:g})")
     p.add_argument("--minutes", type=float, default=ACTIVE_MINUTES,
-                   help="how recent a write makes a session active")
+                   help=f"how recent a write makes a session active (default {ACTIVE_MINUTES:g})")
     p.add_argument("--limit", type=int, default=50, help="list at most N files (0: all found)")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:

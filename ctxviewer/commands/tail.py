@@ -18,11 +18,17 @@ import orjson
 
 from ctxviewer.analysis.breakdown import infer_overhead
 from ctxviewer.analysis.estimators import for_session, get_estimator
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.analysis.thresholds import POLICIES, Thresholds, tier
+from ctxviewer.analysis.thresholds import Thresholds, tier
 from ctxviewer.analysis.timeline import estimate_request
-from ctxviewer.commands.common import UsageError, add_file_argument
+from ctxviewer.commands.common import (
+    UsageError,
+    add_estimator_argument,
+    add_file_argument,
+    add_json_argument,
+    add_policy_argument,
+    add_window_argument,
+)
 from ctxviewer.fmt import plural
 from ctxviewer.ingest.follow import Follower, Update
 from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
@@ -34,16 +40,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p, sessions=False)  # it follows the file as written, all of it
     p.add_argument("--interval", type=float, default=0.25,
                    help="seconds between checks of the file (default 0.25)")
-    p.add_argument("--estimator", default="qwen", choices=estimator_names(),
-                   help="estimator for requests without API usage (default qwen)")
-    p.add_argument("--policy", default="agent", choices=POLICIES,
-                   help="compaction policy (default: the agent's own, from its profile)")
-    p.add_argument("--window", type=int, help="override the context window size")
+    add_estimator_argument(p, "how tokens are counted for requests without API usage")
+    add_policy_argument(p)
+    add_window_argument(p)
     p.add_argument("--new-only", action="store_true",
                    help="skip the requests already in the file")
     p.add_argument("--once", action="store_true",
                    help="print what the file holds now and exit")
-    p.add_argument("--json", action="store_true", help="print JSON lines")
+    add_json_argument(p, "print JSON lines, one object per line")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -142,7 +142,7 @@ class BarPanel(QWidget):
         if columns != self._columns:
             self._columns = columns
             rows = -(-len(self.legend_labels) // columns)
-            for i, lab in enumerate(self.legend_labels):  # down the columns, in spec order
+            for i, lab in enumerate(self.legend_labels):  # down the columns, in the breakdown's order
                 self._grid.removeWidget(lab)
                 self._grid.addWidget(lab, i % rows, i // rows)
         for c in range(MAX_LEGEND_COLUMNS + 1):  # columns as wide as their entries

@@ -1,6 +1,6 @@
 """The breakdown of one request as a read-only Qt tree model.
 
-Rows: the categories in spec order, then their items (an MCP server and its
+Rows: the categories in the breakdown's order, then their items (an MCP server and its
 tools, a memory file, a skill, a message and its blocks). Columns: Name,
 Tokens, % of window, % of used. ``UserRole`` returns the core object of the
 row (``Category`` or ``Item``), ``REF_ROLE`` the model object behind it

@@ -49,7 +49,7 @@ class BreakdownPanel(QWidget):
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         header = self.tree.header()
-        header.setSortIndicatorClearable(True)  # a third click restores the spec order
+        header.setSortIndicatorClearable(True)  # a third click restores the breakdown's order
         header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)
         self.tree.setSortingEnabled(True)
         header.setStretchLastSection(False)

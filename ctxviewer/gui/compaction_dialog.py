@@ -1,4 +1,4 @@
-"""Simulate a compaction of one request (spec section 6): preview, edit, apply, export.
+"""Simulate a compaction of one request (docs/compaction.md): preview, edit, apply, export.
 
 Strategy and its parameters, summarizer (local, or anthropic when a key or
 base URL is set), before/after stacked bars, the messages kept / summarized /

@@ -1,4 +1,4 @@
-"""Read-only Qt models of an estimator ``Comparison`` (spec section 5).
+"""Read-only Qt models of an estimator ``Comparison`` (docs/estimators.md).
 
 - ``CompareTableModel``: one row per scored request: index, model, role, API
   prompt, then per estimator its estimate and its error in percent (the

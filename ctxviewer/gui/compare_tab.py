@@ -1,4 +1,4 @@
-"""The Compare tab: every estimator next to the API's prompt size (spec section 5).
+"""The Compare tab: every estimator next to the API's prompt size (docs/estimators.md).
 
 A passive view. ``set_comparison`` fills the request table (sortable), the
 per-estimator summary and the error plot; ``set_table`` the per-category

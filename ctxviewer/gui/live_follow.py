@@ -1,4 +1,4 @@
-"""Follow a growing session log and keep ``AppState`` up to date (spec section 7).
+"""Follow a growing session log and keep ``AppState`` up to date (live attach).
 
 A ``Follower`` (``ctxviewer.ingest.follow``) is polled on a ``QTimer``; each
 poll runs as a ``Worker`` on the thread pool, one at a time, so the GUI never

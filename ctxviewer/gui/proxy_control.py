@@ -1,4 +1,4 @@
-"""Run the recording proxy from the GUI (spec section 7).
+"""Run the recording proxy from the GUI (docs/recording-format.md).
 
 ``ProxyControl`` starts and stops one ``ProxyThread`` and turns its
 per-exchange callback (called on the proxy's thread) into a Qt signal, which

@@ -1,4 +1,4 @@
-"""Find the session files coding agents keep on this machine (spec section 7).
+"""Find the session files coding agents keep on this machine (``ctxviewer sessions``; docs/json.md).
 
 ``discover_sessions()`` lists them newest first, from where each agent
 writes them:

@@ -1,4 +1,4 @@
-"""Follow a session log that is still being written (live attach, spec section 7).
+"""Follow a session log that is still being written (live attach, ``ctxviewer tail``).
 
 ``Follower(path).poll()`` reads what was appended since the last call and
 feeds it through the same reader and ``SessionBuilder`` rules that ``load``

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxviewer.fmt import plural
 from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import split_message_text
@@ -187,7 +188,7 @@ class _GeminiParser:
         dropped = [i for i in self.records if i not in ids]
         if dropped:
             out.append(Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
-                             detail=f"history replaced, {len(dropped)} messages dropped"))
+                             detail=f"history replaced, {plural(len(dropped), 'message')} dropped"))
         self.records, self.cache = {}, {}
         for m in messages:
             if isinstance(m, dict) and isinstance(m.get("id"), str):

@@ -242,7 +242,7 @@ def _feed(parser: Any, builder: SessionBuilder, line: int, record: Any) -> None:
     try:
         for item in list(parser.feed(line, record)):
             builder.add(item)
-    except Exception as e:  # noqa: BLE001 - spec: broken records are skipped and counted
+    except Exception as e:  # noqa: BLE001 - broken records are skipped and counted, never fatal
         builder.add(Skipped(line, f"{READER_ERROR}: {type(e).__name__}: {e}"[:200]))
 
 

@@ -66,7 +66,7 @@ def test_qwen_code_by_version():
     assert t.auto == 91_750 and t.buffer == 39_322  # its /context: buffer 39.3k (30%)
     ladder = qwen.era((0, 17, 0))
     assert ladder.window_for("qwen3-coder-plus") == 1_000_000
-    t = rule_thresholds(ladder.policy, 200_000)  # the spec's reference row
+    t = rule_thresholds(ladder.policy, 200_000)  # the reference row of docs/estimators.md
     assert (t.warn, t.auto, t.hard, t.effective) == (147_000, 167_000, 177_000, 180_000)
     t = rule_thresholds(qwen.era((0, 24, 4)).policy, 200_000)
     assert t.auto == 167_000  # min(85% = 170,000, 200,000 - 20,000 - 13,000)

@@ -3,7 +3,7 @@
 qwen-code estimates each tool as ``estimateTokens(JSON.stringify(tool.schema))``
 where the schema is a FunctionDeclaration ``{name, description,
 parametersJsonSchema}``, and ``estimateTokens`` is
-``ceil(ascii/4 + nonAscii*1.5)`` (seed 000). On the wire (OpenAI-compatible
+``ceil(ascii/4 + nonAscii*1.5)``. On the wire (OpenAI-compatible
 backends) the same tool travels as ``{"type": "function", "function": {name,
 description, parameters}}``. ctxviewer reads the wire form; its per-tool
 count must stay within 10% of qwen-code's number for the same declaration.

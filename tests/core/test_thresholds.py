@@ -5,7 +5,7 @@ import pytest
 from ctxviewer.analysis.thresholds import POLICIES, pre_send_estimate, thresholds, tier
 from ctxviewer.analysis.windows import context_window
 
-# Spec section 4: must hold exactly.
+# qwen-code's ladder (docs/estimators.md): must hold exactly.
 REFERENCE = [
     (32_000, 19_200, 22_400, 22_400, 12_000),
     (128_000, 76_800, 95_000, 105_000, 108_000),
@@ -30,8 +30,8 @@ def test_ladder_is_ordered_for_every_policy(policy, window):
     assert 0 <= t.buffer <= window
 
 
-def test_legacy_buffer_matches_seed():
-    # (1 - 0.7) * 131072 = 39322 (seed 000)
+def test_legacy_buffer_is_30_percent():
+    # (1 - 0.7) * 131072 = 39322 (qwen-code's /context)
     assert thresholds(131_072, "qwen-legacy").buffer == 39_322
 
 

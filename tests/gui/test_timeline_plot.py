@@ -22,7 +22,7 @@ SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
            "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 
-# spec section 4, qwen policy: window -> (warn, auto, hard, effective)
+# qwen-code's ladder (docs/estimators.md), qwen policy: window -> (warn, auto, hard, effective)
 REFERENCE = {
     32_000: (19_200, 22_400, 22_400, 12_000),
     128_000: (76_800, 95_000, 105_000, 108_000),

@@ -1,4 +1,4 @@
-"""Compaction simulation (spec section 6): strategies, summarizers, results.
+"""Compaction simulation (docs/compaction.md): strategies, summarizers, results.
 
 May import ``ctxviewer.model``, ``ctxviewer.analysis`` and ``anthropic``
 (only in ``summarize_anthropic``, which the rest never imports). Never Qt.

@@ -1,4 +1,4 @@
-"""Tool-output slimming (seed 003, Claude Code's ``compressToolOutput``).
+"""Tool-output slimming (Claude Code's ``compressToolOutput``; docs/compaction.md).
 
 Outputs up to ``max_chars`` are left alone. Longer ones:
 

@@ -32,7 +32,7 @@ LABELS = {
 
 @dataclass(frozen=True)
 class Params:
-    """Editable parameters of every strategy (defaults from the seeds)."""
+    """Editable parameters of every strategy (defaults from their upstreams: docs/compaction.md)."""
 
     qwen: QwenParams = QwenParams()
     shannon: ShannonParams = ShannonParams()

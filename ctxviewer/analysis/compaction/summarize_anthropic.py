@@ -1,6 +1,6 @@
 """Summaries from the Anthropic API, through the ``anthropic`` SDK, streamed.
 
-The call follows qwen-code's compaction call (seed 001): no ``thinking``
+The call follows qwen-code's compression call: no ``thinking``
 parameter (thinking off) and ``max_tokens`` capped at 20,000. Model, key and
 base URL come from the arguments or from ``ANTHROPIC_MODEL``,
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL``.

@@ -1,6 +1,6 @@
 """The offline summarizer: deterministic, no key, no network.
 
-It extracts what a compaction summary must keep (seed 004: decisions,
+It extracts what a compaction summary must keep (as Shannon's compressor asks: decisions,
 discoveries, open questions, entities): the goals the user stated, the files
 and commands the tools touched, errors met, decisions announced by the
 assistant and its latest state. Headings are Chinese when the conversation

@@ -1,12 +1,12 @@
 """Strategies that replace older history with a summary: ``qwen`` and ``shannon``.
 
-- ``qwen`` (seed 001, qwen-code's ``findCompressSplitPoint``): keep the most
+- ``qwen`` (qwen-code's ``findCompressSplitPoint``): keep the most
   recent ~30% of the history (by characters) and summarize the rest. The
   split falls only before a user message that carries no tool result, so a
   tool call is never separated from its result; when the history ends with
   a model answer that calls no tool, everything is summarized. The summary
   call has thinking off and its output capped at 20,000 tokens.
-- ``shannon`` (seed 004): keep the first 3 messages (primers) and the last
+- ``shannon`` (Shannon's sliding window): keep the first 3 messages (primers) and the last
   20 (recents), summarize the middle in about 400 tokens, in the language of
   the conversation. Triggered at 75% of the budget, aiming at 37.5%.
 """
@@ -29,6 +29,7 @@ from ctxviewer.analysis.compaction.base import (
 )
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import SUMMARY_RESERVE
+from ctxviewer.fmt import plural
 from ctxviewer.model import TEXT, Block, Message, Request
 
 QWEN_ACK = "Got it. Thanks for the additional context!"
@@ -126,7 +127,8 @@ def shannon(req: Request, est: Estimator, summarizer: Summarizer,
             notes.append(f"below Shannon's trigger ({p.trigger:.0%} of {window:,}): "
                          "simulated anyway")
     if start <= end:
-        notes.append(f"{len(msgs)} messages: all are primers or recents, nothing to summarize")
+        notes.append(f"{plural(len(msgs), 'message')}: all are primers or recents, nothing to "
+                     "summarize")
         return build_result("shannon", req, msgs, est, inferred_overhead, kept=range(len(msgs)),
                             params=asdict(p), notes=tuple(notes))
     extra = _summarize(summarizer, list(msgs[end:start]), p.summary_tokens, force, est)

@@ -1,4 +1,4 @@
-"""Trim by priority (seed 002, ContextUI's ``Trim``).
+"""Trim by priority (ContextUI's ``Trim``; docs/compaction.md).
 
 Priority, highest first: the system prompt (never dropped, it is not a
 message), the last 3 rounds (a round is a model turn with its tool results), critical

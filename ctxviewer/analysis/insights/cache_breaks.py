@@ -22,6 +22,7 @@ from typing import Any
 
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.insights.conversations import conversations
+from ctxviewer.fmt import plural
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACT_SUMMARY,
@@ -126,7 +127,7 @@ def _messages_diff(prev: Request, cur: Request) -> tuple[int, int, str, str] | N
         if i >= len(cur.messages):
             kind = COMPACTION if _compacted(prev, cur) else MESSAGES_REWRITTEN
             n_old, n_new = len(prev.messages), len(cur.messages)
-            return i, 0, kind, f"history shortened from {n_old} to {n_new} messages"
+            return i, 0, kind, f"history shortened from {n_old} to {plural(n_new, 'message')}"
         n = cur.messages[i]
         if n is m or n == m:
             continue

@@ -210,7 +210,7 @@ def session_cost(session: Session | Sequence[Request],
                        prices.source, prices.user_file)
 
 
-# --- budgets (seed 004: session / task budgets, warning threshold, hard or soft) ---
+# --- budgets (as Shannon's: session / task budgets, warning threshold, hard or soft) ---
 
 
 @dataclass(frozen=True)
