@@ -16,7 +16,11 @@ curve:
   ``/clear``, an unlogged compaction) pulls the simulation down to it;
 - a real compaction in the log (a ``compact_boundary`` event) resets the
   simulation to the real curve; real compactions are returned separately so
-  the UI can compare ("3 compactions would fire (1 happened)").
+  the UI can compare ("3 compactions would fire (1 happened)"). Where the
+  size before it (the log's ``preTokens``, else the previous request's),
+  shifted like the simulation, reaches the threshold, the policy fires there
+  too: under the agent's own policy, the compaction the agent made is one
+  the replay makes.
 
 Target: ``thresholds.target`` when the policy defines one (Shannon: 37.5% of
 the window); otherwise ``DEFAULT_TARGET_FRACTION`` (30%) of the window, the
@@ -144,14 +148,21 @@ def replay(points: Sequence[Point], thresholds: Thresholds, *, target: int | Non
     """Simulate ``thresholds``' auto-compaction along the real curve of ``points``."""
     goal = default_target(thresholds) if target is None else max(0, min(target, thresholds.auto))
     real = real_compactions(points, events)
-    resets = {c.index for c in real}
+    resets = {c.index: c for c in real}
     fired: list[Fire] = []
     curve: list[tuple[int, int]] = []
     sim = 0
     prev_real: int | None = None
     for p in _main(points):
         actual = p.prompt_tokens
-        if prev_real is None or p.index in resets:
+        reset = resets.get(p.index)
+        if reset is not None and prev_real is not None and reset.pre_tokens:
+            # what the context had grown to when the agent compacted, on the simulated
+            # curve: the policy fires there too when that reaches its threshold
+            before = sim + reset.pre_tokens - prev_real
+            if before >= thresholds.auto:
+                fired.append(Fire(p.index, before, min(actual, goal)))
+        if prev_real is None or reset is not None:
             sim = actual
         else:
             sim = min(actual, max(sim + actual - prev_real, min(actual, goal)))

@@ -93,7 +93,8 @@ def test_log_events_give_before_and_after_counts():
     [c] = real_compactions(curve(values), logged)  # the log alone marks it
     assert (c.index, c.pre_tokens, c.post_tokens, c.trigger) == (13, 167_117, 31_000, "auto")
     w = replay(curve(values), QWEN_200K, events=logged)
-    assert w.real_count == 1 and w.count == 0
+    # 167,117 before it reaches the auto threshold (167,000): the policy fires there too
+    assert w.real_count == 1 and [(f.index, f.tokens) for f in w.fired] == [(13, 167_117)]
 
 
 def test_one_compaction_per_request_even_with_boundary_and_summary():
@@ -143,7 +144,7 @@ def test_targets():
 
 
 @pytest.mark.parametrize("policy,window,fired", [
-    ("qwen", 200_000, 0), ("claude-code", 200_000, 1), ("qwen-legacy", 128_000, 2),
+    ("qwen", 200_000, 1), ("claude-code", 200_000, 1), ("qwen-legacy", 128_000, 2),
 ])
 def test_spotter_transcript(corpus, policy, window, fired):
     from ctxviewer.analysis.report import Analysis
@@ -160,6 +161,24 @@ def test_spotter_transcript(corpus, policy, window, fired):
     if policy == "claude-code":
         [fired_at] = w.fired_indices
         assert a.session.requests[fired_at].api_prompt_tokens == 154_364  # >= 150,000
+
+
+def test_the_agents_own_compaction_is_one_its_policy_would_fire(corpus):
+    """Claude Code compacted the spotter session at 167,117 tokens (its preTokens),
+    just over its auto threshold of 167,000: replayed under its own policy, the
+    compaction fires where it happened (as the timeline's predicted mark says)."""
+    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.ingest import load
+
+    path = corpus / "claude-code" / (
+        "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    a = Analysis(load(str(path)))
+    w = replay(a.timeline, a.thresholds, events=request_events(a.session))
+    boundary = next(r.index for r in a.session.requests if r.events)
+    assert a.thresholds.auto == 167_000
+    assert [(f.index, f.tokens) for f in w.fired] == [(boundary, 167_117)]
+    assert a.compactions.predicted == (boundary,)
+    assert w.label().startswith(f"policy {w.policy}: 1 compaction would fire (1 happened)")
 
 
 def test_request_events_pairs_events_with_their_request():
