@@ -546,3 +546,33 @@ def test_hover_says_how_much_of_a_transcript_prompt_is_exact(plot, spotter):
     plot.show_hover((i, float(i), float(spotter.session.requests[i].api_prompt_tokens)))
     assert (f"exact {a.exact:,} \u00b7 estimated {a.estimated:,} \u00b7 unattributed "
             f"{a.unattributed:,}") in plot.hover_label.toPlainText()
+
+
+@pytest.mark.parametrize("size", [(1000, 500), (520, 300)])
+@pytest.mark.parametrize("which", ["last", "first", "highest", "left of the middle"])
+def test_hover_readout_stays_inside_the_plot(plot, qtbot, size, which):
+    pts = crafted()
+    plot.resize(*size)
+    plot.set_timeline(pts, QWEN_200K)
+    plot.set_show_auxiliary(True)
+    qtbot.wait(10)
+    main = main_points(pts)
+    p = {"last": main[-1], "first": main[0], "highest": max(main, key=lambda p: p.prompt_tokens),
+         "left of the middle": main[len(main) // 2 - 2]}[which]
+    qtbot.mouseMove(plot.viewport(), view_pos(plot, p.index, p.prompt_tokens))
+    qtbot.waitUntil(lambda: plot.hovered_index == p.index, timeout=2000)
+    label = plot.hover_label.sceneBoundingRect()
+    view = plot.getPlotItem().vb.sceneBoundingRect()
+    assert plot.hover_label.isVisible() and label.width() > 100
+    assert view.contains(label), (label, view)
+    at = plot.getPlotItem().vb.mapViewToScene(QPointF(p.index, p.prompt_tokens))
+    assert not label.contains(at)  # beside the point, not over it
+
+
+def test_label_spot_flips_and_clamps():
+    view = (0, 0, 400, 300)
+    assert td.label_spot((100, 50), (10, 10), view) == (20, 20)  # right, below
+    assert td.label_spot((100, 50), (390, 10), view) == (280, 20)  # left of it
+    assert td.label_spot((100, 50), (10, 290), view) == (20, 230)  # above it
+    assert td.label_spot((300, 50), (200, 10), view) == (0, 20)  # neither side: inside
+    assert td.label_spot((500, 400), (200, 100), view) == (0, 0)  # larger than the view
