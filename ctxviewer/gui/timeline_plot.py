@@ -19,7 +19,9 @@ Items (x is the request index, or epoch seconds with ``x_mode="time"``):
 - ``event_lines``: real compactions (before -> after tokens) and overflows,
   half a step before the request that follows them;
 - ``cache_areas``: stacked cache read / cache write / uncached (``set_cache_view``);
-  each item's data is the *top edge* of its band (cumulative);
+  each item's data is the *top edge* of its band (cumulative); they live in
+  ``cache_box``, a view linked to the main one and drawn under ``output_view``,
+  so the output bars stand in front of the bands and the curves in front of both;
 - ``output_curve`` in ``output_view``, a ViewBox on the right axis: one bar per
   main request (``getData()`` -> x, output tokens), or one per pixel column
   (its largest value) when requests are denser than pixels;
@@ -123,6 +125,14 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.output_view.setZValue(-0.5)
         pi.getAxis("right").linkToView(self.output_view)
         self.output_view.setXLink(pi.vb)
+        # the cache bands under the output bars: a view of their own, moved with the main one
+        self.cache_box = pg.ViewBox(enableMenu=False)
+        self.cache_box.setMouseEnabled(x=False, y=False)
+        self.cache_box.setParentItem(pi)
+        self.cache_box.setFlag(QGraphicsItem.GraphicsItemFlag.ItemNegativeZStacksBehindParent)
+        self.cache_box.setZValue(-0.7)
+        self.cache_box.setXLink(pi.vb)
+        self.cache_box.setYLink(pi.vb)
         pi.vb.sigResized.connect(self._on_view_resized)
         pi.vb.sigRangeChanged.connect(self._on_view_range_changed)
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
@@ -150,7 +160,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             item = pg.PlotDataItem(pen=None, fillLevel=0, brush=series_color(key, dark))
             item.setZValue(-10 + z)
             item.setVisible(False)
-            pi.addItem(item)
+            self.cache_box.addItem(item)
             self.cache_areas[key] = item
         self.estimate_curve = pi.plot(pen=pg.mkPen(series_color("estimate", dark), width=1.5,
                                                    style=Qt.PenStyle.DashLine))
@@ -366,8 +376,10 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
 
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb
-        self.output_view.setGeometry(vb.geometry())
-        self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
+        for box in (self.cache_box, self.output_view):
+            box.setGeometry(vb.geometry())
+            box.linkedViewChanged(vb, box.XAxis)
+        self.cache_box.linkedViewChanged(vb, self.cache_box.YAxis)
         self._fit_legend()
         self._fit_title()
         if self._auto_view and self.points:  # the legend's room is in pixels

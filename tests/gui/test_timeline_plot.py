@@ -363,6 +363,20 @@ def test_cache_view_stacks_read_write_uncached(plot):
     assert not plot.cache_areas["uncached"].isVisible()
 
 
+def test_output_bars_stand_in_front_of_the_cache_bands(plot, qtbot):
+    plot.set_timeline(crafted(), QWEN_200K)
+    plot.set_cache_view(True)
+    qtbot.wait(10)
+    stack = plot.scene().items()  # front first
+    front = stack.index(plot.output_curve)
+    assert all(stack.index(a) > front for a in plot.cache_areas.values())
+    assert stack.index(plot.api_curve) < front and stack.index(plot.tier_scatter) < front
+    vb = plot.getPlotItem().vb
+    vb.setRange(xRange=(3, 20), yRange=(10_000, 90_000), padding=0)  # the bands follow
+    assert plot.cache_box.viewRange() == vb.viewRange()
+    assert plot.cache_box.sceneBoundingRect() == vb.sceneBoundingRect()
+
+
 def test_time_axis(plot):
     pts = crafted()
     plot.set_timeline(pts, QWEN_200K)
