@@ -590,3 +590,21 @@ def test_label_spot_flips_and_clamps():
     assert td.label_spot((100, 50), (10, 290), view) == (20, 230)  # above it
     assert td.label_spot((300, 50), (200, 10), view) == (0, 20)  # neither side: inside
     assert td.label_spot((500, 400), (200, 100), view) == (0, 0)  # larger than the view
+
+
+@pytest.mark.parametrize("width", [1000, 470])
+def test_title_takes_its_short_form_before_being_cut(plot, qtbot, width):
+    plot.resize(width, 400)
+    plot.set_timeline(crafted(), QWEN_200K)
+    qtbot.wait(10)
+    title = plot.getPlotItem().titleLabel
+    shown = title.item.toPlainText()
+    full = title.toolTip()
+    assert full.startswith("policy qwen: ") and full.endswith(" \u00b7 window 200,000")
+    if width == 1000:
+        assert shown == full
+    else:
+        assert shown != full and "\u2026" not in shown
+        assert shown.startswith("policy qwen: ") and shown.endswith(" \u00b7 window 200.0k")
+        assert "would fire" in shown and "happened)" in shown
+    assert title.sceneBoundingRect().width() <= plot.width()
