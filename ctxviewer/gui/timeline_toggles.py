@@ -94,6 +94,7 @@ class TogglesMixin:
         self.cache_view = bool(on)
         for item in self.cache_areas.values():
             item.setVisible(self.cache_view)
+        self.output_curve.setOpts(brush=self.output_brushes[self.cache_view])
         self._update_legend()
         self._sync_action("cache", on)
 

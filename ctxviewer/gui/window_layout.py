@@ -23,23 +23,21 @@ NARROW = 1200  # below this width the centre (bar, tree, plots) needs the room m
 
 
 def default_split(width: int, need: int) -> list[int]:
-    """The request list as wide as its columns ``need`` (within 22-38% of ``width``),
-    the content pane about a quarter, the rest for the centre."""
-    narrow = width < NARROW
-    left = max(int(width * 0.22), min(need, int(width * (0.30 if narrow else 0.38))))
-    right = max(180, int(width * (0.17 if narrow else 0.24)))
+    """The request list as wide as its columns ``need`` (within 22-30% of ``width``),
+    the content pane a sixth to a fifth, the rest (half or more) for the centre."""
+    left = max(int(width * 0.22), min(need, int(width * 0.30)))
+    right = max(180, int(width * (0.17 if width < NARROW else 0.20)))
     return [left, width - left - right, right]
 
 
 def centre_room(sizes: list[int]) -> list[int] | None:
-    """``sizes`` with the request list at most 30-34% and the content pane 17-24% of
+    """``sizes`` with the request list at most 30% and the content pane 17-20% of
     their total; None when they already are (or the split is not laid out yet)."""
     total = sum(sizes)
     if len(sizes) != 3 or total < 600:
         return None
-    narrow = total < NARROW
-    left = min(sizes[0], int(total * (0.30 if narrow else 0.34)))
-    right = min(sizes[2], max(180, int(total * (0.17 if narrow else 0.24))))
+    left = min(sizes[0], int(total * 0.30))
+    right = min(sizes[2], max(180, int(total * (0.17 if total < NARROW else 0.20))))
     if (left, right) == (sizes[0], sizes[2]):
         return None
     return [left, total - left - right, right]

@@ -371,6 +371,7 @@ def test_output_bars_stand_in_front_of_the_cache_bands(plot, qtbot):
     front = stack.index(plot.output_curve)
     assert all(stack.index(a) > front for a in plot.cache_areas.values())
     assert stack.index(plot.api_curve) < front and stack.index(plot.tier_scatter) < front
+    assert plot.output_curve.opts["brush"] is plot.output_brushes[1]  # full strength
     vb = plot.getPlotItem().vb
     vb.setRange(xRange=(3, 20), yRange=(10_000, 90_000), padding=0)  # the bands follow
     assert plot.cache_box.viewRange() == vb.viewRange()
@@ -608,3 +609,20 @@ def test_title_takes_its_short_form_before_being_cut(plot, qtbot, width):
         assert shown.startswith("policy qwen: ") and shown.endswith(" \u00b7 window 200.0k")
         assert "would fire" in shown and "happened)" in shown
     assert title.sceneBoundingRect().width() <= plot.width()
+
+
+def test_a_crowded_legend_takes_short_names_rather_than_being_cut(plot, qtbot):
+    """Eight entries in a 520x420 plot: the long names fit in no row count that
+    leaves the plot room; the short ones do."""
+    plot.resize(520, 420)
+    plot.set_timeline(crafted(), thresholds(64_000, "qwen"))  # what-if compactions fire
+    plot.set_show_auxiliary(True)
+    plot.set_predicted([10, 20])
+    qtbot.wait(20)
+    names = [item.text for _sample, item in plot.legend.items]
+    assert "predicted" in names and "what-if" in names and "API prompt" in names
+    assert plot.legend.sceneBoundingRect().right() <= \
+        plot.getPlotItem().vb.sceneBoundingRect().right()
+    plot.resize(1400, 500)  # room again: the long names come back
+    qtbot.waitUntil(lambda: "predicted compaction" in
+                    [item.text for _sample, item in plot.legend.items], timeout=2000)
