@@ -79,6 +79,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
             self.bar_plot.addItem(item)
             self.legend.addItem(item, step)
             self.bars[step] = item
+        self.bar_plot.vb.sigResized.connect(self._fit_legend)
         self.cumulative_curve = self.cumulative_plot.plot(
             pen=pg.mkPen(series_color("api", self.dark), width=2))
         sel = pg.mkPen(series_color("selection", self.dark), width=1, style=Qt.PenStyle.DotLine)
@@ -126,6 +127,14 @@ class CostPlot(pg.GraphicsLayoutWidget):
         self.bar_plot.setXRange(x0, x1, padding=0)
         self.bar_plot.setYRange(0, max(top, 1e-6) * 1.3, padding=0)  # room for the legend
         self.cumulative_plot.setYRange(0, max(total, 1e-6) * 1.05, padding=0)
+
+    def _fit_legend(self, *_: object) -> None:
+        """Two columns where they fit the plot's width, else one (a narrow plot cut
+        'cache read' to 'cache rea')."""
+        room = self.bar_plot.vb.width() - 16
+        self.legend.setColumnCount(2)
+        if self.legend.boundingRect().width() > room:
+            self.legend.setColumnCount(1)
 
     def set_budget(self, report: BudgetReport | None) -> None:
         """Lines at the budget's warn / limit (session USD budgets) and at every crossing."""
