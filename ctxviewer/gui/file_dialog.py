@@ -9,6 +9,9 @@ app froze. ``NameOnlyIcons`` names types and picks icons by the file's name
 alone, so listing any folder opens no file. A save dialog refuses a target in
 ``/proc``, ``/sys`` or ``/dev``, a pipe, a socket or a device
 (``special_files.write_refusal``) and stays open, saying why.
+
+The plots' own "Export..." (pyqtgraph's right-click menu: PNG, SVG, CSV of a
+plot) opens pyqtgraph's file dialog: ``guard_plot_exports`` makes it this one.
 """
 
 from __future__ import annotations
@@ -99,3 +102,19 @@ class FileDialog(QFileDialog):
 def ask_path(parent: QWidget | None, title: str, path: str, filter_: str, *,
              save: bool) -> str:
     return FileDialog(parent, title, path, filter_, save=save).chosen()
+
+
+class PlotExportDialog(FileDialog):
+    """pyqtgraph's exporters build their file dialog with no arguments: this one."""
+
+    def __init__(self, *_: object) -> None:
+        super().__init__(None, "Export plot", "", "", save=True)
+        self.setFileMode(QFileDialog.FileMode.AnyFile)
+
+
+def guard_plot_exports() -> None:
+    """pyqtgraph's Export... asks for the file with ``PlotExportDialog``."""
+    import importlib
+
+    # the module, not the class of the same name that pyqtgraph.exporters exports
+    importlib.import_module("pyqtgraph.exporters.Exporter").FileDialog = PlotExportDialog

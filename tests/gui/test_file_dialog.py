@@ -117,3 +117,28 @@ def test_open_refuses_a_kernel_file(qtbot, tmp_path, freeze_guard):
     type_path(qtbot, d, "/proc/kmsg", enter=True)
     assert d.refused == ["/proc/kmsg is in /proc, the system's files, not a session log"]
     assert d.isVisible()
+
+
+def test_the_plots_own_export_uses_the_safe_dialog(qtbot, window, tmp_path, freeze_guard):
+    """Right-click > Export... on a plot (pyqtgraph's exporters) asks with FileDialog."""
+    from pyqtgraph.exporters import ImageExporter
+
+    plot = window.timeline.plot
+    exporter = ImageExporter(plot.getPlotItem())
+    exporter.export()  # no file name: pyqtgraph asks for one
+    d = exporter.fileDialog
+    assert isinstance(d, FileDialog)
+    d.setOption(QFileDialog.Option.DontUseNativeDialog, True)
+    d.refused = []
+    d.refuse = d.refused.append
+    qtbot.addWidget(d)
+    qtbot.waitExposed(d)
+    qtbot.wait(300)
+    saved = []
+    d.fileSelected.connect(saved.append)
+    type_path(qtbot, d, "/proc/kmsg", enter=True)
+    assert d.refused and d.refused[0].startswith("/proc/kmsg is in /proc") and saved == []
+    d.setDirectory(str(tmp_path))
+    qtbot.wait(300)
+    type_path(qtbot, d, str(tmp_path / "timeline.png"), enter=True)
+    qtbot.waitUntil(lambda: (tmp_path / "timeline.png").is_file(), timeout=5000)
