@@ -27,6 +27,7 @@ from ctxviewer.gui.plot_paint import paint_cheaply
 from ctxviewer.gui.timeline_style import faint, label_fill, series_color
 
 STEPS = ("uncached input", "cache write", "cache read", "output")
+SHORT_STEPS = ("uncached", "write", "read", "output")  # for a narrow plot's legend
 _STEP_COLOR = {"uncached input": "uncached", "cache write": "cache_write",
                "cache read": "cache_read", "output": "output"}
 
@@ -129,12 +130,17 @@ class CostPlot(pg.GraphicsLayoutWidget):
         self.cumulative_plot.setYRange(0, max(total, 1e-6) * 1.05, padding=0)
 
     def _fit_legend(self, *_: object) -> None:
-        """Two columns where they fit the plot's width, else one (a narrow plot cut
-        'cache read' to 'cache rea')."""
+        """Two columns where they fit the plot's width, else one, else one of short
+        names (a narrow plot cut 'cache read' to 'cache rea')."""
         room = self.bar_plot.vb.width() - 16
-        self.legend.setColumnCount(2)
-        if self.legend.boundingRect().width() > room:
-            self.legend.setColumnCount(1)
+        for columns, names in ((2, STEPS), (1, STEPS), (1, SHORT_STEPS)):
+            if [label.text for _sample, label in self.legend.items] != list(names):
+                self.legend.clear()  # refilled: a label set shorter keeps its width
+                for step, name in zip(STEPS, names, strict=True):
+                    self.legend.addItem(self.bars[step], name)
+            self.legend.setColumnCount(columns)
+            if self.legend.boundingRect().width() <= room:
+                return
 
     def set_budget(self, report: BudgetReport | None) -> None:
         """Lines at the budget's warn / limit (session USD budgets) and at every crossing."""
