@@ -1,4 +1,5 @@
-"""What the app remembers between runs: recent files, reopen-last, geometry.
+"""What the app remembers between runs: recent files, reopen-last, geometry, the
+analysis options, the timeline's toggles and the Insights budget.
 
 Stored with ``QSettings`` in INI format under the user scope (tests point
 ``QSettings.setPath`` at a temporary folder).
@@ -10,7 +11,14 @@ import os
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from ctxviewer.analysis.insights import Budget
+
 MAX_RECENT = 10
+
+
+def _true(value: object) -> bool:
+    """A flag as INI stores it ("true", "false") or as Qt hands it back."""
+    return str(value).lower() in ("true", "1")
 
 
 def _settings() -> QSettings:
@@ -49,7 +57,7 @@ class AppSettings:
 
     # -- reopen the last file at start ---------------------------------------------
     def reopen_last(self) -> bool:
-        return str(self.qsettings.value("reopen_last", "true")).lower() in ("true", "1")
+        return _true(self.qsettings.value("reopen_last", "true"))
 
     def set_reopen_last(self, on: bool) -> None:
         self.qsettings.setValue("reopen_last", bool(on))
@@ -81,6 +89,35 @@ class AppSettings:
 
     def set_tab(self, name: str) -> None:
         self.qsettings.setValue("tab", name)
+
+    # -- what the timeline shows, and the budget ----------------------------------------
+    def timeline_toggles(self) -> dict[str, bool]:
+        """The timeline menu's check marks saved last (key -> on), only those saved."""
+        out = {}
+        self.qsettings.beginGroup("timeline")
+        for key in self.qsettings.childKeys():
+            out[key] = _true(self.qsettings.value(key))
+        self.qsettings.endGroup()
+        return out
+
+    def set_timeline_toggles(self, toggles: dict[str, bool]) -> None:
+        for key, on in toggles.items():
+            self.qsettings.setValue(f"timeline/{key}", bool(on))
+
+    def budget(self) -> tuple[bool, Budget] | None:
+        """(switched on, its values) of the Insights budget saved last, or None."""
+        v = self.qsettings.value
+        try:
+            b = Budget(float(v("budget/limit")), str(v("budget/unit")), str(v("budget/scope")),
+                       float(v("budget/warn")), _true(v("budget/hard")))
+        except (TypeError, ValueError):  # never saved, or edited into nonsense
+            return None
+        return _true(v("budget/on")), b
+
+    def set_budget(self, on: bool, b: Budget) -> None:
+        for key, value in (("on", bool(on)), ("limit", b.limit), ("unit", b.unit),
+                           ("scope", b.scope), ("warn", b.warn_fraction), ("hard", b.hard)):
+            self.qsettings.setValue(f"budget/{key}", value)
 
     def startup_file(self) -> str | None:
         """The last file, if reopening is on and it still exists."""

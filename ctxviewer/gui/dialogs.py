@@ -4,17 +4,19 @@ replaceable callables (``ask_open_path``, ``ask_save_path``, ``show_error``,
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QMessageBox, QWidget
+
+from ctxviewer.gui.file_dialog import ask_path
 
 OPEN_FILTER = "Session logs (*.jsonl *.json *.gz *.xz *.log);;All files (*)"
 
 
 def ask_open_path(parent: QWidget) -> str:
-    return QFileDialog.getOpenFileName(parent, "Open a session log", "", OPEN_FILTER)[0]
+    return ask_path(parent, "Open a session log", "", OPEN_FILTER, save=False)
 
 
 def ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
-    return QFileDialog.getSaveFileName(parent, title, name, filter_)[0]
+    return ask_path(parent, title, name, filter_, save=True)
 
 
 def confirm(parent: QWidget, title: str, message: str) -> bool:

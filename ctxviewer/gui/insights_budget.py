@@ -94,6 +94,10 @@ class BudgetBox(QGroupBox):
     def budget(self) -> Budget | None:
         if not self.isChecked() or self.limit.value() <= 0:
             return None
+        return self.values()
+
+    def values(self) -> Budget:
+        """What the fields say, switched on or not (kept for the next start)."""
         return Budget(self.limit.value(), self.unit.currentData(), self.scope.currentData(),
                       self.warn.value(), self.hard.isChecked())
 

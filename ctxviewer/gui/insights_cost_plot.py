@@ -27,6 +27,7 @@ from ctxviewer.gui.plot_paint import paint_cheaply
 from ctxviewer.gui.timeline_style import faint, label_fill, series_color
 
 STEPS = ("uncached input", "cache write", "cache read", "output")
+SHORT_STEPS = ("uncached", "write", "read", "output")  # for a narrow plot's legend
 _STEP_COLOR = {"uncached input": "uncached", "cache write": "cache_write",
                "cache read": "cache_read", "output": "output"}
 
@@ -79,6 +80,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
             self.bar_plot.addItem(item)
             self.legend.addItem(item, step)
             self.bars[step] = item
+        self.bar_plot.vb.sigResized.connect(self._fit_legend)
         self.cumulative_curve = self.cumulative_plot.plot(
             pen=pg.mkPen(series_color("api", self.dark), width=2))
         sel = pg.mkPen(series_color("selection", self.dark), width=1, style=Qt.PenStyle.DotLine)
@@ -126,6 +128,19 @@ class CostPlot(pg.GraphicsLayoutWidget):
         self.bar_plot.setXRange(x0, x1, padding=0)
         self.bar_plot.setYRange(0, max(top, 1e-6) * 1.3, padding=0)  # room for the legend
         self.cumulative_plot.setYRange(0, max(total, 1e-6) * 1.05, padding=0)
+
+    def _fit_legend(self, *_: object) -> None:
+        """Two columns where they fit the plot's width, else one, else one of short
+        names (a narrow plot cut 'cache read' to 'cache rea')."""
+        room = self.bar_plot.vb.width() - 16
+        for columns, names in ((2, STEPS), (1, STEPS), (1, SHORT_STEPS)):
+            if [label.text for _sample, label in self.legend.items] != list(names):
+                self.legend.clear()  # refilled: a label set shorter keeps its width
+                for step, name in zip(STEPS, names, strict=True):
+                    self.legend.addItem(self.bars[step], name)
+            self.legend.setColumnCount(columns)
+            if self.legend.boundingRect().width() <= room:
+                return
 
     def set_budget(self, report: BudgetReport | None) -> None:
         """Lines at the budget's warn / limit (session USD budgets) and at every crossing."""

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui import dialogs, export, panels, window_layout
+from ctxviewer.gui import dialogs, export, file_dialog, panels, window_layout
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.bar_panel import BarPanel
@@ -62,6 +62,7 @@ class MainWindow(QMainWindow):
             lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
         self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
         self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
+        file_dialog.guard_plot_exports()  # the plots' own Export... too
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._auto_split = False  # fit the panes to the first session (no saved layout)

@@ -12,7 +12,6 @@ from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -24,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ctxviewer.gui.file_dialog import ask_path
 from ctxviewer.gui.proxy_control import ProxySettings, default_output, env_lines
 
 
@@ -112,7 +112,6 @@ class ProxyDialog(QDialog):
         QGuiApplication.clipboard().setText(self.env_text())
 
     def _on_browse_clicked(self) -> None:
-        path = QFileDialog.getSaveFileName(self, "Record to", self.out.text(),
-                                           "Recordings (*.jsonl)")[0]
+        path = ask_path(self, "Record to", self.out.text(), "Recordings (*.jsonl)", save=True)
         if path:
             self.out.setText(path)

@@ -261,6 +261,22 @@ def full_range(data: TimelineData, window: int | None, extra_x: Sequence[float] 
     return (x0 - pad, x1 + pad), y_top
 
 
+def label_spot(size: tuple[float, float], at: tuple[float, float],
+               view: tuple[float, float, float, float], gap: float = 10.0) -> tuple[float, float]:
+    """The top-left corner (screen pixels, y down) of a label of ``size`` (w, h) for
+    the point ``at``: right of and below it, on the other side where that runs out of
+    ``view`` (left, top, right, bottom), and moved inside it where neither side has
+    room. A label larger than the view keeps its top-left corner in view."""
+    w, h = size
+    x, y = at
+    left, top, right, bottom = view
+    lx = x + gap if x + gap + w <= right else x - gap - w
+    ly = y + gap if y + gap + h <= bottom else y - gap - h
+    lx = max(left, min(lx, right - w))
+    ly = max(top, min(ly, bottom - h))
+    return lx, ly
+
+
 def stack_slots(coords: Sequence[float], sizes: Sequence[float], max_slots: int = 8) -> list[int]:
     """Greedy lanes for labels along one axis (pixels): the lowest slot free of overlaps.
 

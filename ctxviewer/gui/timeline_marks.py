@@ -22,6 +22,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 
 from ctxviewer.analysis.whatif import replay
+from ctxviewer.fmt import fmt_tokens
 from ctxviewer.gui import timeline_data as td
 from ctxviewer.gui import timeline_labels as tl
 from ctxviewer.gui.palette import tier_color
@@ -98,25 +99,33 @@ class MarksMixin:
         ys = np.array([y if (y != real.get(i) or i in fired) else np.nan
                        for i, y in w.simulated], dtype=float)
         self.whatif_curve.setData(xs, ys)
-        self.setTitle(f"{w.label()} \u00b7 window {w.window:,}", size="9pt",
+        # the short form where the plot is too narrow for the long one
+        self._title_forms = (f"{w.label()} \u00b7 window {w.window:,}",
+                             f"policy {w.policy}: {w.count} would fire ({w.real_count} happened)"
+                             f" \u00b7 window {fmt_tokens(w.window)}")
+        self.setTitle(self._title_forms[0], size="9pt",
                       color=series_color("foreground", self.dark))
         self._fit_title()
 
     def _fit_title(self) -> None:
-        """The what-if title cut to the plot's width, whole in its tooltip.
+        """The what-if title in its long form, else its short one, cut to the plot's
+        width; whole in its tooltip.
 
         pyqtgraph sizes a title to its text: a long one widened the plot past its
         tab, pushing the right axis and the last requests out of view."""
         label = self.getPlotItem().titleLabel
-        full = label.text or ""
-        if not full:
+        forms = getattr(self, "_title_forms", None)
+        if not label.text or not forms:
             return
+        full, short = forms
         font = QFont(label.item.font())
         font.setPointSizeF(9)
         pi = self.getPlotItem()
         axes = sum(pi.getAxis(a).width() for a in ("left", "right") if pi.getAxis(a).isVisible())
-        shown = QFontMetricsF(font).elidedText(full, Qt.TextElideMode.ElideRight,
-                                               max(60.0, self.width() - axes - 16.0))
+        room = max(60.0, self.width() - axes - 16.0)
+        metrics = QFontMetricsF(font)
+        text = full if metrics.horizontalAdvance(full) <= room else short
+        shown = metrics.elidedText(text, Qt.TextElideMode.ElideRight, room)
         color = series_color("foreground", self.dark).name()
         label.item.setHtml(f"<span style='color: {color}; font-size: 9pt'>{escape(shown)}</span>")
         label.updateMin()  # pyqtgraph had sized it to the whole text

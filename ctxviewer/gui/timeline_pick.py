@@ -109,8 +109,16 @@ class PickingMixin:
         atts = self.attribution
         att = atts[p.index].as_dict() if atts is not None and p.index < len(atts) else None
         self.hover_label.setText(td.describe(p, tier, att))
-        (x0, x1), (y0, y1) = self.getPlotItem().vb.viewRange()
-        self.hover_label.setAnchor((1.05 if x > (x0 + x1) / 2 else -0.05,
-                                    -0.1 if y > (y0 + y1) / 2 else 1.1))
-        self.hover_label.setPos(x, y)
+        self.place_hover(x, y)
         self.hover_label.setVisible(True)
+
+    def place_hover(self, x: float, y: float) -> None:
+        """Put the readout next to the point (x, y), wholly inside the plot: right of
+        and below the point, on the other side near the right or bottom edge."""
+        vb = self.getPlotItem().vb
+        view = vb.sceneBoundingRect()
+        at = vb.mapViewToScene(QPointF(x, y))
+        size = self.hover_label.boundingRect()
+        left, top = td.label_spot((size.width(), size.height()), (at.x(), at.y()),
+                                  (view.left(), view.top(), view.right(), view.bottom()))
+        self.hover_label.setPos(vb.mapSceneToView(QPointF(left, top)))

@@ -19,7 +19,9 @@ Items (x is the request index, or epoch seconds with ``x_mode="time"``):
 - ``event_lines``: real compactions (before -> after tokens) and overflows,
   half a step before the request that follows them;
 - ``cache_areas``: stacked cache read / cache write / uncached (``set_cache_view``);
-  each item's data is the *top edge* of its band (cumulative);
+  each item's data is the *top edge* of its band (cumulative); they live in
+  ``cache_box``, a view linked to the main one and drawn under ``output_view``,
+  so the output bars stand in front of the bands and the curves in front of both;
 - ``output_curve`` in ``output_view``, a ViewBox on the right axis: one bar per
   main request (``getData()`` -> x, output tokens), or one per pixel column
   (its largest value) when requests are denser than pixels;
@@ -67,6 +69,8 @@ from ctxviewer.model import Event, Session
 CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
 LABEL_ROOM_PX = 26  # above the highest line, under the legend: that line's label
 LEGEND_SHARE = 0.25  # the most of the view's height the legend's rows may take
+LEGEND_SHORT = {"API prompt tokens": "API prompt", "what-if compaction": "what-if",
+                "predicted compaction": "predicted", "output (right axis)": "output (right)"}
 
 
 class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
@@ -123,12 +127,21 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.output_view.setZValue(-0.5)
         pi.getAxis("right").linkToView(self.output_view)
         self.output_view.setXLink(pi.vb)
+        # the cache bands under the output bars: a view of their own, moved with the main one
+        self.cache_box = pg.ViewBox(enableMenu=False)
+        self.cache_box.setMouseEnabled(x=False, y=False)
+        self.cache_box.setParentItem(pi)
+        self.cache_box.setFlag(QGraphicsItem.GraphicsItemFlag.ItemNegativeZStacksBehindParent)
+        self.cache_box.setZValue(-0.7)
+        self.cache_box.setXLink(pi.vb)
+        self.cache_box.setYLink(pi.vb)
         pi.vb.sigResized.connect(self._on_view_resized)
         pi.vb.sigRangeChanged.connect(self._on_view_range_changed)
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
         pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
-        self._legend_shown: list[tuple[object, str]] = []  # (item, name) in the legend
+        self._legend_shown: list[tuple[object, str]] = []  # (item, long name) in the legend
+        self._legend_names: tuple[str, ...] | None = ()  # the names it holds now
         self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
                                    labelTextColor=series_color("foreground", self.dark),
                                    brush=faint(series_color("background", self.dark), 210))
@@ -150,7 +163,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             item = pg.PlotDataItem(pen=None, fillLevel=0, brush=series_color(key, dark))
             item.setZValue(-10 + z)
             item.setVisible(False)
-            pi.addItem(item)
+            self.cache_box.addItem(item)
             self.cache_areas[key] = item
         self.estimate_curve = pi.plot(pen=pg.mkPen(series_color("estimate", dark), width=1.5,
                                                    style=Qt.PenStyle.DashLine))
@@ -184,9 +197,12 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         self.predicted_markers.setZValue(5)
         self.selection_marker.setZValue(6)
         # one bar per request: output is per call, not a flow
+        # faint over the background; full strength over the cache bands (set_cache_view)
+        self.output_brushes = (blend(series_color("output", dark),
+                                     series_color("background", dark), 150),
+                               pg.mkBrush(series_color("output", dark)))
         self.output_curve = Bars(x=[], height=[], width=0.6, pen=None,
-                                 brush=blend(series_color("output", dark),
-                                             series_color("background", dark), 150))
+                                 brush=self.output_brushes[0])
         self.output_view.addItem(self.output_curve)
         self.threshold_lines: dict[str, pg.InfiniteLine] = tl.threshold_lines(pi, dark)
         self.event_lines: list[pg.InfiniteLine] = []
@@ -214,30 +230,44 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             (self.output_curve, "output (right axis)",
              self.show_output and bool((~np.isnan(d.output)).any())),
         ]
-        self.legend.clear()
         self._legend_shown = [(item, name) for item, name, on in entries if on]
-        for item, name in self._legend_shown:
-            self.legend.addItem(item, name)
+        self._legend_names = None  # items changed: fill it again
         self._fit_legend()
+
+    def _fill_legend(self, names: tuple[str, ...]) -> None:
+        """The legend with the shown items under ``names`` (refilled only on change)."""
+        if names != self._legend_names:
+            self.legend.clear()
+            for (item, _), name in zip(self._legend_shown, names, strict=True):
+                self.legend.addItem(item, name)
+            self._legend_names = names
 
     def _fit_legend(self) -> None:
         """Lay the legend out in the fewest rows that fit the view's width, as long as
-        it takes at most ``LEGEND_SHARE`` of the view's height (a legend wider than
-        that allows is cut at the right)."""
+        it takes at most ``LEGEND_SHARE`` of the view's height; where the long names
+        do not fit so, in their short ones (``LEGEND_SHORT``); a legend wider than
+        that allows is cut at the right."""
         shown = self._legend_shown
         vb = self.getPlotItem().vb
         room = vb.width() - 16
-        columns = max(1, len(shown))
-        for rows in range(1, len(shown) + 1):
-            cols = -(-len(shown) // rows)
-            self.legend.setColumnCount(cols)
-            rect = self.legend.boundingRect()
-            if rows > 1 and rect.height() > LEGEND_SHARE * vb.height():
-                break  # taller than that hides the plot: keep the previous count
-            columns = cols
-            if rect.width() <= room or room <= 0:
-                break
-        self.legend.setColumnCount(columns)
+        long_names = tuple(name for _, name in shown)
+        for names in (long_names, tuple(LEGEND_SHORT.get(n, n) for n in long_names)):
+            self._fill_legend(names)
+            columns = max(1, len(shown))
+            fits = False
+            for rows in range(1, len(shown) + 1):
+                cols = -(-len(shown) // rows)
+                self.legend.setColumnCount(cols)
+                rect = self.legend.boundingRect()
+                if rows > 1 and rect.height() > LEGEND_SHARE * vb.height():
+                    break  # taller than that hides the plot: keep the previous count
+                columns = cols
+                if rect.width() <= room or room <= 0:
+                    fits = True
+                    break
+            self.legend.setColumnCount(columns)
+            if fits:
+                return
 
     # -- the setters --------------------------------------------------------------
     def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
@@ -366,8 +396,10 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
 
     def _on_view_resized(self) -> None:
         vb = self.getPlotItem().vb
-        self.output_view.setGeometry(vb.geometry())
-        self.output_view.linkedViewChanged(vb, self.output_view.XAxis)
+        for box in (self.cache_box, self.output_view):
+            box.setGeometry(vb.geometry())
+            box.linkedViewChanged(vb, box.XAxis)
+        self.cache_box.linkedViewChanged(vb, self.cache_box.YAxis)
         self._fit_legend()
         self._fit_title()
         if self._auto_view and self.points:  # the legend's room is in pixels

@@ -48,9 +48,25 @@ class TogglesMixin:
             self.set_timeline(self.points, self.thresholds, self.events)
             self._source = source
         self.menu_actions["time"].blockSignals(True)
-        self.menu_actions["time"].setChecked(self.data.x_mode == "time")
+        # no session yet: the mode asked for (kept for the next start); else the one in use
+        self.menu_actions["time"].setChecked(
+            (mode if self.thresholds is None else self.data.x_mode) == "time")
         self.menu_actions["time"].blockSignals(False)
         return self.data.x_mode
+
+    def toggles(self) -> dict[str, bool]:
+        """What the menu's check marks ask for (the time axis: as asked, even when a
+        session without timestamps falls back to request numbers)."""
+        out = {key: a.isChecked() for key, a in self.menu_actions.items() if a.isCheckable()}
+        out["time"] = self.x_mode == "time"
+        return out
+
+    def set_toggles(self, toggles: dict[str, bool]) -> None:
+        """Tick the menu's actions as ``toggles`` says (unknown keys ignored)."""
+        for key, on in toggles.items():
+            action = self.menu_actions.get(key)
+            if action is not None and action.isCheckable():
+                action.setChecked(on)
 
     def _toggle_time(self, on: bool) -> None:
         self.set_x_mode("time" if on else "index")
@@ -78,6 +94,7 @@ class TogglesMixin:
         self.cache_view = bool(on)
         for item in self.cache_areas.values():
             item.setVisible(self.cache_view)
+        self.output_curve.setOpts(brush=self.output_brushes[self.cache_view])
         self._update_legend()
         self._sync_action("cache", on)
 

@@ -3,8 +3,9 @@
 The split of its three panes (request list | centre | content): the default
 for a first session, and the side panes giving way first when the window is
 narrower than the one they were sized in. What is saved at close and restored
-at start: geometry, toolbars, the split, the estimator, policy, counts and
-the tab in front (a Window size stays with its file: never restored).
+at start: geometry, toolbars, the split, the estimator, policy, counts, the
+tab in front, the timeline's toggles and the Insights budget (a Window size
+stays with its file: never restored).
 """
 
 from __future__ import annotations
@@ -22,23 +23,21 @@ NARROW = 1200  # below this width the centre (bar, tree, plots) needs the room m
 
 
 def default_split(width: int, need: int) -> list[int]:
-    """The request list as wide as its columns ``need`` (within 22-38% of ``width``),
-    the content pane about a quarter, the rest for the centre."""
-    narrow = width < NARROW
-    left = max(int(width * 0.22), min(need, int(width * (0.30 if narrow else 0.38))))
-    right = max(180, int(width * (0.17 if narrow else 0.24)))
+    """The request list as wide as its columns ``need`` (within 22-30% of ``width``),
+    the content pane a sixth to a fifth, the rest (half or more) for the centre."""
+    left = max(int(width * 0.22), min(need, int(width * 0.30)))
+    right = max(180, int(width * (0.17 if width < NARROW else 0.20)))
     return [left, width - left - right, right]
 
 
 def centre_room(sizes: list[int]) -> list[int] | None:
-    """``sizes`` with the request list at most 30-34% and the content pane 17-24% of
+    """``sizes`` with the request list at most 30% and the content pane 17-20% of
     their total; None when they already are (or the split is not laid out yet)."""
     total = sum(sizes)
     if len(sizes) != 3 or total < 600:
         return None
-    narrow = total < NARROW
-    left = min(sizes[0], int(total * (0.30 if narrow else 0.34)))
-    right = min(sizes[2], max(180, int(total * (0.17 if narrow else 0.24))))
+    left = min(sizes[0], int(total * 0.30))
+    right = min(sizes[2], max(180, int(total * (0.17 if total < NARROW else 0.20))))
     if (left, right) == (sizes[0], sizes[2]):
         return None
     return [left, total - left - right, right]
@@ -62,8 +61,18 @@ def restore_layout(window: MainWindow) -> bool:
     return s.state("splitter") is not None
 
 
+def _plot(window: MainWindow):  # noqa: ANN202 - a TimelinePlot, or None without pyqtgraph
+    return getattr(window.timeline, "plot", None)
+
+
+def _budget_box(window: MainWindow):  # noqa: ANN202 - a BudgetBox, or None
+    panel = getattr(window, "panels", {}).get("insights_panel")
+    return getattr(getattr(panel, "cost", None), "budget", None)
+
+
 def restore_choices(window: MainWindow) -> None:
-    """The estimator, policy, counts and tab chosen in the last run."""
+    """The estimator, policy, counts, tab, timeline toggles and budget chosen in the
+    last run."""
     saved = window.settings.analysis_options()
     valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
     chosen = {k: v for k, v in saved.items() if v in valid[k]}
@@ -74,12 +83,26 @@ def restore_choices(window: MainWindow) -> None:
     for i in range(window.tabs.count()):
         if _tab_name(window, i) == tab:
             window.tabs.setCurrentIndex(i)
+    plot, box = _plot(window), _budget_box(window)
+    if plot is not None:
+        plot.set_toggles(window.settings.timeline_toggles())
+    budget = window.settings.budget()
+    if box is not None and budget is not None:
+        on, values = budget
+        box.set_budget(values)
+        if not on:
+            box.set_budget(None)  # switched off, its values kept
 
 
 def save(window: MainWindow) -> None:
     s, o = window.settings, window.state.options
     s.set_analysis_options(o.estimator, o.policy, o.counts)
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
+    plot, box = _plot(window), _budget_box(window)
+    if plot is not None:
+        s.set_timeline_toggles(plot.toggles())
+    if box is not None:
+        s.set_budget(box.isChecked(), box.values())
     s.set_state("geometry", window.saveGeometry())
     s.set_state("window_state", window.saveState())
     s.set_state("splitter", window.splitter.saveState())

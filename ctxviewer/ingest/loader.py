@@ -17,6 +17,7 @@ from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_lo
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.registry import READERS, get_reader
 from ctxviewer.model import Session, Skipped
+from ctxviewer.special_files import pseudo_root
 
 HEAD_BYTES = 256 * 1024
 HEAD_RECORDS = 30
@@ -159,6 +160,9 @@ def _parse_document(path: str) -> Any:
 
 
 def _check_file(path: str) -> None:
+    root = pseudo_root(path)
+    if root is not None:  # /proc/kmsg is "regular" and blocks the reader for good
+        raise LoadError(f"{path} is in {root}, the system's files, not a session log")
     if not os.path.exists(path):
         raise LoadError(f"no such file: {path}")
     if os.path.isdir(path):

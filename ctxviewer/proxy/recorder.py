@@ -32,6 +32,7 @@ import orjson
 from ctxviewer import __version__
 from ctxviewer.proxy.exchange import FORMAT_VERSION, Exchange, utc_now
 from ctxviewer.proxy.redact import redact_url
+from ctxviewer.special_files import pseudo_root, write_refusal
 
 RecordCallback = Callable[[dict[str, Any]], None]
 FailureCallback = Callable[[str], None]
@@ -51,15 +52,18 @@ def default_recording_name() -> str:
 
 
 def check_regular(path: str) -> None:
-    """Raise ``NotARecording`` when ``path`` exists and is not a regular file: a FIFO
-    would block the proxy's start until a reader came, a device swallow the recording."""
+    """Raise ``NotARecording`` when ``path`` exists and is not a regular file (a FIFO
+    would block the proxy's start until a reader came, a device swallow the recording)
+    or lies in /proc, /sys or /dev (/proc/kmsg is "regular" and its read blocks)."""
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        return
-    if not stat.S_ISREG(mode):
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
         raise NotARecording(f"{path} is not a regular file (a pipe, a device or a folder): "
                             "the recording must go to a file")
+    if pseudo_root(path) is not None:
+        raise NotARecording(write_refusal(path))
 
 
 def check_appendable(path: str) -> None:

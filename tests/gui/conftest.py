@@ -12,8 +12,11 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import QSettings
 from PySide6.QtGui import QGuiApplication
 
-# The offscreen platform says this whenever a top-level window is shown: harmless.
-IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints",)
+# The offscreen platform says these whenever a top-level window is shown or a popup
+# (a completer's list) opens: harmless.
+IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints",
+                       "This plugin does not support raise",
+                       "This plugin does not support grabbing the keyboard")
 
 TRACE = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 TRANSCRIPT = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"

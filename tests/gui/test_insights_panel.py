@@ -264,3 +264,20 @@ def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_an
     with qtbot.waitSignal(window.state.request_changed):
         click_row(qtbot, page, 0)
     assert window.state.index == c.after
+
+
+@pytest.mark.parametrize(("width", "columns", "short"), [(900, 2, False), (260, 1, False),
+                                                       (220, 1, True)])
+def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns, short):
+    from ctxviewer.gui.insights_cost_plot import CostPlot
+
+    plot = CostPlot(dark=False)
+    qtbot.addWidget(plot)
+    plot.resize(width, 400)
+    plot.show()
+    qtbot.waitExposed(plot)
+    qtbot.waitUntil(lambda: plot.legend.columnCount == columns, timeout=2000)
+    vb = plot.bar_plot.vb.sceneBoundingRect()
+    assert plot.legend.sceneBoundingRect().right() <= vb.right()
+    names = {item.text for _sample, item in plot.legend.items}
+    assert {"read", "write"} <= names if short else {"cache read", "cache write"} <= names

@@ -18,8 +18,21 @@ def test_the_request_list_gives_way_in_a_narrower_window(qtbot, window, width, h
     qtbot.waitUntil(lambda: sum(window.splitter.sizes()) < width)
     left, centre, right = window.splitter.sizes()
     total = left + centre + right
-    assert left <= total * (0.30 if total < 1200 else 0.34) + 1
-    assert centre >= total * 0.4
+    assert left <= total * 0.30 + 1
+    assert centre >= total * 0.5
+
+
+@pytest.mark.parametrize("width", [1024, 1400, 1600])
+def test_a_wider_window_gives_the_centre_more(width):
+    """The default split: the centre is half the window or more at every size, and
+    never narrower in a wider window (at 1400 it was narrower than at 1024)."""
+    from ctxviewer.gui.window_layout import default_split
+
+    need = 480  # a request list with a wide Events column
+    left, centre, right = default_split(width, need)
+    assert left + centre + right == width
+    assert centre >= width * 0.5
+    assert centre >= default_split(1024, need)[1]
 
 
 def test_timeline_keeps_its_right_axis_and_every_request_after_a_policy_change(

@@ -212,6 +212,53 @@ def test_estimator_policy_counts_and_tab_are_kept(qtbot, isolated_qsettings):
     assert again.tabs.currentWidget() is again.timeline
 
 
+def test_timeline_toggles_and_budget_are_kept(qtbot, isolated_qsettings, open_and_wait,
+                                              transcript_path):
+    import pyqtgraph as pg
+
+    from ctxviewer.analysis.insights import Budget
+
+    w = build_main_window()
+    qtbot.addWidget(w)
+    wanted = {"time": True, "cache": True, "subagents": False, "auxiliary": True,
+              "output": False, "whatif": False}
+    actions = w.timeline.plot.menu_actions
+    for key, on in wanted.items():  # as a user does: View > Timeline, the menu's items
+        if actions[key].isChecked() != on:
+            actions[key].trigger()
+    box = w.panels["insights_panel"].cost.budget
+    box.setChecked(True)
+    box.unit.setCurrentIndex(box.unit.findData("tokens"))
+    box.limit.setValue(3_000_000)
+    box.scope.setCurrentIndex(box.scope.findData("task"))
+    box.warn.setValue(0.6)
+    box.hard.setChecked(True)
+    budget = Budget(3_000_000, "tokens", "task", 0.6, True)
+    assert box.budget() == budget
+    w.close()
+
+    again = build_main_window()
+    qtbot.addWidget(again)
+    plot = again.timeline.plot
+    assert {k: a.isChecked() for k, a in plot.menu_actions.items() if a.isCheckable()} == wanted
+    assert plot.toggles() == wanted
+    panel = again.panels["insights_panel"]
+    assert panel.cost.budget.budget() == budget and panel.budget == budget
+    open_and_wait(again, transcript_path)  # and the plot shows it so
+    assert isinstance(plot.getPlotItem().getAxis("bottom"), pg.DateAxisItem)
+    assert all(a.isVisible() for a in plot.cache_areas.values())
+    assert not plot.output_curve.isVisible() and not plot.subagent_scatter.isVisible()
+    assert plot.auxiliary_scatter.isVisible() and not plot.whatif_markers.isVisible()
+    panel.cost.budget.setChecked(False)  # switched off: off next time, its values kept
+    again.close()
+
+    third = build_main_window()
+    qtbot.addWidget(third)
+    box = third.panels["insights_panel"].cost.budget
+    assert not box.isChecked() and box.budget() is None and box.values() == budget
+    assert third.timeline.plot.toggles() == wanted
+
+
 def test_geometry_and_splitter_are_saved(qtbot, isolated_qsettings):
     w = build_main_window()
     qtbot.addWidget(w)

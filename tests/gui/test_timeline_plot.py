@@ -363,6 +363,21 @@ def test_cache_view_stacks_read_write_uncached(plot):
     assert not plot.cache_areas["uncached"].isVisible()
 
 
+def test_output_bars_stand_in_front_of_the_cache_bands(plot, qtbot):
+    plot.set_timeline(crafted(), QWEN_200K)
+    plot.set_cache_view(True)
+    qtbot.wait(10)
+    stack = plot.scene().items()  # front first
+    front = stack.index(plot.output_curve)
+    assert all(stack.index(a) > front for a in plot.cache_areas.values())
+    assert stack.index(plot.api_curve) < front and stack.index(plot.tier_scatter) < front
+    assert plot.output_curve.opts["brush"] is plot.output_brushes[1]  # full strength
+    vb = plot.getPlotItem().vb
+    vb.setRange(xRange=(3, 20), yRange=(10_000, 90_000), padding=0)  # the bands follow
+    assert plot.cache_box.viewRange() == vb.viewRange()
+    assert plot.cache_box.sceneBoundingRect() == vb.sceneBoundingRect()
+
+
 def test_time_axis(plot):
     pts = crafted()
     plot.set_timeline(pts, QWEN_200K)
@@ -546,3 +561,68 @@ def test_hover_says_how_much_of_a_transcript_prompt_is_exact(plot, spotter):
     plot.show_hover((i, float(i), float(spotter.session.requests[i].api_prompt_tokens)))
     assert (f"exact {a.exact:,} \u00b7 estimated {a.estimated:,} \u00b7 unattributed "
             f"{a.unattributed:,}") in plot.hover_label.toPlainText()
+
+
+@pytest.mark.parametrize("size", [(1000, 500), (520, 300)])
+@pytest.mark.parametrize("which", ["last", "first", "highest", "left of the middle"])
+def test_hover_readout_stays_inside_the_plot(plot, qtbot, size, which):
+    pts = crafted()
+    plot.resize(*size)
+    plot.set_timeline(pts, QWEN_200K)
+    plot.set_show_auxiliary(True)
+    qtbot.wait(10)
+    main = main_points(pts)
+    p = {"last": main[-1], "first": main[0], "highest": max(main, key=lambda p: p.prompt_tokens),
+         "left of the middle": main[len(main) // 2 - 2]}[which]
+    qtbot.mouseMove(plot.viewport(), view_pos(plot, p.index, p.prompt_tokens))
+    qtbot.waitUntil(lambda: plot.hovered_index == p.index, timeout=2000)
+    label = plot.hover_label.sceneBoundingRect()
+    view = plot.getPlotItem().vb.sceneBoundingRect()
+    assert plot.hover_label.isVisible() and label.width() > 100
+    assert view.contains(label), (label, view)
+    at = plot.getPlotItem().vb.mapViewToScene(QPointF(p.index, p.prompt_tokens))
+    assert not label.contains(at)  # beside the point, not over it
+
+
+def test_label_spot_flips_and_clamps():
+    view = (0, 0, 400, 300)
+    assert td.label_spot((100, 50), (10, 10), view) == (20, 20)  # right, below
+    assert td.label_spot((100, 50), (390, 10), view) == (280, 20)  # left of it
+    assert td.label_spot((100, 50), (10, 290), view) == (20, 230)  # above it
+    assert td.label_spot((300, 50), (200, 10), view) == (0, 20)  # neither side: inside
+    assert td.label_spot((500, 400), (200, 100), view) == (0, 0)  # larger than the view
+
+
+@pytest.mark.parametrize("width", [1000, 470])
+def test_title_takes_its_short_form_before_being_cut(plot, qtbot, width):
+    plot.resize(width, 400)
+    plot.set_timeline(crafted(), QWEN_200K)
+    qtbot.wait(10)
+    title = plot.getPlotItem().titleLabel
+    shown = title.item.toPlainText()
+    full = title.toolTip()
+    assert full.startswith("policy qwen: ") and full.endswith(" \u00b7 window 200,000")
+    if width == 1000:
+        assert shown == full
+    else:
+        assert shown != full and "\u2026" not in shown
+        assert shown.startswith("policy qwen: ") and shown.endswith(" \u00b7 window 200.0k")
+        assert "would fire" in shown and "happened)" in shown
+    assert title.sceneBoundingRect().width() <= plot.width()
+
+
+def test_a_crowded_legend_takes_short_names_rather_than_being_cut(plot, qtbot):
+    """Eight entries in a 520x420 plot: the long names fit in no row count that
+    leaves the plot room; the short ones do."""
+    plot.resize(520, 420)
+    plot.set_timeline(crafted(), thresholds(64_000, "qwen"))  # what-if compactions fire
+    plot.set_show_auxiliary(True)
+    plot.set_predicted([10, 20])
+    qtbot.wait(20)
+    names = [item.text for _sample, item in plot.legend.items]
+    assert "predicted" in names and "what-if" in names and "API prompt" in names
+    assert plot.legend.sceneBoundingRect().right() <= \
+        plot.getPlotItem().vb.sceneBoundingRect().right()
+    plot.resize(1400, 500)  # room again: the long names come back
+    qtbot.waitUntil(lambda: "predicted compaction" in
+                    [item.text for _sample, item in plot.legend.items], timeout=2000)
