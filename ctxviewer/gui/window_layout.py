@@ -19,25 +19,35 @@ from ctxviewer.analysis.thresholds import POLICIES
 if TYPE_CHECKING:
     from ctxviewer.gui.main_window import MainWindow
 
-NARROW = 1200  # below this width the centre (bar, tree, plots) needs the room most
+def _caps(width: int) -> tuple[float, float, int]:
+    """(request list's largest share, content pane's share, content pane's least width),
+    from (26%, 15%, 150 px) at 1024 px to (30%, 20%, 180 px) at 1600 px and over: the
+    narrower the window, the more the side panes give way (the list keeps its number,
+    time, model and prompt columns and scrolls sideways to the rest), and a wider
+    window never gives the centre less."""
+    t = min(max((width - 1024) / (1600 - 1024), 0.0), 1.0)
+    return 0.26 + 0.04 * t, 0.15 + 0.05 * t, int(150 + 30 * t)
 
 
 def default_split(width: int, need: int) -> list[int]:
-    """The request list as wide as its columns ``need`` (within 22-30% of ``width``),
-    the content pane a sixth to a fifth, the rest (half or more) for the centre."""
-    left = max(int(width * 0.22), min(need, int(width * 0.30)))
-    right = max(180, int(width * (0.17 if width < NARROW else 0.20)))
+    """The request list as wide as its columns ``need`` (within ``_caps``' share and 4
+    points less), the content pane its share, the rest for the centre: 59% of a
+    1024 px window (it had 53%), half of a 1600 px one."""
+    list_cap, content, least = _caps(width)
+    left = max(int(width * min(0.22, list_cap - 0.04)), min(need, int(width * list_cap)))
+    right = max(least, int(width * content))
     return [left, width - left - right, right]
 
 
 def centre_room(sizes: list[int]) -> list[int] | None:
-    """``sizes`` with the request list at most 30% and the content pane 17-20% of
-    their total; None when they already are (or the split is not laid out yet)."""
+    """``sizes`` with the side panes within the shares ``default_split`` gives them;
+    None when they already are (or the split is not laid out yet)."""
     total = sum(sizes)
     if len(sizes) != 3 or total < 600:
         return None
-    left = min(sizes[0], int(total * 0.30))
-    right = min(sizes[2], max(180, int(total * (0.17 if total < NARROW else 0.20))))
+    list_cap, content, least = _caps(total)
+    left = min(sizes[0], int(total * list_cap))
+    right = min(sizes[2], max(least, int(total * content)))
     if (left, right) == (sizes[0], sizes[2]):
         return None
     return [left, total - left - right, right]
