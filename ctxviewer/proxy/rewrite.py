@@ -258,7 +258,7 @@ class Rewriter:
         return rule
 
     def _say(self, message: str) -> None:
-        log.warning("ctxviewer proxy: %s", message)
+        log.info("ctxviewer proxy: %s", message)
         if self._on_event is not None:
             try:
                 self._on_event(message)

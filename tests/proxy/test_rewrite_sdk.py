@@ -292,3 +292,52 @@ def test_the_reader_shows_what_the_model_saw(rewriting_proxy: Callable[..., Prox
         marked = any(n.startswith("rewritten by the proxy") for n in req.notes)
         assert marked is ("upstream_body" in rec["request"])
     assert any("rewritten by the proxy" in " ".join(r.notes) for r in session.requests)
+
+
+def test_cli_compact_at(tmp_path: Path, strict: StrictUpstream) -> None:
+    """``ctxviewer proxy --compact-at``: says it is on, compacts, marks the lines, stops."""
+    import os
+    import queue
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    out = tmp_path / "rec.jsonl"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+           "PYTHONUNBUFFERED": "1"}
+    cmd = [sys.executable, "-m", "ctxviewer", "proxy", "--port", "0", "--out", str(out),
+           "--upstream", strict.url, "--openai-upstream", strict.url,
+           "--compact-at", "3000", "--strategy", "qwen"]
+    lines: queue.Queue[str] = queue.Queue()
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=env, cwd=tmp_path) as proc:
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.put(line.rstrip("\n"))
+
+        threading.Thread(target=pump, daemon=True).start()
+        try:
+            banner: list[str] = []
+            while not banner or not banner[-1].startswith("Ctrl+C"):
+                banner.append(lines.get(timeout=20))
+            assert any(b.startswith("rewriting ON") and "3,000" in b for b in banner)
+            base = next(b for b in banner if b.startswith("export ANTHROPIC_BASE_URL="))
+            with anthropic.Anthropic(base_url=base.split("=", 1)[1], api_key="sk-ant-x",
+                                     max_retries=0) as c:
+                anthropic_agent(c, turns=5, stream=False)
+            proc.send_signal(signal.SIGINT)
+            assert proc.wait(timeout=20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.stderr is not None and "Traceback" not in proc.stderr.read()
+    said: list[str] = []
+    while not lines.empty():
+        said.append(lines.get())
+    assert any(s.startswith("rewrite: c_") and "compacted (qwen" in s for s in said)
+    rewritten = [s for s in said if s.startswith("ex_") and s.endswith("REWRITTEN")]
+    assert len(rewritten) >= 2
+    assert sum(1 for r in read_lines(out) if "upstream_body" in r.get("request", {})) \
+        == len(rewritten)
