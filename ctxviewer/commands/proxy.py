@@ -14,6 +14,8 @@ from urllib.parse import urlsplit
 from ctxviewer.commands.common import UsageError
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
+from ctxviewer.proxy.rewrite import Rewriter
+from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import (
     DEFAULT_PORT,
@@ -71,6 +73,50 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds of upstream silence before giving up "
                              f"(default {DEFAULT_TIMEOUT:g})")
     parser.add_argument("--quiet", action="store_true", help="no line per exchange")
+    rewrite = parser.add_argument_group(
+        "rewriting (off unless --compact-at is given)",
+        "compact each conversation once, on its first request whose prompt would exceed "
+        "TOKENS, and send the same compacted history on every later request of it; the "
+        "recording keeps both bodies; a rejected rewrite is resent as sent, and rewriting "
+        "stops for that conversation")
+    rewrite.add_argument("--compact-at", type=_tokens, metavar="TOKENS",
+                         help="prompt size that triggers compaction")
+    rewrite.add_argument("--strategy", default="qwen", choices=REWRITE_STRATEGIES,
+                         help="qwen (summary + recent 30%%, default), shannon (primers + "
+                              "summary + recents), trim (drop old items), slim (shorten "
+                              "tool results)")
+    rewrite.add_argument("--summarizer", default="local", choices=("local", "anthropic"),
+                         help="who writes the summary: local (offline, default) or anthropic "
+                              "(ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL, ANTHROPIC_MODEL)")
+
+
+def _tokens(text: str) -> int:
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of tokens: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, not {text}")
+    return value
+
+
+def _rewriter(args: argparse.Namespace) -> Rewriter | None:
+    if args.compact_at is None:
+        if args.strategy != "qwen" or args.summarizer != "local":
+            raise UsageError("--strategy and --summarizer need --compact-at")
+        return None
+    summarizer = None
+    if args.summarizer == "anthropic":
+        from ctxviewer.analysis.compaction.summarize_anthropic import AnthropicSummarizer
+
+        summarizer = AnthropicSummarizer()
+    return Rewriter(compact_at=args.compact_at, strategy=args.strategy, summarizer=summarizer,
+                    on_event=_say)
+
+
+def _say(message: str) -> None:
+    with contextlib.suppress(OSError):
+        print(f"rewrite: {message}", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -81,6 +127,7 @@ def run(args: argparse.Namespace) -> int:
         out=out, host=args.host, port=args.port, upstream=args.upstream,
         openai_upstream=args.openai_upstream, timeout=args.timeout,
         on_record=None if args.quiet else print_exchange, force=args.force,
+        rewriter=_rewriter(args),
     )
     server = ProxyServer(config)
     with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the proxy is stopped
@@ -122,6 +169,11 @@ def print_banner(server: ProxyServer) -> None:
         f"export OPENAI_BASE_URL={server.url}/v1",
         "Ctrl+C to stop.",
     ]
+    rw = server.config.rewriter
+    if rw is not None and rw.compact_at is not None:
+        lines.insert(2, f"rewriting ON: each conversation is compacted ({rw.strategy}, "
+                        f"{rw.summarizer.name} summary) once its prompt exceeds "
+                        f"{rw.compact_at:,} tokens")
     if not is_loopback(host):
         lines.insert(1, f"warning: listening on {host}: other machines can use your API keys")
     print("\n".join(lines), flush=True)
@@ -140,6 +192,10 @@ def print_exchange(record: dict[str, Any]) -> None:
         prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
                                                  "cache_read_input_tokens"))
         parts.append(f"prompt={prompt} out={usage.get('output_tokens', 0)}")
+    rewrite = record.get("rewrite")
+    if rewrite:
+        parts.append("REWRITTEN" if "upstream_body" in (record.get("request") or {})
+                     else f"not rewritten ({rewrite.get('fallback') or rewrite.get('note')})")
     if record.get("error"):
         parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
     with contextlib.suppress(OSError):  # a closed terminal must not stop the recording

@@ -11,6 +11,7 @@ ctxviewer recordings: see ``docs/recording-format.md``.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -19,7 +20,7 @@ from ctxviewer.ingest.base import Head, Item
 from ctxviewer.ingest.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
 from ctxviewer.ingest.exchange import request_from_exchange
 from ctxviewer.ingest.sse import reassemble
-from ctxviewer.model import Skipped
+from ctxviewer.model import Request, Skipped
 
 
 def _response_body(response: dict[str, Any]) -> Any:
@@ -99,7 +100,10 @@ class _RecordingParser:
             return
         req = record.get("request") or {}
         resp = record.get("response") or {}
-        body = req.get("body")
+        # what the model saw: the body the proxy sent upstream when it rewrote the request
+        upstream = req.get("upstream_body")
+        rewritten = isinstance(upstream, dict) and "_raw" not in upstream
+        body = upstream if rewritten else req.get("body")
         if not isinstance(body, dict) or "_raw" in body:
             yield Skipped(line, "exchange without a JSON request body")
             return
@@ -116,11 +120,27 @@ class _RecordingParser:
         )
         if result is None:
             yield Skipped(line, f"not a model call ({record.get('api')})")
-        else:
-            yield result
+            return
+        note = _rewrite_note(record.get("rewrite"), rewritten)
+        if note and isinstance(result, Request):
+            result = replace(result, notes=(*result.notes, note))
+        yield result
 
     def finish(self) -> Iterator[Item]:
         return iter(())
+
+
+REWRITTEN_NOTE = "rewritten by the proxy"
+
+
+def _rewrite_note(rewrite: Any, rewritten: bool) -> str:
+    """A request note saying what the proxy's rewriter did (empty: nothing)."""
+    if not isinstance(rewrite, dict):
+        return ""
+    if rewritten:
+        return f"{REWRITTEN_NOTE} ({rewrite.get('rule')}): the agent sent a longer history"
+    said = rewrite.get("fallback") or rewrite.get("note")
+    return f"proxy rewrite: {said}" if said else ""
 
 
 class RecordingReader:

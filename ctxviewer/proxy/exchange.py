@@ -64,6 +64,9 @@ class Exchange:
     first_byte_ms: float | None = None
     total_ms: float | None = None
     error: dict[str, str] | None = None
+    conversation: str | None = None  # set when a rewriter is on (``proxy.rewrite``)
+    upstream_body: bytes | None = None  # what went upstream, when the proxy rewrote it
+    rewrite: dict[str, Any] | None = None  # what the rewriter did, for the recording
 
     def elapsed_ms(self) -> float:
         return round((time.perf_counter() - self.t0) * 1000, 1)
@@ -89,7 +92,10 @@ class Exchange:
     def to_record(self) -> dict[str, Any]:
         """The ``exchange`` line of docs/recording-format.md."""
         response, body = self._response()
-        return {
+        request: dict[str, Any] = {"headers": self.request_headers, "body": self._request_body()}
+        if self.upstream_body is not None:
+            request["upstream_body"] = parse_json(self.upstream_body)
+        record = {
             "ctxviewer": FORMAT_VERSION,
             "type": "exchange",
             "id": self.id,
@@ -98,12 +104,17 @@ class Exchange:
             "path": self.path,
             "upstream": self.upstream,
             "started": self.started,
-            "request": {"headers": self.request_headers, "body": self._request_body()},
+            "request": request,
             "response": response,
             "usage": normalise_usage(self.api, body),
             "timing": {"first_byte_ms": self.first_byte_ms, "total_ms": self.total_ms},
             "error": self.error or self._status_error(body),
         }
+        if self.conversation is not None:
+            record["conversation"] = self.conversation
+        if self.rewrite is not None:
+            record["rewrite"] = self.rewrite
+        return record
 
     def _request_body(self) -> Any:
         decoded = decode_content(self.request_body, self.request_encoding)

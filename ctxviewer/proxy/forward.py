@@ -13,16 +13,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import logging
 from collections.abc import Callable
 
 import aiohttp
+import orjson
 from aiohttp import web
 from yarl import URL
 
-from ctxviewer.proxy.exchange import Exchange
+from ctxviewer.proxy.exchange import Exchange, parse_json
 from ctxviewer.proxy.headers import client_response_headers, upstream_request_headers
-from ctxviewer.proxy.redact import redact_headers, redact_url
+from ctxviewer.proxy.redact import redact_headers, redact_text, redact_url
+from ctxviewer.proxy.rewrite import REJECTED, Rewriter
+from ctxviewer.proxy.rewrite_shapes import REWRITABLE
 from ctxviewer.proxy.routes import OPENAI_APIS, route
+
+log = logging.getLogger("ctxviewer.proxy")
 
 RecordSink = Callable[[Exchange], None]
 
@@ -35,7 +41,9 @@ class Forwarder:
         session: aiohttp.ClientSession,
         upstreams: dict[str, str],
         sink: RecordSink,
+        rewriter: Rewriter | None = None,
     ) -> None:
+        self._rewriter = rewriter  # None: bodies pass through untouched (the default)
         self._session = session
         self._upstreams = upstreams
         self._sink = sink
@@ -90,6 +98,8 @@ class Forwarder:
             if where.url is None:
                 return _fail(ex, "not_forwarded", f"{request.method} {path} is neither an "
                              "Anthropic nor an OpenAI API call: not forwarded", 404)
+            if self._rewriter is not None and where.api in REWRITABLE:
+                await self._rewrite(request, ex, self._rewriter)
             return await self._forward(request, ex, where.url)
         except asyncio.CancelledError:
             if self.stopping:
@@ -104,21 +114,41 @@ class Forwarder:
             ex.finish()
             self._sink(ex)
 
-    async def _forward(self, request: web.Request, ex: Exchange, url: str) -> web.StreamResponse:
+    async def _rewrite(self, request: web.Request, ex: Exchange, rewriter: Rewriter) -> None:
+        """Let the rewriter change the body to forward (never the one recorded as sent)."""
+        if ex.request_encoding.strip().lower() not in ("", "identity") or not ex.request_body:
+            return
         try:
-            upstream = await self._session.request(
-                request.method,
-                URL(url, encoded=True),
-                headers=upstream_request_headers(request.headers),
-                data=ex.request_body or None,
-                allow_redirects=False,
-            )
-        except TimeoutError as e:
-            return _fail(ex, "upstream_timeout", f"no answer from upstream: {e or 'timeout'}", 504)
-        except aiohttp.ClientConnectorError as e:
-            return _fail(ex, "upstream_unreachable", str(e), 502)
-        except aiohttp.ClientError as e:
-            return _fail(ex, "upstream_reset", f"{type(e).__name__}: {e}", 502)
+            body = orjson.loads(ex.request_body)
+        except orjson.JSONDecodeError:
+            return
+        headers = {k.lower(): v for k, v in request.headers.items()}
+        try:
+            if rewriter.needs_planning(ex.api, headers, body):  # may call a summarizer API
+                loop = asyncio.get_running_loop()
+                outcome = await loop.run_in_executor(None, rewriter.rewrite, ex.api, headers,
+                                                     body)
+            else:
+                outcome = rewriter.rewrite(ex.api, headers, body)
+        except Exception as e:  # noqa: BLE001 - a rewriter bug: forward the original
+            log.error("ctxviewer proxy: rewriting %s failed (%s: %s): sent as is", ex.id,
+                      type(e).__name__, e)
+            ex.rewrite = {"note": f"rewriter failed ({type(e).__name__}: {e}): sent as is"}
+            return
+        ex.conversation = outcome.conversation
+        if outcome.body is not None:
+            ex.upstream_body = orjson.dumps(outcome.body)
+        if outcome.rule is not None or outcome.note or outcome.plan is not None:
+            ex.rewrite = outcome.as_json()
+
+    async def _forward(self, request: web.Request, ex: Exchange, url: str) -> web.StreamResponse:
+        upstream = await self._send(request, ex, url)
+        if isinstance(upstream, web.Response):
+            return upstream
+        if ex.upstream_body is not None and upstream.status in REJECTED:
+            upstream = await self._fall_back(request, ex, url, upstream)
+            if isinstance(upstream, web.Response):
+                return upstream
         try:
             answer = await self._relay(request, ex, upstream)
         except BaseException:  # cancelled (client gone, proxy stopping) or a bug
@@ -129,6 +159,43 @@ class Forwarder:
         else:
             upstream.release()
         return answer
+
+    async def _fall_back(self, request: web.Request, ex: Exchange, url: str,
+                         rejected: aiohttp.ClientResponse) -> aiohttp.ClientResponse | web.Response:
+        """The upstream refused the rewritten body: send the original once, rewriting off."""
+        try:
+            detail = (await rejected.content.read(64 * 1024)).decode("utf-8", "replace")
+        except (aiohttp.ClientError, TimeoutError) as e:
+            detail = f"{type(e).__name__}: {e}"
+        finally:
+            rejected.close()
+        assert self._rewriter is not None and ex.conversation is not None
+        note = self._rewriter.rejected(ex.conversation, rejected.status, " ".join(detail.split()))
+        sent = ex.upstream_body
+        ex.upstream_body = None
+        ex.rewrite = {**(ex.rewrite or {}), "fallback": redact_text(note),
+                      "rejected": {"status": rejected.status, "body": parse_json(sent or b""),
+                                   "answer": parse_json(detail.encode())}}
+        return await self._send(request, ex, url)
+
+    async def _send(self, request: web.Request, ex: Exchange,
+                    url: str) -> aiohttp.ClientResponse | web.Response:
+        """The upstream's response to the body to forward, or the error answer to give."""
+        data = ex.upstream_body if ex.upstream_body is not None else ex.request_body
+        try:
+            return await self._session.request(
+                request.method,
+                URL(url, encoded=True),
+                headers=upstream_request_headers(request.headers),
+                data=data or None,
+                allow_redirects=False,
+            )
+        except TimeoutError as e:
+            return _fail(ex, "upstream_timeout", f"no answer from upstream: {e or 'timeout'}", 504)
+        except aiohttp.ClientConnectorError as e:
+            return _fail(ex, "upstream_unreachable", str(e), 502)
+        except aiohttp.ClientError as e:
+            return _fail(ex, "upstream_reset", f"{type(e).__name__}: {e}", 502)
 
     async def _relay(
         self, request: web.Request, ex: Exchange, upstream: aiohttp.ClientResponse

@@ -120,6 +120,8 @@ class Recorder:
         self.failure: str | None = None  # why the recording stopped
         self._cond = threading.Condition()
         self._writer: ThreadPoolExecutor | None = None
+        # called on the writer thread with each exchange and its record, before it is written
+        self.observe: Callable[[Exchange, dict[str, Any]], None] | None = None
 
     @property
     def count(self) -> int:
@@ -199,6 +201,11 @@ class Recorder:
         except Exception as e:  # noqa: BLE001 - a bug turning one exchange into a line
             log.error("ctxviewer proxy: could not record %s: %s: %s", ex.id, type(e).__name__, e)
             return
+        if self.observe is not None:
+            try:
+                self.observe(ex, record)
+            except Exception as e:  # noqa: BLE001 - as for on_record
+                log.error("ctxviewer proxy: observe failed for %s: %s", ex.id, e)
         self.write(record)
 
     def _stop(self, error: OSError) -> None:

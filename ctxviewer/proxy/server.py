@@ -15,11 +15,13 @@ import socket
 from dataclasses import dataclass, field
 
 import aiohttp
+import orjson
 from aiohttp import web
 
 from ctxviewer.proxy.exchange import Exchange
 from ctxviewer.proxy.forward import Forwarder
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
+from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 
 log = logging.getLogger("ctxviewer.proxy")
@@ -43,6 +45,8 @@ class ProxyConfig:
     on_record: RecordCallback | None = field(default=None, repr=False)
     force: bool = False  # append to ``out`` even when it is not a ctxviewer recording
     on_failure: FailureCallback | None = field(default=None, repr=False)  # recording stopped
+    # opt-in request rewriting (``proxy.rewrite``); None: every body passes through as sent
+    rewriter: Rewriter | None = field(default=None, repr=False)
 
     @property
     def upstreams(self) -> dict[str, str]:
@@ -60,6 +64,9 @@ class ProxyServer:
         self.config = config
         self.recorder = Recorder(config.out, on_record=config.on_record, force=config.force,
                                  on_failure=config.on_failure)
+        if config.rewriter is not None:
+            rewriter = config.rewriter
+            self.recorder.observe = lambda ex, record: _observe(rewriter, ex, record)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
@@ -98,7 +105,8 @@ class ProxyServer:
             skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        self._forwarder = Forwarder(self._session, self.config.upstreams, self._record)
+        self._forwarder = Forwarder(self._session, self.config.upstreams, self._record,
+                                    self.config.rewriter)
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._forwarder.handle)
         self._runner = web.AppRunner(
@@ -138,6 +146,19 @@ class ProxyServer:
     def _record(self, ex: Exchange) -> None:
         """Hand an ended exchange to the recorder's writer thread."""
         self.recorder.submit(ex)
+
+
+def _observe(rewriter: Rewriter, ex: Exchange, record: dict[str, object]) -> None:
+    """Calibrate the rewriter on the API's count of what went upstream (its compact JSON
+    size: whitespace is not counted by the APIs)."""
+    if ex.conversation is None or not isinstance(record.get("usage"), dict):
+        return
+    request = record.get("request")
+    if not isinstance(request, dict):
+        return
+    body = request.get("upstream_body", request.get("body"))
+    if isinstance(body, dict) and "_raw" not in body:
+        rewriter.observe(ex.conversation, len(orjson.dumps(body)), record["usage"])
 
 
 def client_host(host: str) -> str:

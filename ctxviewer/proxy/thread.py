@@ -14,6 +14,7 @@ import threading
 from concurrent.futures import Future
 
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, default_recording_name
+from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
 
@@ -42,16 +43,22 @@ class ProxyThread:
         timeout: float = DEFAULT_TIMEOUT,
         on_record: RecordCallback | None = None,
         on_failure: FailureCallback | None = None,
+        rewriter: Rewriter | None = None,
     ) -> None:
         config = ProxyConfig(
             out=out if out is not None else default_recording_name(), host=host, port=port,
             upstream=upstream, openai_upstream=openai_upstream, timeout=timeout,
-            on_record=on_record, on_failure=on_failure,
+            on_record=on_record, on_failure=on_failure, rewriter=rewriter,
         )
         self.server = ProxyServer(config)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
         self._thread: threading.Thread | None = None
+
+    @property
+    def rewriter(self) -> Rewriter | None:
+        """The rewriter (thread-safe: preview, commit and undo from any thread)."""
+        return self.server.config.rewriter
 
     @property
     def port(self) -> int | None:

@@ -27,6 +27,11 @@ REPO = Path(__file__).resolve().parents[2]
     ["--openai-upstream", "not a url"],
     ["--timeout", "0"],
     ["--port", "0", "--out", "/no/such/dir/rec.jsonl"],
+    ["--strategy", "trim"],  # rewriting options need --compact-at
+    ["--summarizer", "anthropic"],
+    ["--compact-at", "0"],
+    ["--compact-at", "lots"],
+    ["--compact-at", "1000", "--strategy", "nope"],
 ])
 def test_bad_arguments_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["proxy", *args]) == 2
