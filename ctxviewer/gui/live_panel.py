@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMenu, QToolBar
 
 from ctxviewer.fmt import plural
 from ctxviewer.gui.attach_dialog import AttachDialog
+from ctxviewer.gui.live_compact_dialog import LiveCompactDialog
 from ctxviewer.gui.live_follow import LiveFollower
 from ctxviewer.gui.proxy_control import ProxyControl, ProxySettings
 from ctxviewer.gui.proxy_dialog import ProxyDialog
@@ -85,6 +86,11 @@ class LivePanel(QObject):
                                     "an agent sends through it")
         self.stop_proxy = self._action("S&top proxy")
         self.stop_proxy.setEnabled(False)
+        self.compact_live = self._action("&Compact a live conversation…")
+        self.compact_live.setToolTip("Preview and apply a compaction to a conversation going "
+                                     "through the proxy (started with compaction allowed)")
+        self.compact_live.setEnabled(False)
+        self.compact_dialog: LiveCompactDialog | None = None
         file_menu = _menu(w, "&File")
         if file_menu is not None:
             acts = file_menu.actions()
@@ -98,6 +104,7 @@ class LivePanel(QObject):
         self.proxy_menu = QMenu("&Proxy", w)
         self.proxy_menu.addAction(self.start_proxy)
         self.proxy_menu.addAction(self.stop_proxy)
+        self.proxy_menu.addAction(self.compact_live)
         go = _menu(w, "&Go")
         w.menuBar().insertMenu(go.menuAction() if go is not None else None, self.proxy_menu)
         bar = w.findChild(QToolBar, "file_toolbar")
@@ -128,6 +135,9 @@ class LivePanel(QObject):
         self.follow.toggled.connect(self._on_follow_toggled)
         self.start_proxy.triggered.connect(self.show_proxy_dialog)
         self.stop_proxy.triggered.connect(self.proxy.stop)
+        self.compact_live.triggered.connect(self.show_compact_dialog)
+        self.proxy.rewrite_event.connect(
+            lambda m: self.window.status.showMessage(f"Proxy: {m}", 8000))
         f.following_changed.connect(self._on_follower_following_changed)
         f.failed.connect(self._on_follower_failed)
         f.waiting.connect(self._on_follower_waiting)
@@ -169,6 +179,25 @@ class LivePanel(QObject):
             self.proxy_dialog.set_running(self.proxy.url, self.proxy.out)
         _show(self.proxy_dialog)
         return self.proxy_dialog
+
+    def show_compact_dialog(self) -> LiveCompactDialog | None:
+        """The live compaction dialog, on the running proxy's rewriter (None without one)."""
+        running = self.proxy.proxy
+        rewriter = running.rewriter if running is not None else None
+        if rewriter is None:
+            return None
+        if self.compact_dialog is None:
+            from ctxviewer.analysis.insights import load_prices
+
+            try:
+                prices = load_prices()
+            except ValueError:
+                prices = None  # the preview says there is no price
+            self.compact_dialog = LiveCompactDialog(rewriter, prices, self.window)
+        else:
+            self.compact_dialog.refresh()
+        _show(self.compact_dialog)
+        return self.compact_dialog
 
     def start_proxy_with(self, settings: ProxySettings) -> bool:
         """Start the proxy and follow its recording; False (and the reason shown) on failure."""
@@ -234,6 +263,8 @@ class LivePanel(QObject):
 
     def _on_proxy_started(self, port: int, out: str) -> None:
         self.stop_proxy.setEnabled(True)
+        running = self.proxy.proxy
+        self.compact_live.setEnabled(running is not None and running.rewriter is not None)
         self._show_proxy_count(0)
         self.proxy_label.setToolTip(f"{self.proxy.url} → {out}")
         self.proxy_label.show()
@@ -255,6 +286,11 @@ class LivePanel(QObject):
 
     def _on_proxy_stopped(self, count: int) -> None:
         self.stop_proxy.setEnabled(False)
+        self.compact_live.setEnabled(False)
+        if self.compact_dialog is not None:
+            self.compact_dialog.close()
+            self.compact_dialog.deleteLater()
+            self.compact_dialog = None
         self.proxy_label.hide()
         self.window.status.showMessage(f"Proxy stopped: {plural(count, 'exchange')} recorded", 5000)
         if self.proxy_dialog is not None:

@@ -37,6 +37,9 @@ class ProxySettings:
     upstream: str = ANTHROPIC_UPSTREAM
     openai_upstream: str = OPENAI_UPSTREAM
     out: str = ""  # empty: default_output()
+    # opt-in: conversations may be compacted from the window (only those the user picks;
+    # nothing is rewritten until a rule is applied): the proxy gets a ``Rewriter``
+    rewriting: bool = False
 
 
 def env_lines(url: str) -> list[str]:
@@ -49,6 +52,7 @@ class ProxyControl(QObject):
     stopped = Signal(int)  # exchanges recorded
     recorded = Signal(int)  # exchanges recorded so far (after each one)
     failed = Signal(str)  # the recording stopped (a full disk): why; forwarding goes on
+    rewrite_event = Signal(str)  # what the rewriter did (rule on, undone, upstream rejected)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -80,9 +84,15 @@ class ProxyControl(QObject):
         os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
         from ctxviewer.proxy import ProxyThread  # aiohttp: imported when first started
 
+        rewriter = None
+        if settings.rewriting:
+            from ctxviewer.proxy.rewrite import Rewriter
+
+            rewriter = Rewriter(on_event=self.rewrite_event.emit)  # no --compact-at: manual
         proxy = ProxyThread(port=settings.port, out=out, upstream=settings.upstream,
                             openai_upstream=settings.openai_upstream,
-                            on_record=self._on_proxy_record, on_failure=self.failed.emit)
+                            on_record=self._on_proxy_record, on_failure=self.failed.emit,
+                            rewriter=rewriter)
         port = proxy.start()  # binds at once; raises when it cannot
         self.proxy, self.count = proxy, 0
         self.started.emit(port, proxy.out)

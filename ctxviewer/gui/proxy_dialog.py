@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
@@ -52,6 +53,13 @@ class ProxyDialog(QDialog):
         form.addRow("Anthropic upstream:", self.upstream)
         form.addRow("OpenAI upstream:", self.openai_upstream)
         form.addRow("Record to:", out_row)
+        self.rewriting = QCheckBox("Let me compact live conversations from the window "
+                                   "(Proxy > Compact a live conversation…)", self)
+        self.rewriting.setChecked(s.rewriting)
+        self.rewriting.setToolTip("Off by default. On: the proxy can rewrite the requests of "
+                                  "the conversations you pick, after a preview; the recording "
+                                  "keeps what the agent sent and what went upstream.")
+        form.addRow("", self.rewriting)
         self.hint = QLabel("Then point your agent at it:", self)
         self.env = QPlainTextEdit(self)
         self.env.setReadOnly(True)
@@ -83,14 +91,16 @@ class ProxyDialog(QDialog):
 
     def settings(self) -> ProxySettings:
         return ProxySettings(self.port.value(), self.upstream.text().strip(),
-                             self.openai_upstream.text().strip(), self.out.text().strip())
+                             self.openai_upstream.text().strip(), self.out.text().strip(),
+                             self.rewriting.isChecked())
 
     def set_running(self, url: str, out: str) -> None:
         """The proxy runs: show the lines to paste; the settings can no longer change."""
         self.env.setPlainText("\n".join(env_lines(url)))
         self.hint.setText(f"Recording to {out}\nPoint your agent at it (in its shell):")
         self.error.hide()
-        for w in (self.port, self.upstream, self.openai_upstream, self.out, self.start_button):
+        for w in (self.port, self.upstream, self.openai_upstream, self.out, self.rewriting,
+                  self.start_button):
             w.setEnabled(False)
         self.close_button.setDefault(True)
 
