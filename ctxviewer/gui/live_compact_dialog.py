@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import orjson
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
     QComboBox,
@@ -23,6 +24,8 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLabel,
+    QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -41,6 +44,7 @@ STRATEGIES = {
     "shannon": "shannon: keep the first and the recent messages, summarize the middle",
     "trim": "trim: drop the oldest rounds down to the budget",
     "slim": "slim: shorten the tool results sent so far",
+    "prune": "prune: only drop the tools checked below",
 }
 
 
@@ -104,6 +108,12 @@ class LiveCompactDialog(QDialog):
         form = QFormLayout()
         form.addRow("Conversation:", row)
         form.addRow("Strategy:", self.strategy)
+        self.tools = QListWidget(self)  # checkable: tool definitions to drop as well
+        self.tools.setMaximumHeight(self.fontMetrics().lineSpacing() * 5 + 8)
+        self.tools.setToolTip("Checked tools are removed from the requests' tool list "
+                              "(with any strategy; alone with prune)")
+        self.tools.itemChanged.connect(self._on_changed)
+        form.addRow("Drop tools:", self.tools)
         self.summary = QLabel("Pick a conversation and preview its next request.", self)
         self.summary.setWordWrap(True)
         self.diff = QPlainTextEdit(self)
@@ -121,6 +131,7 @@ class LiveCompactDialog(QDialog):
         self.apply_button.clicked.connect(self.apply)
         self.undo_button.clicked.connect(self.undo)
         close.clicked.connect(self.reject)
+        self.conversation.currentIndexChanged.connect(self._fill_tools)
         self.conversation.currentIndexChanged.connect(self._on_changed)
         self.strategy.currentIndexChanged.connect(self._on_changed)
         box = QVBoxLayout(self)
@@ -134,6 +145,23 @@ class LiveCompactDialog(QDialog):
     def key(self) -> str | None:
         data = self.conversation.currentData()
         return data if isinstance(data, str) else None
+
+    def dropped(self) -> list[str]:
+        """The tools checked to be dropped."""
+        return [self.tools.item(i).text() for i in range(self.tools.count())
+                if self.tools.item(i).checkState() == Qt.CheckState.Checked]
+
+    def _fill_tools(self) -> None:
+        key = self.key()
+        checked = set(self.dropped())
+        self.tools.blockSignals(True)
+        self.tools.clear()
+        for name in self.rewriter.tool_names(key) if key else []:
+            item = QListWidgetItem(name, self.tools)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked if name in checked
+                               else Qt.CheckState.Unchecked)
+        self.tools.blockSignals(False)
 
     def refresh(self) -> None:
         """List the conversations the proxy has seen (with their rule, if any)."""
@@ -149,6 +177,7 @@ class LiveCompactDialog(QDialog):
         index = self.conversation.findData(current) if current else -1
         self.conversation.setCurrentIndex(max(index, 0) if self.conversation.count() else -1)
         self.conversation.blockSignals(False)
+        self._fill_tools()
         if not self.conversation.count():
             self.summary.setText("No conversation has gone through the proxy yet: point an "
                                  "agent at it, then Refresh.")
@@ -163,7 +192,8 @@ class LiveCompactDialog(QDialog):
         if key is None:
             return None
         try:
-            plan = self.rewriter.preview(key, str(self.strategy.currentData()))
+            plan = self.rewriter.preview(key, str(self.strategy.currentData()),
+                                         drop_tools=tuple(self.dropped()))
         except CannotRewrite as e:
             self.summary.setText(f"<span style='color:#d03b3b'>Cannot compact: {e}</span>")
             self.diff.clear()

@@ -203,6 +203,16 @@ class Rewriter:
             body, tpb = conv.last_body, conv.tokens_per_byte
         return self._plan(conv.api, body, key, strategy, tpb, drop_tools, summarizer)
 
+    def tool_names(self, key: str) -> list[str]:
+        """The tools the conversation's last request defined (for pruning them)."""
+        from ctxviewer.proxy.rewrite_plan import tool_name
+
+        with self._lock:
+            conv = self._convs.get(key)
+            tools = conv.last_body.get("tools") if conv and conv.last_body else None
+        names = [tool_name(t) for t in tools] if isinstance(tools, list) else []
+        return [n for n in names if n]
+
     def commit(self, p: Plan) -> None:
         """Install a previewed plan: the conversation's next requests are rewritten."""
         self._install(p.rule.conversation, p.rule, "manual")

@@ -135,7 +135,7 @@ def apply_rule(rule: Rule, body: dict[str, Any]) -> dict[str, Any] | None:
         new = [_slim_item(rule.api, item, rule.slim_ids, rule.slim) for item in new]
     out = {**body, shapes.items_key(rule.api): new}
     if rule.drop_tools and isinstance(body.get("tools"), list):
-        out["tools"] = [t for t in body["tools"] if _tool_name(t) not in rule.drop_tools]
+        out["tools"] = [t for t in body["tools"] if tool_name(t) not in rule.drop_tools]
     return out if out != body else None
 
 
@@ -241,7 +241,8 @@ def _slim_text(text: str, params: SlimParams) -> str:
     return compress_tool_output(text, params)[0]
 
 
-def _tool_name(tool: Any) -> str | None:
+def tool_name(tool: Any) -> str | None:
+    """A tool definition's name (Anthropic, OpenAI Chat or Responses shape)."""
     if not isinstance(tool, dict):
         return None
     fn = tool.get("function")

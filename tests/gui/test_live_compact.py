@@ -98,3 +98,33 @@ def test_preview_apply_and_undo_from_the_window(qtbot, window, strict: StrictUps
     assert [s for _a, _r, s in strict.received] == [200] * len(strict.received)
     panel.stop_proxy.trigger()
     assert not panel.compact_live.isEnabled() and panel.compact_dialog is None
+
+
+def test_prune_a_tool_from_the_window(qtbot, window, strict: StrictUpstream,
+                                      tmp_path: Path) -> None:
+    panel = panel_of(window)
+    qtbot.addWidget(_start(panel, strict, tmp_path / "r.jsonl", rewriting=True))
+    with anthropic.Anthropic(base_url=panel.proxy.url, api_key="sk-ant-x",
+                             max_retries=0) as client:
+        history = anthropic_agent(client, turns=2, stream=False)
+        dialog = panel.show_compact_dialog()
+        assert dialog is not None
+        qtbot.addWidget(dialog)
+        names = [dialog.tools.item(i).text() for i in range(dialog.tools.count())]
+        assert names == ["read_file"]  # the agent's tool list
+        dialog.strategy.setCurrentIndex(dialog.strategy.findData("prune"))
+        dialog.preview_button.click()
+        assert dialog.plan is None and "Cannot compact" in dialog.summary.text()  # none checked
+        from PySide6.QtCore import Qt
+        dialog.tools.item(0).setCheckState(Qt.CheckState.Checked)
+        dialog.preview_button.click()
+        assert dialog.plan is not None and "tools dropped: read_file" in dialog.summary.text()
+        dialog.apply_button.click()
+        n = len(strict.received)
+        client.messages.create(model="claude-test", max_tokens=64,
+                               messages=[*history, {"role": "user", "content": "thanks"}],
+                               tools=[{"name": "read_file", "description": "Read a file",
+                                       "input_schema": {"type": "object"}}])
+        (sent,) = strict.bodies("anthropic")[n:]
+        assert not sent.get("tools")  # the tool went, the history stayed
+        assert sent["messages"][:len(history)] == history
