@@ -8,8 +8,9 @@ import sys
 
 import orjson
 
-from ctxviewer.errors import UsageError  # noqa: F401 - re-exported for the commands
-from ctxviewer.fmt import fmt_tokens, plural  # noqa: F401 - fmt_tokens: re-exported
+from ctxviewer.errors import UsageError as UsageError  # re-exported for the commands
+from ctxviewer.fmt import fmt_tokens as fmt_tokens  # re-exported
+from ctxviewer.fmt import plural
 from ctxviewer.model import Session
 
 
