@@ -64,7 +64,7 @@ def add_window_argument(parser: argparse.ArgumentParser, default: int | None = N
                              "its profile or the log)")
 
 
-def add_json_argument(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
+def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:
     parser.add_argument("--json", action="store_true", help=f"{what} (keys: docs/json.md)")
 
 
@@ -91,7 +91,7 @@ def load_session(args: argparse.Namespace) -> Session:
     from ctxviewer.analysis.agents.sessions import default_session, split
 
     parts = split(load_file(args.file, format=args.format))
-    chosen = getattr(args, "session", None)
+    chosen: int | None = getattr(args, "session", None)
     if chosen is None:
         if len(parts) > 1:
             chosen = default_session(parts)
