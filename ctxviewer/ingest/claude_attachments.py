@@ -183,14 +183,14 @@ RENDER: dict[str, Callable[[dict[str, Any]], tuple[Block, ...]]] = {
 def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | None]:
     """(the message an attachment record put in the request, or None; why it was left out
     when its type is unknown, else None)."""
-    a = record.get("attachment")
-    kind = a.get("type") if isinstance(a, dict) else None
+    a = as_dict(record.get("attachment"))
+    kind = a.get("type")
     if not isinstance(kind, str):
         return None, "attachment without a type"
     render = RENDER.get(kind)
     if render is None:
         return None, None if kind in QUIET else f"attachment {kind!r}: not counted"
-    blocks = render(a)  # type: ignore[arg-type]
+    blocks = render(a)
     if not blocks:
         return None, None
     role = "system" if kind in ("skill_listing", "agent_listing_delta") else "user"
