@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from ctxviewer import __version__
 from ctxviewer.commands.common import UsageError
@@ -46,7 +47,7 @@ WINDOW_HELP = """the window:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2 ("ctxviewer: " is added once)
+    def error(self, message: str) -> NoReturn:  # one line, exit 2 ("ctxviewer: " is added once)
         where = self.prog.removeprefix("ctxviewer").strip()
         raise UsageError(f"{where}: {message}" if where else message)
 

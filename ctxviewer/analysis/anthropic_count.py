@@ -22,7 +22,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ def _block(b: Block) -> dict[str, Any] | None:
 
 
 def _messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
-    out = []
+    out: list[dict[str, Any]] = []
     for m in messages:
         blocks = [x for b in m.blocks if (x := _block(b)) is not None]
         if blocks:
@@ -108,7 +108,8 @@ def _messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
 
 
 def _tool(text: str) -> dict[str, Any]:
-    return json.loads(text)
+    declaration: dict[str, Any] = json.loads(text)  # a ToolDef's text: its JSON object
+    return declaration
 
 
 def request_body(req: Request) -> dict[str, Any]:
@@ -127,7 +128,7 @@ def category_bodies(req: Request) -> dict[str, dict[str, Any]]:
     """One body per category; its count minus the ``empty`` body's is the category."""
     model = req.model or "claude-sonnet-4-6"
 
-    def body(system: list[Block] = (), tools: Iterable[str] = (),  # type: ignore[assignment]
+    def body(system: Sequence[Block] = (), tools: Iterable[str] = (),
              messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {"model": model, "messages": messages or list(_PLACEHOLDER)}
         sys_blocks = [{"type": "text", "text": b.text} for b in system if b.text]

@@ -87,7 +87,7 @@ class Attribution:
     growth: int = 0  # the exact growth since the start of the chain
     explained: int = 0  # the calibrated estimate of what was added since
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> dict[str, int]:
         return {"attributed_exact": self.exact, "estimated": self.estimated,
                 "unattributed": self.unattributed}
 

@@ -267,7 +267,7 @@ def breakdown(
     total = req.api_prompt_tokens
     mode = "B" if total is not None else "A"
     scale = 1.0
-    if mode == "B" and raw_overhead > total:
+    if total is not None and raw_overhead > total:  # mode B
         scale = total / raw_overhead if raw_overhead else 1.0
         notes.append(f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
                      f"overhead scaled by {scale:.3f}")

@@ -26,17 +26,21 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ctxviewer.analysis.estimators import DEFAULT
 
 NAME = "calibrated"
 
+Group = TypeVar("Group", bound=Hashable)
+G_co = TypeVar("G_co", bound=Hashable, covariant=True)
+
 
 @dataclass(frozen=True, slots=True)
-class Point:
+class Point(Generic[G_co]):
     """One request as the calibration sees it."""
 
-    group: Hashable
+    group: G_co
     api: int
     estimates: Mapping[str, int | None]  # base estimator name -> estimate
 
@@ -68,7 +72,7 @@ class Prediction:
 SLOPE_SPREAD = 0.5  # the estimates' range, relative to their mean, needed to fit a slope
 
 
-def ratio(points: Sequence[Point], base: str) -> float | None:
+def ratio(points: Sequence[Point[Hashable]], base: str) -> float | None:
     """``sum(api) / sum(estimate)`` over points where ``base`` has an estimate."""
     pairs = [(p.api, p.estimates.get(base)) for p in points]
     api = sum(a for a, e in pairs if e)
@@ -76,7 +80,7 @@ def ratio(points: Sequence[Point], base: str) -> float | None:
     return api / est if est else None
 
 
-def affine(points: Sequence[Point], base: str) -> Fit | None:
+def affine(points: Sequence[Point[Hashable]], base: str) -> Fit | None:
     """Least-squares ``api ~ offset + ratio * estimate``; the pure ratio below 3 points.
 
     The offset absorbs what every request costs whatever its size (message
@@ -99,19 +103,19 @@ def affine(points: Sequence[Point], base: str) -> Fit | None:
     return Fit(slope, my - slope * mx)
 
 
-def fit(points: Sequence[Point], base: str, how: str = "affine") -> Fit | None:
+def fit(points: Sequence[Point[Hashable]], base: str, how: str = "affine") -> Fit | None:
     if how == "ratio":
         r = ratio(points, base)
         return None if r is None else Fit(r)
     return affine(points, base)
 
 
-def mape(points: Sequence[Point], base: str) -> float | None:
+def mape(points: Sequence[Point[Hashable]], base: str) -> float | None:
     errs = [abs(e - p.api) / p.api for p in points if (e := p.estimates.get(base)) is not None]
     return sum(errs) / len(errs) if errs else None
 
 
-def best_base(points: Sequence[Point], candidates: Sequence[str]) -> str | None:
+def best_base(points: Sequence[Point[Hashable]], candidates: Sequence[str]) -> str | None:
     """The candidate with the lowest uncalibrated MAPE on ``points`` (ties: list order)."""
     scored = [(m, i, c) for i, c in enumerate(candidates)
               if (m := mape(points, c)) is not None]
@@ -123,7 +127,7 @@ def cold_start(candidates: Sequence[str]) -> str | None:
     return DEFAULT if DEFAULT in candidates else (candidates[0] if candidates else None)
 
 
-def held_out(points: Sequence[Point], candidates: Sequence[str],
+def held_out(points: Sequence[Point[Hashable]], candidates: Sequence[str],
              base: str | None = None, how: str = "affine") -> list[Prediction]:
     """Predict every point from a fit on the points before it (see the module doc)."""
     out: list[Prediction] = []
@@ -145,13 +149,13 @@ def held_out(points: Sequence[Point], candidates: Sequence[str],
     return out
 
 
-def final_fit(points: Sequence[Point], candidates: Sequence[str], base: str | None = None,
-              how: str = "affine") -> tuple[str | None, dict[Hashable, Fit]]:
+def final_fit(points: Sequence[Point[Group]], candidates: Sequence[str], base: str | None = None,
+              how: str = "affine") -> tuple[str | None, dict[Group, Fit]]:
     """Base and per-group fits on all points (what the next request would use)."""
     b = base or best_base(points, candidates)
     if b is None:
         return None, {}
-    groups: dict[Hashable, list[Point]] = {}
+    groups: dict[Group, list[Point[Group]]] = {}
     for p in points:
         groups.setdefault(p.group, []).append(p)
     fits = {g: f for g, pts in groups.items() if (f := fit(pts, b, how)) is not None}

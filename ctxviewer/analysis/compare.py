@@ -36,7 +36,8 @@ CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_f
 class PromptCounter(Protocol):
     """Counts a whole request and its categories (local estimators, the API)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def prompt(self, req: Request) -> int | None: ...
 

@@ -174,7 +174,7 @@ def for_session(session: Session, name: str) -> Estimator:
     of one session shares its counts, and a closed session takes its text along.
     (The registry's own instances, ``get_estimator``, are for one-off counts.)"""
     store = session.caches.setdefault("estimators", {})
-    est = store.get(name)
+    est: Estimator | None = store.get(name)
     if est is None:
         est = store[name] = get_estimator(name).fresh()
     return est

@@ -126,9 +126,9 @@ def real_compactions(points: Sequence[Point],
     either side of the compaction.
     """
     logged: dict[int, Event] = {}
-    for index, e in events or ():
-        if e.kind in COMPACTION_KINDS:
-            logged.setdefault(index, e)
+    for index, event in events or ():
+        if event.kind in COMPACTION_KINDS:
+            logged.setdefault(index, event)
     main = _main(points)
     marked = {p.index for p in points if any(k in COMPACTION_KINDS for k in p.events)}
     out: list[RealCompaction] = []

@@ -8,8 +8,9 @@ import sys
 
 import orjson
 
-from ctxviewer.errors import UsageError  # noqa: F401 - re-exported for the commands
-from ctxviewer.fmt import fmt_tokens, plural  # noqa: F401 - fmt_tokens: re-exported
+from ctxviewer.errors import UsageError as UsageError  # re-exported for the commands
+from ctxviewer.fmt import fmt_tokens as fmt_tokens  # re-exported
+from ctxviewer.fmt import plural
 from ctxviewer.model import Session
 
 
@@ -63,7 +64,7 @@ def add_window_argument(parser: argparse.ArgumentParser, default: int | None = N
                              "its profile or the log)")
 
 
-def add_json_argument(parser: argparse.ArgumentParser, what: str = "print JSON") -> None:
+def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:
     parser.add_argument("--json", action="store_true", help=f"{what} (keys: docs/json.md)")
 
 
@@ -90,7 +91,7 @@ def load_session(args: argparse.Namespace) -> Session:
     from ctxviewer.analysis.agents.sessions import default_session, split
 
     parts = split(load_file(args.file, format=args.format))
-    chosen = getattr(args, "session", None)
+    chosen: int | None = getattr(args, "session", None)
     if chosen is None:
         if len(parts) > 1:
             chosen = default_session(parts)

@@ -157,14 +157,14 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
         lines.append(f"  {s.label} {s.description!r}: {plural(len(s.requests), 'request')}, "
                      f"peak {fmt_tokens(s.peak_context)}, {fmt_tokens(s.total_tokens)} tokens, "
                      f"{_usd(s.cost_usd)}, {plural(s.tool_calls, 'tool call')}, {parent}")
-    for c in ins.compactions:
-        lines += ["", f"Compaction before request {c.after}: {fmt_tokens(c.before_tokens)} -> "
-                  f"{fmt_tokens(c.after_tokens)} tokens (the API's); parts estimated at "
-                  f"{c.ratio:.2f}x the estimator, calibrated on this session"]
+    for cp in ins.compactions:
+        lines += ["", f"Compaction before request {cp.after}: {fmt_tokens(cp.before_tokens)} -> "
+                  f"{fmt_tokens(cp.after_tokens)} tokens (the API's); parts estimated at "
+                  f"{cp.ratio:.2f}x the estimator, calibrated on this session"]
         for kind in KINDS:
-            what = Counter(p.what for p in c.parts if p.kind == kind)
-            top = ", ".join(f"{n} {w}" for w, n in what.most_common(4))
-            lines.append(f"  {kind:<10} {fmt_tokens(c.tokens(kind)):>7} tokens  {top}")
+            whats = Counter(p.what for p in cp.parts if p.kind == kind)
+            common = ", ".join(f"{n} {w}" for w, n in whats.most_common(4))
+            lines.append(f"  {kind:<10} {fmt_tokens(cp.tokens(kind)):>7} tokens  {common}")
     return "\n".join(lines) + "\n"
 
 

@@ -12,9 +12,9 @@ import base64
 import math
 import struct
 import time
-from typing import Any
+from typing import Any, TypeVar
 
-from ctxviewer.ingest.base import as_int, well_typed
+from ctxviewer.ingest.base import as_dict, as_int, well_typed
 from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
@@ -35,6 +35,8 @@ DEFAULT_IMAGE_TOKENS = 1_600  # Anthropic's cap for one image (~1.15 megapixels)
 
 RECENT_CONVERSATIONS = 8  # message lists remembered for reuse (main + side calls + sub-agents)
 
+T = TypeVar("T")
+
 
 class Interner:
     """One shared object per distinct value.
@@ -47,15 +49,16 @@ class Interner:
     def __init__(self) -> None:
         self._pool: dict[Any, Any] = {}
         self.recent: list[tuple[list[Any], list[Any]]] = []  # (raw messages, converted)
-        self.tools_memo: tuple[Any, Any] = (None, None)  # (raw tools, converted)
+        self.tools_memo: tuple[Any, tuple[ToolDef, ...] | None] = (None, None)  # (raw, converted)
         self.system_memo: dict[str, tuple[Block, ...]] = {}  # system text -> blocks
 
-    def __call__(self, value: Any) -> Any:
+    def __call__(self, value: T) -> T:
         try:
-            return self._pool.setdefault(value, value)
+            same: T = self._pool.setdefault(value, value)
         except TypeError:  # a list or an object where odd JSON had text: not hashable
             value = well_typed(value)
-            return self._pool.setdefault(value, value)
+            same = self._pool.setdefault(value, value)
+        return same
 
 
 def iso(ts: Any) -> str | None:
@@ -85,7 +88,7 @@ def usage_from(raw: Any) -> Usage | None:
         k in raw for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
                            "cache_creation_input_tokens")):
         return None
-    creation = raw.get("cache_creation") if isinstance(raw.get("cache_creation"), dict) else {}
+    creation = as_dict(raw.get("cache_creation"))
     return Usage(
         input_tokens=as_int(raw.get("input_tokens")),
         cache_creation_input_tokens=as_int(raw.get("cache_creation_input_tokens")),
@@ -110,7 +113,7 @@ def image_tokens(source: Any) -> int:
     if size is None:
         return DEFAULT_IMAGE_TOKENS
     w, h = size
-    scale = min(1.0, (1_150_000 / max(w * h, 1)) ** 0.5, 1568 / max(w, h, 1))
+    scale: float = min(1.0, (1_150_000 / max(w * h, 1)) ** 0.5, 1568 / max(w, h, 1))
     return max(1, min(DEFAULT_IMAGE_TOKENS, round(w * scale * h * scale / 750)))
 
 

@@ -19,7 +19,8 @@ from ctxviewer.model import Block, Event, Message, Request, Skipped, TokenCount
 Item = Request | Event | Skipped | TokenCount
 
 
-from ctxviewer.errors import Cancelled, LoadError  # noqa: E402,F401 - re-exported
+from ctxviewer.errors import Cancelled as Cancelled  # noqa: E402 - re-exported
+from ctxviewer.errors import LoadError as LoadError  # noqa: E402 - re-exported
 
 
 @dataclass
@@ -68,6 +69,11 @@ def as_int(value: Any) -> int:
     return 0
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one in place of anything else (None, a list, text)."""
+    return value if isinstance(value, dict) else {}
+
+
 _REQUEST_TEXT = ("model", "timestamp", "agent", "message_id", "request_id", "client",
                  "conversation")
 
@@ -82,7 +88,7 @@ def well_typed(value: Any) -> Any:
     and compared: interning, the session's model, deduplication keys."""
     if isinstance(value, Request):  # most are fine: those stay the same object
         hint = value.window_hint
-        fixed = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
+        fixed: dict[str, Any] = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
         fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
             else None
         cap = value.max_tokens

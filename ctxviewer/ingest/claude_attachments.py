@@ -32,6 +32,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from ctxviewer.ingest.base import as_dict
 from ctxviewer.ingest.classify import SKILLS_LISTING, split_message_text
 from ctxviewer.model import MEMORY, SYSTEM_REMINDER, TEXT, Block, Message
 
@@ -84,7 +85,7 @@ def _deferred_tools(a: dict[str, Any]) -> tuple[Block, ...]:
 
 
 def _nested_memory(a: dict[str, Any]) -> tuple[Block, ...]:
-    content = a.get("content") if isinstance(a.get("content"), dict) else {}
+    content = as_dict(a.get("content"))
     path, body = _s(content.get("path")), _s(content.get("content"))
     if not body:
         return ()
@@ -108,7 +109,7 @@ def _hook_success(a: dict[str, Any]) -> tuple[Block, ...]:
 
 
 def _todo(a: dict[str, Any]) -> tuple[Block, ...]:
-    items = a.get("content") if isinstance(a.get("content"), list) else []
+    items = c if isinstance(c := a.get("content"), list) else []
     listed = "\n".join(f"{i + 1}. [{_s(x.get('status'))}] "
                        f"{_s(x.get('content') or x.get('subject'))}"
                        for i, x in enumerate(items) if isinstance(x, dict))
@@ -182,14 +183,14 @@ RENDER: dict[str, Callable[[dict[str, Any]], tuple[Block, ...]]] = {
 def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | None]:
     """(the message an attachment record put in the request, or None; why it was left out
     when its type is unknown, else None)."""
-    a = record.get("attachment")
-    kind = a.get("type") if isinstance(a, dict) else None
+    a = as_dict(record.get("attachment"))
+    kind = a.get("type")
     if not isinstance(kind, str):
         return None, "attachment without a type"
     render = RENDER.get(kind)
     if render is None:
         return None, None if kind in QUIET else f"attachment {kind!r}: not counted"
-    blocks = render(a)  # type: ignore[arg-type]
+    blocks = render(a)
     if not blocks:
         return None, None
     role = "system" if kind in ("skill_listing", "agent_listing_delta") else "user"

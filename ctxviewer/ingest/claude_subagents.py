@@ -36,7 +36,7 @@ def agent_of(file: Path) -> str:
 
 
 def is_compaction(agent: str | None) -> bool:
-    return bool(agent) and agent.startswith(COMPACTION_PREFIX)  # type: ignore[union-attr]
+    return agent is not None and agent.startswith(COMPACTION_PREFIX)
 
 
 def join(session: Session, load: Callable[[Path], Session]) -> Session:
@@ -44,7 +44,7 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
     files = sidecar_files(session.path or "")
     if not files:
         return session
-    known = {r.key for r in session.requests if r.key is not None}
+    known: set[tuple[str, str] | None] = {r.key for r in session.requests if r.key is not None}
     added: list[Request] = []
     for file in files:
         try:

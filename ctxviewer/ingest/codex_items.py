@@ -123,7 +123,7 @@ def _output_blocks(item: dict[str, Any]) -> list[Block]:
         if kind in ("input_image", "image"):
             extra.append(Block(IMAGE, "", ref=_sid(item.get("call_id")),
                                fixed_tokens=DEFAULT_IMAGE_TOKENS))
-        elif kind in ("input_text", "output_text", "text"):
+        elif isinstance(part, dict) and kind in ("input_text", "output_text", "text"):
             texts.append(str(part.get("text", "")))
         elif part is not None:
             texts.append(part if isinstance(part, str) else js_dumps(part))
@@ -155,6 +155,7 @@ def compaction_rebuild(entries: list[tuple[bool, Message]], summary: str,
                        ts: str | None) -> list[tuple[bool, Message]]:
     """History after a compaction that did not record it: Codex keeps the initial
     context and the user's messages and appends the summary as a user message."""
+    kept: list[tuple[bool, Message]]
     kept = [(o, m) for o, m in entries if not o and m.role in ("user", "developer", "system")
             and COMPACTION_SUMMARY not in m.tags]
     note = Block(TEXT, summary, tag=COMPACTION_SUMMARY)

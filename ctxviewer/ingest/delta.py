@@ -161,7 +161,8 @@ class HistoryDecoder:
         """The line parsed with each cut replaced by the sentinel; None unless every
         sentinel came back at its path (else the bytes were not what they seemed)."""
         cuts.sort(key=lambda c: c[0])
-        pieces, pos = [], 0
+        pieces: list[bytes] = []
+        pos = 0
         for begin, end, _, _ in cuts:
             pieces += (line[pos:begin], _SENTINEL_JSON)
             pos = end

@@ -42,7 +42,8 @@ import orjson
 
 from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads
 from ctxviewer.ingest.builder import mark_auxiliary
-from ctxviewer.ingest.follow_builder import Update, _LiveBuilder, merge_by_position, peek
+from ctxviewer.ingest.follow_builder import Update as Update  # re-exported
+from ctxviewer.ingest.follow_builder import _LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.loader import (
     HEAD_BYTES,
     HEAD_RECORDS,

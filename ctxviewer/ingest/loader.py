@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import gzip
+import io
 import lzma
 import os
 import stat
 import zlib
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import Any
 
 import orjson
 
@@ -76,7 +77,7 @@ def read_head(path: str) -> Head:
 FIRST_LINE_MAX = 64 * 1024 * 1024  # the longest first line read to recognise a format
 
 
-def _read_first_line(f: IO[bytes], chunks: list[bytes]) -> None:
+def _read_first_line(f: io.BufferedIOBase, chunks: list[bytes]) -> None:
     """Read on until the first line ends (or ``FIRST_LINE_MAX``): its record says the format."""
     size = sum(len(c) for c in chunks)
     while size < FIRST_LINE_MAX:
@@ -141,7 +142,7 @@ def is_gzip(path: str) -> bool:
     return compression(path) is not None
 
 
-def open_log(path: str) -> IO[bytes]:
+def open_log(path: str) -> io.BufferedIOBase:
     """Open a log for reading bytes, decompressing gzip and xz transparently (by magic bytes)."""
     kind = compression(path)
     if kind == "gzip":

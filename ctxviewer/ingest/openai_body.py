@@ -112,7 +112,7 @@ def _tools(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
     for tool in raw if isinstance(raw, list) else []:
         if not isinstance(tool, dict):
             continue
-        decl = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        decl = fn if isinstance(fn := tool.get("function"), dict) else tool
         name = decl.get("name")
         if name:
             decl = {k: v for k, v in decl.items() if k not in ("type", "strict")} \

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxviewer.ingest.anthropic_body import Interner
-from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.base import Head, Item, as_dict, as_int
 from ctxviewer.ingest.gemini import error_event, gemini_usage, parts_blocks
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
@@ -100,7 +100,7 @@ class _QwenParser:
         kind = record.get("type")
         if not isinstance(kind, str) or kind not in _TYPES:
             return [Skipped(line, f"unknown record type {kind!r}")]
-        uuid = record.get("uuid") if isinstance(record.get("uuid"), str) else f"line:{line}"
+        uuid = u if isinstance(u := record.get("uuid"), str) else f"line:{line}"
         parent = record.get("parentUuid") if "parentUuid" in record else self.last_uuid
         parent = parent if isinstance(parent, str) else None
         out: list[Item] = []
@@ -138,10 +138,10 @@ class _QwenParser:
     def _local_command(self, rec: dict[str, Any], parent: str | None) -> None:
         """A slash command answered locally: its input never reached the model, so the
         user record that holds it leaves the history (as qwen-code's own rebuild does)."""
-        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+        payload = as_dict(rec.get("systemPayload"))
         items = payload.get("outputHistoryItems")
         node = self.nodes.get(parent) if parent is not None else None
-        if (node is not None and node.command is not None
+        if (parent is not None and node is not None and node.command is not None
                 and payload.get("phase") == "result" and payload.get("sentToModel") is not True
                 and isinstance(items, list) and items
                 and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
@@ -150,16 +150,16 @@ class _QwenParser:
 
     def _telemetry(self, rec: dict[str, Any], out: list[Item]) -> None:
         """API errors are only logged as UI telemetry (``qwen-code.api_error``)."""
-        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
-        event = payload.get("uiEvent") if isinstance(payload.get("uiEvent"), dict) else {}
+        payload = as_dict(rec.get("systemPayload"))
+        event = as_dict(payload.get("uiEvent"))
         if str(event.get("event.name", "")).endswith("api_error"):
             text = str(event.get("error") or event.get("error_message") or "API error")
             out.append(error_event(text, rec.get("timestamp")))
 
     def _compression(self, rec: dict[str, Any], parent: str | None, out: list[Item]) -> _Node:
-        payload = rec.get("systemPayload") if isinstance(rec.get("systemPayload"), dict) else {}
+        payload = as_dict(rec.get("systemPayload"))
         history = payload.get("compressedHistory")
-        info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+        info = as_dict(payload.get("info"))
         out.append(Event(COMPACT_BOUNDARY, rec.get("timestamp"),
                          pre_tokens=as_int(info.get("originalTokenCount")) or None,
                          post_tokens=as_int(info.get("newTokenCount")) or None,

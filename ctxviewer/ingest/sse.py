@@ -98,7 +98,7 @@ def reassemble_anthropic(text: Stream) -> dict[str, Any] | None:
             idx = ev.get("index", 0)
             if idx not in blocks:
                 blocks[idx] = {"type": "text", "text": ""}
-            delta = ev.get("delta") or {}
+            delta: Any = ev.get("delta") or {}  # JSON: not always an object
             field = _DELTA_FIELDS.get(delta.get("type"))
             if field is not None:
                 piece = delta.get(field[1], "")

@@ -16,7 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ctxviewer.ingest.anthropic_body import Interner, iso
-from ctxviewer.ingest.base import Head, Item
+from ctxviewer.ingest.base import Head, Item, as_dict
 from ctxviewer.ingest.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
 from ctxviewer.ingest.exchange import request_from_exchange
 from ctxviewer.ingest.sse import reassemble
@@ -52,7 +52,7 @@ class _TraceParser:
         if not isinstance(body, dict):
             yield Skipped(line, "request without a JSON body")
             return
-        resp = record.get("response") if isinstance(record.get("response"), dict) else {}
+        resp = as_dict(record.get("response"))
         result = request_from_exchange(
             body=body,
             path=urlsplit(str(req.get("url", ""))).path,

@@ -13,10 +13,14 @@ subtracts (``tool_overhead`` in the profile table).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ctxviewer.model import AUXILIARY, MEMORY, Request, Session, TokenCount
+
+if TYPE_CHECKING:  # breakdown imports this module
+    from ctxviewer.analysis.breakdown import Item
 
 SKILL_TOOL = "Skill"
 
@@ -111,12 +115,13 @@ def agent_counts(session: Session, index: int, tool_overhead: int) -> AgentCount
     return out if out.calls else None
 
 
-def scaled_items(items: Sequence, total: int, item) -> list:  # type: ignore[no-untyped-def]
+def scaled_items(items: Sequence[Item], total: int, item: Callable[..., Item]) -> list[Item]:
     """Items whose tokens are shared out to sum to ``total``, in proportion to their estimates."""
     est = sum(x.tokens for x in items)
     if not items or est <= 0:
         return list(items)
-    out, left = [], total
+    out: list[Item] = []
+    left = total
     for i, x in enumerate(items):
         share = left if i == len(items) - 1 else round(total * x.tokens / est)
         left -= share

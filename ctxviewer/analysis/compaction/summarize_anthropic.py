@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from ctxviewer.analysis.compaction.base import Summary
 from ctxviewer.analysis.compaction.summarize_local import language, title_for
 from ctxviewer.analysis.insights.pricing import load_prices
 from ctxviewer.analysis.thresholds import MAX_CONSECUTIVE_FAILURES, SUMMARY_RESERVE
 from ctxviewer.model import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
+
+if TYPE_CHECKING:  # imported on first use at run time
+    import anthropic
 
 DEFAULT_MODEL = "claude-sonnet-4-6"
 MAX_OUTPUT_TOKENS = SUMMARY_RESERVE  # 20,000
@@ -109,7 +113,7 @@ class AnthropicSummarizer:
     def stopped(self) -> bool:
         return self.failures >= MAX_CONSECUTIVE_FAILURES
 
-    def _client(self):  # type: ignore[no-untyped-def]
+    def _client(self) -> anthropic.Anthropic:
         import anthropic  # imported on first use: the core works without it
 
         if not self.api_key and not self.base_url:

@@ -120,9 +120,9 @@ def trim(req: Request, est: Estimator, thresholds: Thresholds, params: TrimParam
     if tokens > budget:
         notes.append(f"still over the budget ({tokens:,} > {budget:,}): the rest is protected "
                      f"(last {p.keep_rounds} rounds, memory, summaries)")
-    params = {**asdict(p), "budget": budget}
+    used = {**asdict(p), "budget": budget}
     obsolete_msgs = sorted(i for u in obsolete & dropped_units for i in groups[u])
     if obsolete_msgs:
         notes.append(f"obsolete messages dropped first: {obsolete_msgs}")
     return build_result("trim", req, [msgs[i] for i in kept], est, inferred_overhead, kept=kept,
-                        dropped=dropped, params=params, notes=tuple(notes))
+                        dropped=dropped, params=used, notes=tuple(notes))

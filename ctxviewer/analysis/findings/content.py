@@ -157,7 +157,7 @@ def content_findings(msgs: Messages, est: Estimator, carrier: Carrier,
                 f"{short_text(b.text, 80)!r}, first in request {s.request}, carried by "
                 f"{plural(len(reqs), 'request')}", "messages", s.position))
             continue
-        assert limit is not None
+        assert limit is not None and b.ref is not None  # an oversized result is a known call's
         size = f"{len(b.text):,} characters" if limit.unit == "chars" else f"{tokens:,} tokens"
         out.append(_content(
             code, WARN, f"Oversized result of {names[b.ref][0]}: {size}, the agent's cap "

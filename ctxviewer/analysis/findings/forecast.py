@@ -35,9 +35,10 @@ def _seconds(a: str | None, b: str | None) -> float | None:
 def last_turns(requests: Sequence[Request]) -> list[Request]:
     """The main conversation's last answered requests since its last compaction."""
     main = [r for r in requests if r.role == MAIN and r.usage is not None]
+    prompts = [r.usage.prompt_tokens for r in main if r.usage is not None]  # each of main
     start = 0
     for i in range(1, len(main)):
-        if main[i].usage.prompt_tokens < main[i - 1].usage.prompt_tokens * 0.7:  # type: ignore[union-attr]
+        if prompts[i] < prompts[i - 1] * 0.7:
             start = i  # the prompt fell: a compaction (or /clear) happened
     return main[start:][-TURNS:]
 
@@ -47,7 +48,7 @@ def forecast_finding(requests: Sequence[Request], thresholds: Thresholds, window
     turns = last_turns(requests)
     if len(turns) < 3:
         return None
-    sizes = [r.usage.prompt_tokens for r in turns]  # type: ignore[union-attr]
+    sizes = [r.usage.prompt_tokens for r in turns if r.usage is not None]  # each of turns
     growth = (sizes[-1] - sizes[0]) / (len(sizes) - 1)
     if growth <= 0:
         return None

@@ -82,7 +82,7 @@ def _compacted(prev: Request, cur: Request) -> bool:
         b.tag == COMPACTION_SUMMARY for m in prev.messages[:2] for b in m.blocks)
 
 
-def _first_diff(a: tuple, b: tuple) -> int | None:
+def _first_diff(a: tuple[object, ...], b: tuple[object, ...]) -> int | None:
     """First index where ``a`` (the earlier prefix) is not continued by ``b``."""
     for i, x in enumerate(a):
         if i >= len(b) or b[i] != x:

@@ -212,7 +212,7 @@ def _file_findings(s: _Scan) -> list[Finding]:
         if later is None:
             continue
         kind = "stale_read" if later.block.name in EDIT_TOOLS else "repeated_read"
-        m, b = s.results[c.block.ref]  # type: ignore[index]
+        m, b = s.results[c.block.ref]
         f = s.finding(kind, m, s.est.block(b), later.pos, s.label(later),
                       name=c.block.name or "", path=c.path, ref=c.block.ref)
         if f:

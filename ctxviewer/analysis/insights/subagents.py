@@ -162,9 +162,9 @@ def subagent_runs(session: Session, cost: SessionCost | None = None) -> tuple[Su
         link = "exact"
         if match is None:
             start = conv.requests[0].index
-            before = [s for s in spawns if s.ref not in used and s.request is not None
-                      and s.request < start]
-            match = before[-1] if before else None
+            earlier = [s for s in spawns if s.ref not in used and s.request is not None
+                       and s.request < start]
+            match = earlier[-1] if earlier else None
             link = "inferred"
         if match is not None:
             used.add(match.ref)
