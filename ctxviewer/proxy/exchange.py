@@ -133,7 +133,13 @@ class Exchange:
                 body = self._undecoded()
             else:
                 events = json_events(iter_sse(pieces))
-                body = _REASSEMBLERS.get(self.api, reassemble)(events)
+                try:
+                    body = _REASSEMBLERS.get(self.api, reassemble)(events)
+                except (TypeError, AttributeError, ValueError, KeyError) as e:
+                    # a damaged stream (values of the wrong types): the call is recorded,
+                    # its answer as not reassembled, as ``sse.reassemble`` does
+                    body = {"_raw": f"[a stream that could not be reassembled: "
+                                    f"{type(e).__name__}]"}
         else:
             decoded = decode_content(b"".join(self.chunks), self.content_encoding)
             body = self._undecoded() if decoded is None else parse_json(decoded)

@@ -329,3 +329,22 @@ def test_out_on_a_pipe_or_a_device_exits_2_at_once(
     assert main(["proxy", "--port", "0", "--out", str(target), "--force"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not a regular file" in err
+
+
+def test_a_damaged_stream_keeps_its_request_recorded() -> None:
+    """A stream whose events hold values of the wrong types (a list where the delta
+    belongs) is recorded with its request; the answer says it was not reassembled."""
+    from ctxviewer.proxy.exchange import Exchange
+
+    ex = Exchange("x1", "anthropic", "POST", "/v1/messages", "https://up/v1/messages",
+                  {"content-type": "application/json"},
+                  request_body=b'{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+    ex.status = 200
+    ex.response_headers = {"content-type": "text/event-stream"}
+    ex.chunks = [b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+                 b'"usage":{"input_tokens":5}}}\n\n',
+                 b'event: content_block_delta\ndata: {"type":"content_block_delta",'
+                 b'"index":0,"delta":[1]}\n\n']
+    record = ex.to_record()
+    assert record["request"]["body"]["messages"][0]["content"] == "hi"
+    assert "could not be reassembled: AttributeError" in record["response"]["body"]["_raw"]
