@@ -27,6 +27,36 @@ def data() -> Path:
     return DATA
 
 
+# The fake upstreams on 127.0.0.1 live in tests/proxy (proxy_fakes, strict_upstream);
+# the proxy and the GUI tests both use them.
+PROXY_TESTS = Path(__file__).resolve().parent / "proxy"
+
+
+def _serving(module: str, name: str):  # noqa: ANN202 - yields the running fake
+    pytest.importorskip("aiohttp")
+    import importlib
+    import sys
+
+    if str(PROXY_TESTS) not in sys.path:
+        sys.path.insert(0, str(PROXY_TESTS))
+    fake = getattr(importlib.import_module(module), name)()
+    fake.server.start()
+    yield fake
+    fake.server.stop()
+
+
+@pytest.fixture
+def upstream():  # noqa: ANN201 - a proxy_fakes.FakeUpstream (imported with aiohttp)
+    """A fake Anthropic/OpenAI upstream, answering as scripted."""
+    yield from _serving("proxy_fakes", "FakeUpstream")
+
+
+@pytest.fixture
+def strict():  # noqa: ANN201 - a strict_upstream.StrictUpstream
+    """An upstream that enforces the APIs' rules (tool pairs, roles, system placement)."""
+    yield from _serving("strict_upstream", "StrictUpstream")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Keep the user's config, caches and agent folders out of every test."""

@@ -4,7 +4,6 @@ allowed, a real anthropic SDK agent through it, preview, apply, undo."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,14 +14,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
 from live_helpers import panel_of
 from strict_upstream import StrictUpstream
 from test_rewrite_sdk import anthropic_agent
-
-
-@pytest.fixture
-def strict() -> Iterator[StrictUpstream]:
-    fake = StrictUpstream()
-    fake.server.start()
-    yield fake
-    fake.server.stop()
 
 
 def _text(message: dict) -> str:

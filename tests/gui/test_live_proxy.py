@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,6 @@ pytest.importorskip("aiohttp")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "proxy"))
 from live_helpers import panel_of, shown
 from proxy_fakes import API_KEY, FakeUpstream
-
-
-@pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    fake = FakeUpstream()
-    fake.server.start()
-    yield fake
-    fake.server.stop()
 
 
 def _send(url: str, text: str) -> None:

@@ -14,14 +14,6 @@ from ctxviewer.proxy import ProxyThread
 
 
 @pytest.fixture
-def upstream() -> Iterator[FakeUpstream]:
-    fake = FakeUpstream()
-    fake.server.start()
-    yield fake
-    fake.server.stop()
-
-
-@pytest.fixture
 def make_proxy(upstream: FakeUpstream, tmp_path: Path) -> Iterator[Callable[..., ProxyThread]]:
     """Start proxies in front of the fake upstream; all are stopped after the test."""
     started: list[ProxyThread] = []

@@ -26,13 +26,6 @@ FILE = "".join(f"{i:4d}  def function_{i}(x):  # does thing {i}\n" for i in rang
 SYSTEM = "You are a careful coding agent working in /work/project."
 
 
-@pytest.fixture
-def strict() -> Iterator[StrictUpstream]:
-    fake = StrictUpstream()
-    fake.server.start()
-    yield fake
-    fake.server.stop()
-
 
 @pytest.fixture
 def rewriting_proxy(strict: StrictUpstream, tmp_path: Path

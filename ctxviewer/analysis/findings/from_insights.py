@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import TypeVar
 
 from ctxviewer.analysis.agents.table import Controls
 from ctxviewer.analysis.findings.carry import Carrier
@@ -27,14 +28,22 @@ KIND_TITLES = {"stale_read": "Stale file reads", "repeated_read": "Repeated file
                "duplicate_reminder": "Duplicate system reminders"}
 
 
+K = TypeVar("K", Redundant, CacheBreak)
+
+
+def _by_kind(things: Sequence[K]) -> dict[str, list[K]]:
+    """``things`` grouped by their ``kind``, in the order kinds first appear."""
+    groups: dict[str, list[K]] = defaultdict(list)
+    for t in things:
+        groups[t.kind].append(t)
+    return groups
+
+
 def redundancy_findings(found: Sequence[Redundant], requests: Sequence[Request],
                         carrier: Carrier, controls: Controls, window: int) -> list[Finding]:
     by_index = {r.index: r for r in requests}
-    groups: dict[str, list[Redundant]] = defaultdict(list)
-    for f in found:
-        groups[f.kind].append(f)
     out = []
-    for kind, fs in groups.items():
+    for kind, fs in _by_kind(found).items():
         fs.sort(key=lambda f: -f.carry_tokens)
         cost = Cost()
         for f in fs:
@@ -63,11 +72,8 @@ def redundancy_findings(found: Sequence[Redundant], requests: Sequence[Request],
 def cache_break_findings(breaks: Sequence[CacheBreak], requests: Sequence[Request],
                          carrier: Carrier, controls: Controls, window: int) -> list[Finding]:
     by_index = {r.index: r for r in requests}
-    groups: dict[str, list[CacheBreak]] = defaultdict(list)
-    for b in breaks:
-        groups[b.kind].append(b)
     out = []
-    for kind, bs in groups.items():
+    for kind, bs in _by_kind(breaks).items():
         tokens = sum(b.tokens or 0 for b in bs)
         if not tokens:
             continue  # nothing was written again: nothing to act on
