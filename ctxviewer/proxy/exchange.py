@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.sse import (
+    Stream,
     iter_sse,
     json_events,
     reassemble,
@@ -31,7 +32,7 @@ from ctxviewer.proxy.usage import normalise_usage
 
 FORMAT_VERSION = 1
 
-_REASSEMBLERS: dict[str, Callable[[str], dict[str, Any] | None]] = {
+_REASSEMBLERS: dict[str, Callable[[Stream], dict[str, Any] | None]] = {
     "anthropic": reassemble_anthropic,
     "openai-chat": reassemble_openai_chat,
     "openai-responses": reassemble_openai_responses,
@@ -234,7 +235,7 @@ def _zlib(data: bytes) -> bytes | None:
 
 def _brotli(data: bytes) -> bytes | None:
     try:
-        import brotli  # type: ignore[import-not-found]
+        import brotli
     except ImportError:
         return None
     try:
