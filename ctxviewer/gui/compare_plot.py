@@ -58,6 +58,17 @@ class CompareErrorPlot(pg.PlotWidget):
                                                                   style=Qt.PenStyle.DashLine))
         pi.addItem(self.zero_line)
         self.setMinimumHeight(140)
+        pi.vb.sigResized.connect(self._fit_legend)
+
+    def _fit_legend(self, *_: object) -> None:
+        """As many columns as fit the plot's width: one row where they all fit, else
+        rows of fewer (a 1024 px window cut the eighth name, "calibrated", short)."""
+        room = self.getPlotItem().vb.width() - 16
+        count = max(len(self.curves), 1)
+        for columns in range(count, 0, -1):
+            self.legend.setColumnCount(columns)
+            if self.legend.boundingRect().width() <= room:
+                return
 
     def set_comparison(self, c: Comparison | None) -> None:
         pi = self.getPlotItem()
@@ -72,6 +83,7 @@ class CompareErrorPlot(pg.PlotWidget):
                 self.curves[name] = pi.plot(
                     [], [], pen=pg.mkPen(color, width=1.6), name=name, connect="finite",
                     symbol="o", symbolSize=4, symbolPen=None, symbolBrush=color)
+        self._fit_legend()
         if c is None:
             return
         x = np.array([r.index for r in c.rows], dtype=float)
