@@ -50,6 +50,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
         paint_cheaply(self)  # repaints cost a tenth (gui/plot_paint.py)
         self.setBackground(series_color("background", self.dark))
         self.x = np.empty(0)
+        self._bar_top = 1.0  # the highest bar, in USD (the y range leaves room above it)
         self.cost: SessionCost | None = None
         fg = series_color("foreground", self.dark)
         self.bar_plot = self.addPlot(row=0, col=0, axisItems={"left": UsdAxis("left")})
@@ -126,7 +127,8 @@ class CostPlot(pg.GraphicsLayoutWidget):
         total = float(cum[-1]) if len(cum) else 1.0
         x0, x1 = (float(self.x.min()) - 1, float(self.x.max()) + 1) if len(self.x) else (0, 1)
         self.bar_plot.setXRange(x0, x1, padding=0)
-        self.bar_plot.setYRange(0, max(top, 1e-6) * 1.3, padding=0)  # room for the legend
+        self._bar_top = max(top, 1e-6)
+        self._fit_legend()  # sets the bars' y range, with room for the legend
         self.cumulative_plot.setYRange(0, max(total, 1e-6) * 1.05, padding=0)
 
     def _fit_legend(self, *_: object) -> None:
@@ -140,7 +142,11 @@ class CostPlot(pg.GraphicsLayoutWidget):
                     self.legend.addItem(self.bars[step], name)
             self.legend.setColumnCount(columns)
             if self.legend.boundingRect().width() <= room:
-                return
+                break
+        # head room above the bars for the legend: the share of the plot's height it takes
+        height = self.bar_plot.vb.height()
+        share = (self.legend.boundingRect().height() + 16) / height if height > 0 else 0.25
+        self.bar_plot.setYRange(0, self._bar_top / (1 - min(max(share, 0.2), 0.6)), padding=0)
 
     def set_budget(self, report: BudgetReport | None) -> None:
         """Lines at the budget's warn / limit (session USD budgets) and at every crossing."""
