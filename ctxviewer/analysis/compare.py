@@ -17,12 +17,14 @@ derive Messages by subtracting the estimated overhead from the API total.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TextIO
 
 from ctxviewer.analysis import calibrate
 from ctxviewer.analysis.attribution import clean_steps
+from ctxviewer.analysis.branch import is_compacted
 from ctxviewer.analysis.breakdown import _overhead_parts, message_items
 from ctxviewer.analysis.estimators import Estimator, for_session, names
 from ctxviewer.analysis.timeline import estimate_request
@@ -316,3 +318,25 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
             "messages_by_subtraction": {n: t.by_subtraction(n) for n in t.estimates},
         }
     return out
+
+
+def scorable(session: Session) -> Session:
+    """``session`` without the estimated usage of a simulated branch's requests (their
+    "API" counts are the simulator's estimates: scoring them would score an estimate)."""
+    if not any(is_compacted(r) for r in session.requests):
+        return session
+    reqs = [replace(r, usage=None) if is_compacted(r) else r for r in session.requests]
+    return Session(session.path, session.format, reqs, session.skipped, session.events,
+                   session.title, session.session_id)
+
+
+def write_csv(c: Comparison, out: TextIO) -> None:
+    """One row per scored request: index, model, role, API prompt, each estimator's
+    count, then each one's error over the API count (docs/json.md, ``compare --csv``)."""
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["index", "model", "role", "api_prompt_tokens", *c.estimators,
+                *(f"{n}_pct" for n in c.estimators)])
+    for r in c.rows:
+        w.writerow([r.index, r.model or "", r.role, r.api_prompt_tokens,
+                    *("" if r.estimates[n] is None else r.estimates[n] for n in c.estimators),
+                    *("" if (p := r.pct(n)) is None else f"{p:.4f}" for n in c.estimators)])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 
 from ctxviewer.analysis import calibrate
@@ -14,6 +13,7 @@ from ctxviewer.analysis.compare import (
     compare,
     comparison_json,
     default_names,
+    write_csv,
 )
 from ctxviewer.analysis.estimators import names as local_names
 from ctxviewer.commands.common import (
@@ -91,21 +91,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(comparison_json(c))
     elif args.csv:
-        _write_csv(c)
+        write_csv(c, sys.stdout)
     else:
         sys.stdout.write(render_text(c, session.path))
     return 0
-
-
-def _write_csv(c: Comparison) -> None:
-    w = csv.writer(sys.stdout, lineterminator="\n")
-    w.writerow(["index", "model", "role", "api_prompt_tokens"]
-               + [f"{n}" for n in c.estimators] + [f"{n}_pct" for n in c.estimators])
-    for r in c.rows:
-        pcts = [r.pct(n) for n in c.estimators]
-        w.writerow([r.index, r.model or "", r.role, r.api_prompt_tokens]
-                   + ["" if r.estimates[n] is None else r.estimates[n] for n in c.estimators]
-                   + ["" if p is None else f"{p:.4f}" for p in pcts])
 
 
 def _pct(p: float | None, sign: bool = True) -> str:

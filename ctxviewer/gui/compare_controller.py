@@ -7,27 +7,14 @@ request changes; choosing an estimator in the tab sets the window's.
 
 from __future__ import annotations
 
-import csv
 import os
 from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ctxviewer.analysis.compare import Comparison, default_names
+from ctxviewer.analysis.compare import Comparison, default_names, write_csv
 from ctxviewer.gui.compare_runner import ANTHROPIC, CompareRunner, anthropic_available
 from ctxviewer.gui.compare_tab import CompareTab
-
-
-def write_comparison_csv(c: Comparison, path: str) -> None:
-    """One row per request: index, model, role, API prompt, estimates, errors in percent."""
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["index", "model", "role", "api_prompt_tokens", *c.estimators,
-                    *(f"{n}_pct" for n in c.estimators)])
-        for r in c.rows:
-            w.writerow([r.index, r.model or "", r.role, r.api_prompt_tokens,
-                        *("" if r.estimates[n] is None else r.estimates[n] for n in c.estimators),
-                        *("" if (p := r.pct(n)) is None else f"{p:.4f}" for n in c.estimators)])
 
 
 class CompareController(QObject):
@@ -135,7 +122,8 @@ class CompareController(QObject):
         if not path:
             return
         try:
-            write_comparison_csv(c, path)
+            with open(path, "w", newline="", encoding="utf-8") as f:
+                write_csv(c, f)
         except OSError as e:
             self.window.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
         else:

@@ -12,13 +12,11 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from ctxviewer.analysis.branch import is_compacted
-from ctxviewer.analysis.compare import CategoryTable, Comparison, PromptCounter, compare
+from ctxviewer.analysis.compare import CategoryTable, Comparison, PromptCounter, compare, scorable
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
 from ctxviewer.model import Session
@@ -28,15 +26,6 @@ ANTHROPIC = "anthropic"
 
 def anthropic_available() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"))
-
-
-def scorable(session: Session) -> Session:
-    """``session`` with the estimated usage of compacted-branch requests removed."""
-    if not any(is_compacted(r) for r in session.requests):
-        return session
-    reqs = [replace(r, usage=None) if is_compacted(r) else r for r in session.requests]
-    return Session(session.path, session.format, reqs, session.skipped, session.events,
-                   session.title, session.session_id)
 
 
 def compare_job(session: Session, names: Sequence[str], counters: dict[str, PromptCounter],
