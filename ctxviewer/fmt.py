@@ -34,3 +34,11 @@ def short_text(text: str, n: int = 60) -> str:
 def plural(n: int, word: str, many: str | None = None) -> str:
     """'1 request', '2 requests' (``many`` for irregular plurals)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def usd(x: float | None, unknown: str = "?") -> str:
+    """Dollars as people read them: '$10.23', '$0.0585' (cents of a cent under $1);
+    ``unknown`` where there is no price."""
+    if x is None:
+        return unknown
+    return f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"

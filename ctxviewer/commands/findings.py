@@ -16,7 +16,7 @@ from ctxviewer.commands.common import (
     load_session,
     print_json,
 )
-from ctxviewer.fmt import fmt_tokens, plural
+from ctxviewer.fmt import fmt_tokens, plural, usd
 
 HELP = "findings: unused tools, costly MCP servers, oversized results, cache breaks, " \
        "compaction forecast"
@@ -43,10 +43,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render_text(session.path, found))
     return FAILED if args.fail_on and at_least(found, args.fail_on) else 0
-
-
-def usd(x: float | None) -> str:
-    return "-" if x is None else f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
 
 
 def render_text(path: str | None, found: list[Finding]) -> str:

@@ -27,7 +27,7 @@ from ctxviewer.commands.common import (
     print_json,
     request_index,
 )
-from ctxviewer.fmt import plural
+from ctxviewer.fmt import plural, usd
 from ctxviewer.model import Session
 
 HELP = "cost, cache hit rate and breaks, redundant content and sub-agents of a session"
@@ -89,10 +89,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _usd(x: float | None) -> str:
-    return "?" if x is None else f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
-
-
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
@@ -102,14 +98,14 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
     head = (f"{session.path}  [{session.format}]  {plural(len(session.requests), 'request')}, "
             f"model {session.model or '?'}")
     lines = [head, "", "Cost"]
-    lines.append(f"  total {_usd(c.total_usd)}   without caching {_usd(c.no_cache_usd)}   "
-                 f"caching saved {_usd(c.saved_usd)}")
+    lines.append(f"  total {usd(c.total_usd)}   without caching {usd(c.no_cache_usd)}   "
+                 f"caching saved {usd(c.saved_usd)}")
     lines.append(f"  prompt {fmt_tokens(c.prompt_tokens)} tokens (cache read "
                  f"{fmt_tokens(c.cache_read_tokens)}, cache write "
                  f"{fmt_tokens(c.cache_write_tokens)}), output "
                  f"{fmt_tokens(sum(r.output_tokens for r in c.requests))}")
     for m in c.by_model:
-        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {_usd(m.total_usd)}"
+        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {usd(m.total_usd)}"
                      + ("" if m.price_key else "  (not in the price table)"))
     if c.unknown_models:
         lines.append(f"  unknown models (no cost): {', '.join(c.unknown_models)}")
@@ -117,13 +113,13 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
                  + (f", overridden by {c.prices_user_file}" if c.prices_user_file else ""))
     for b in ins.budgets:
         bud = b.budget
-        limit = _usd(bud.limit) if bud.unit == "usd" else f"{fmt_tokens(bud.limit)} tokens"
+        limit = usd(bud.limit) if bud.unit == "usd" else f"{fmt_tokens(bud.limit)} tokens"
         lines.append(f"  budget {limit} per {bud.scope} ({'hard' if bud.hard else 'soft'}, "
                      f"warn at {bud.warn_fraction:.0%}):")
         if not b.crossings:
             lines.append("    never reached the warning")
         for x in b.crossings:
-            spent = _usd(x.spent) if bud.unit == "usd" else fmt_tokens(x.spent)
+            spent = usd(x.spent) if bud.unit == "usd" else fmt_tokens(x.spent)
             task = f" (task {x.task})" if bud.scope == "task" else ""
             lines.append(f"    {x.kind} crossed at request {x.request}{task}: {spent}")
         if b.stopped_at is not None:
@@ -156,7 +152,7 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
             f"spawned by request {s.parent} ({s.link})"
         lines.append(f"  {s.label} {s.description!r}: {plural(len(s.requests), 'request')}, "
                      f"peak {fmt_tokens(s.peak_context)}, {fmt_tokens(s.total_tokens)} tokens, "
-                     f"{_usd(s.cost_usd)}, {plural(s.tool_calls, 'tool call')}, {parent}")
+                     f"{usd(s.cost_usd)}, {plural(s.tool_calls, 'tool call')}, {parent}")
     for cp in ins.compactions:
         lines += ["", f"Compaction before request {cp.after}: {fmt_tokens(cp.before_tokens)} -> "
                   f"{fmt_tokens(cp.after_tokens)} tokens (the API's); parts estimated at "

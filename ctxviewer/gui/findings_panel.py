@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.fmt import plural
+from ctxviewer.fmt import plural, usd
 from ctxviewer.gui.insights_model import Column, fmt_int
 from ctxviewer.gui.insights_table import InsightsTable
 from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
@@ -31,7 +31,7 @@ TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 
 
 def _usd(x: float | None) -> str:
-    return "" if x is None else f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
+    return usd(x, "")
 
 
 def describe(f: Finding) -> str:

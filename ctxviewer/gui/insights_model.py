@@ -19,7 +19,10 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from ctxviewer.fmt import fmt_tokens  # noqa: F401 - re-exported for the insights pages
+from ctxviewer.fmt import (
+    fmt_tokens,  # noqa: F401 - re-exported for the insights pages
+    usd,
+)
 from ctxviewer.gui.palette import text_on
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -27,10 +30,8 @@ Index = QModelIndex | QPersistentModelIndex
 
 
 def fmt_usd(x: float | None) -> str:
-    """'$10.23', '$0.0585', '?' when unpriced."""
-    if x is None:
-        return "?"
-    return f"${x:,.2f}" if abs(x) >= 1 else f"${x:.4f}"
+    """'$10.23', '$0.0585', '?' when unpriced (``fmt.usd``)."""
+    return usd(x)
 
 
 def fmt_pct(x: float | None) -> str:
