@@ -131,3 +131,27 @@ def test_cli_bad_input(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("ctxviewer: ") and err.count("\n") == 1
+
+
+def test_the_forecast_says_when_the_threshold_is_already_reached() -> None:
+    """Requests that grew past the auto threshold without a compaction: the forecast
+    says the next request compacts (not 'in 0 requests'), and by how much it is over."""
+    from ctxviewer.analysis.agents.table import controls
+    from ctxviewer.analysis.findings.forecast import forecast_finding
+    from ctxviewer.analysis.thresholds import thresholds
+    from ctxviewer.model import Request, Usage
+
+    sizes = [160_000, 163_000, 166_000, 169_000, 172_000]
+    reqs = [Request(i, "claude-sonnet-4-5", f"2026-01-01T00:0{i}:00+00:00", (), (), (),
+                    Usage(input_tokens=n), True) for i, n in enumerate(sizes)]
+    t = thresholds(200_000, "claude-code")
+    f = forecast_finding(reqs, t, 200_000, controls("claude-code"))
+    assert f is not None and f.severity == "error"
+    assert f.title == ("Compaction forecast: the last request reached the auto-compaction "
+                       "threshold, the next one compacts")
+    from ctxviewer.fmt import fmt_tokens
+
+    assert t.auto < 172_000
+    assert f"{fmt_tokens(172_000 - t.auto)} tokens over the auto-compaction threshold " \
+        f"({t.auto:,})" in f.detail
+    assert f.tokens_per_request == 3_000 and f.focus == 4

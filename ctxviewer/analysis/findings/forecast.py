@@ -61,12 +61,20 @@ def forecast_finding(requests: Sequence[Request], thresholds: Thresholds, window
     when = f"{plural(n, 'request')}" + (f" (about {minutes:.0f} min)" if minutes is not None
                                         else "")
     what = "auto-compaction fires" if compacts else "the window is full"
+    if n == 0:  # the last request already reached it: the next one compacts (or fails)
+        title = ("Compaction forecast: the last request reached the auto-compaction "
+                 "threshold, the next one compacts" if compacts else
+                 "Compaction forecast: the last request filled the window")
+    else:
+        title = f"Compaction forecast: {what} in {when}"
     severity = ERROR if n <= SOON_ERROR else WARN if n <= SOON_WARN else INFO
     return Finding(
-        "compaction-soon", severity, f"Compaction forecast: {what} in {when}",
+        "compaction-soon", severity, title,
         (f"threshold {limit:,}",), tuple(r.index for r in turns), round(growth), None, None,
         controls.action("compaction"),
         f"the last {len(turns)} main requests grew {fmt_tokens(round(growth))} tokens each, "
-        f"to {sizes[-1]:,}; {fmt_tokens(left)} tokens left below "
-        f"{'the auto-compaction threshold' if compacts else 'the window'} ({limit:,})",
+        f"to {sizes[-1]:,}; " + (
+            f"{fmt_tokens(left)} tokens left below " if left else
+            f"{fmt_tokens(sizes[-1] - limit)} tokens over ")
+        + f"{'the auto-compaction threshold' if compacts else 'the window'} ({limit:,})",
         focus=turns[-1].index)
