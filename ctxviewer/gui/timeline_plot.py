@@ -53,6 +53,7 @@ from ctxviewer.gui import timeline_data as td
 from ctxviewer.gui import timeline_labels as tl
 from ctxviewer.gui.palette import is_dark, tier_color
 from ctxviewer.gui.plot_paint import paint_cheaply
+from ctxviewer.gui.timeline_legend import TimelineLegend
 from ctxviewer.gui.timeline_marks import MarksMixin
 from ctxviewer.gui.timeline_pick import PickingMixin
 from ctxviewer.gui.timeline_style import (
@@ -68,9 +69,6 @@ from ctxviewer.model import Event, Session
 
 CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
 LABEL_ROOM_PX = 26  # above the highest line, under the legend: that line's label
-LEGEND_SHARE = 0.25  # the most of the view's height the legend's rows may take
-LEGEND_SHORT = {"API prompt tokens": "API prompt", "what-if compaction": "what-if",
-                "predicted compaction": "predicted", "output (right axis)": "output (right)"}
 
 
 class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
@@ -140,11 +138,10 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
         pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
-        self._legend_shown: list[tuple[object, str]] = []  # (item, long name) in the legend
-        self._legend_names: tuple[str, ...] | None = ()  # the names it holds now
         self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
                                    labelTextColor=series_color("foreground", self.dark),
                                    brush=faint(series_color("background", self.dark), 210))
+        self.legend_layout = TimelineLegend(self.legend, pi.vb)
         self.whatif_label = pi.titleLabel
         self._set_bottom_axis("index")
 
@@ -230,44 +227,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             (self.output_curve, "output (right axis)",
              self.show_output and bool((~np.isnan(d.output)).any())),
         ]
-        self._legend_shown = [(item, name) for item, name, on in entries if on]
-        self._legend_names = None  # items changed: fill it again
-        self._fit_legend()
-
-    def _fill_legend(self, names: tuple[str, ...]) -> None:
-        """The legend with the shown items under ``names`` (refilled only on change)."""
-        if names != self._legend_names:
-            self.legend.clear()
-            for (item, _), name in zip(self._legend_shown, names, strict=True):
-                self.legend.addItem(item, name)
-            self._legend_names = names
-
-    def _fit_legend(self) -> None:
-        """Lay the legend out in the fewest rows that fit the view's width, as long as
-        it takes at most ``LEGEND_SHARE`` of the view's height; where the long names
-        do not fit so, in their short ones (``LEGEND_SHORT``); a legend wider than
-        that allows is cut at the right."""
-        shown = self._legend_shown
-        vb = self.getPlotItem().vb
-        room = vb.width() - 16
-        long_names = tuple(name for _, name in shown)
-        for names in (long_names, tuple(LEGEND_SHORT.get(n, n) for n in long_names)):
-            self._fill_legend(names)
-            columns = max(1, len(shown))
-            fits = False
-            for rows in range(1, len(shown) + 1):
-                cols = -(-len(shown) // rows)
-                self.legend.setColumnCount(cols)
-                rect = self.legend.boundingRect()
-                if rows > 1 and rect.height() > LEGEND_SHARE * vb.height():
-                    break  # taller than that hides the plot: keep the previous count
-                columns = cols
-                if rect.width() <= room or room <= 0:
-                    fits = True
-                    break
-            self.legend.setColumnCount(columns)
-            if fits:
-                return
+        self.legend_layout.show(entries)
 
     # -- the setters --------------------------------------------------------------
     def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
@@ -400,7 +360,7 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
             box.setGeometry(vb.geometry())
             box.linkedViewChanged(vb, box.XAxis)
         self.cache_box.linkedViewChanged(vb, self.cache_box.YAxis)
-        self._fit_legend()
+        self.legend_layout.fit()
         self._fit_title()
         if self._auto_view and self.points:  # the legend's room is in pixels
             self.reset_view()

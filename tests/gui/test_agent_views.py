@@ -56,7 +56,7 @@ def test_timeline_marks_the_predicted_compaction(window, open_and_wait, transcri
     plot = window.timeline.plot
     xs, ys = plot.predicted_markers.getData()
     assert list(xs) == list(observed) and ys[0] >= a.thresholds.auto - 1_000
-    assert "predicted compaction" in [name for _item, name in plot._legend_shown]
+    assert "predicted compaction" in [name for _item, name in plot.legend_layout.shown]
     assert "Claude Code" in plot.getPlotItem().titleLabel.text
 
 
