@@ -21,16 +21,16 @@ from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.compaction_dialog import CompactionDialog
 from ctxviewer.gui.compaction_runner import CompactionRunner
 from ctxviewer.gui.compare_controller import CompareController
+from ctxviewer.gui.menus import find_menu
 from ctxviewer.model import Session
 
 
 def tools_menu(window: Any) -> QMenu:
     """The window's Tools menu, created (before Help, if any) when missing."""
     bar = window.menuBar()
-    for action in bar.actions():
-        menu = action.menu()
-        if menu is not None and action.text().replace("&", "") == "Tools":
-            return menu
+    found = find_menu(window, "Tools")
+    if found is not None:
+        return found
     menu = QMenu("&Tools", window)
     help_ = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
     bar.insertMenu(help_, menu) if help_ else bar.addMenu(menu)

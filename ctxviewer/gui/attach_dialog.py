@@ -183,7 +183,8 @@ class AttachDialog(QDialog):
         item = self.tree.currentItem()
         if item is None or item.isHidden() or not item.data(0, PATH_ROLE + 1):
             return None
-        return item.data(0, PATH_ROLE)
+        path = item.data(0, PATH_ROLE)
+        return path if isinstance(path, str) else None
 
     # -- slots ----------------------------------------------------------------------
     def _on_filter_text_changed(self, text: str) -> None:

@@ -187,5 +187,5 @@ def _tooltip(name: str, obj: object) -> str:
         lines = [name, f"number: {BASIS.get(obj.basis, obj.basis)}"]
         return "\n".join(lines + ([obj.note] if obj.note else []))
     if _unsent(obj):
-        return str(obj.ref)  # type: ignore[union-attr]
+        return str(getattr(obj, "ref", ""))
     return name

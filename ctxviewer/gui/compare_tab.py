@@ -95,11 +95,12 @@ class CompareTab(QWidget):
         top = QHBoxLayout()
         top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel("Estimator:", self))
-        for w in (self.estimator_combo, self.use_button, self.anthropic_check):
-            top.addWidget(w)
+        for control in (self.estimator_combo, self.use_button, self.anthropic_check):
+            top.addWidget(control)
         top.addStretch(1)
-        for w in (self.progress, self.cancel_button, self.recompute_button, self.export_button):
-            top.addWidget(w)
+        for action in (self.progress, self.cancel_button, self.recompute_button,
+                       self.export_button):
+            top.addWidget(action)
         self.status.setWordWrap(True)  # its own row: the whole text at any width
         self.table = _table_view(self, sortable=True)
         self.table.setModel(self.proxy)
@@ -116,8 +117,8 @@ class CompareTab(QWidget):
         middle.addWidget(self._titled(self.category_title, self.categories))
         middle.setStretchFactor(1, 1)
         self.splitter = QSplitter(Qt.Orientation.Vertical, self)
-        for w in (self.table, middle, self.plot):
-            self.splitter.addWidget(w)
+        for pane in (self.table, middle, self.plot):
+            self.splitter.addWidget(pane)
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setStretchFactor(2, 2)

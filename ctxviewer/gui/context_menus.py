@@ -19,13 +19,11 @@ from PySide6.QtWidgets import QMenu
 
 from ctxviewer.analysis.report import point_json
 from ctxviewer.gui.content import node_content
+from ctxviewer.gui.menus import find_menu
 
 
 def _view_menu(window: Any) -> QMenu | None:
-    for action in window.menuBar().actions():
-        if action.menu() is not None and action.text().replace("&", "") == "View":
-            return action.menu()
-    return None
+    return find_menu(window, "View")
 
 
 class ContextMenus(QObject):

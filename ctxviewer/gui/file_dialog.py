@@ -41,9 +41,11 @@ class NameOnlyIcons(QFileIconProvider):
         mime = self._mimes.mimeTypeForFile(info.fileName(), BY_NAME)
         return mime.comment() or mime.name()
 
-    def icon(self, what: object) -> QIcon:
-        if isinstance(what, QFileInfo) and what.isFile():
-            return super().icon(QFileIconProvider.IconType.File)
+    def icon(self, what: QFileIconProvider.IconType | QFileInfo) -> QIcon:
+        if isinstance(what, QFileInfo):
+            if what.isFile():
+                return super().icon(QFileIconProvider.IconType.File)
+            return super().icon(what)
         return super().icon(what)
 
 
@@ -61,7 +63,7 @@ class FileDialog(QFileDialog):
                            else QFileDialog.AcceptMode.AcceptOpen)
         if not save:
             self.setFileMode(QFileDialog.FileMode.ExistingFile)
-        self.refuse: Callable[[str], None] = \
+        self.refuse: Callable[[str], object] = \
             lambda message: QMessageBox.warning(self, title, message)
 
     def refusal(self) -> str | None:
@@ -117,4 +119,5 @@ def guard_plot_exports() -> None:
     import importlib
 
     # the module, not the class of the same name that pyqtgraph.exporters exports
-    importlib.import_module("pyqtgraph.exporters.Exporter").FileDialog = PlotExportDialog
+    setattr(importlib.import_module("pyqtgraph.exporters.Exporter"), "FileDialog",
+            PlotExportDialog)

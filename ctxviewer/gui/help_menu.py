@@ -31,14 +31,12 @@ ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
          "estimate with its error.</p>"
          "<p>Documentation: <code>README.md</code> and <code>docs/</code> in the source; "
          "<code>ctxviewer --help</code> on a terminal.</p>")
+from ctxviewer.gui.menus import find_menu
 
 
 def _menu(window: Any, title: str) -> QMenu:
-    for action in window.menuBar().actions():
-        menu = action.menu()
-        if menu is not None and action.text().replace("&", "") == title:
-            return menu
-    return window.menuBar().addMenu(f"&{title}")
+    menu = find_menu(window, title)
+    return menu if menu is not None else window.menuBar().addMenu(f"&{title}")
 
 
 def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:

@@ -77,7 +77,7 @@ class DiffPage(InsightsTable):
     def _request_of(self, c: BlockChange) -> int | None:
         if self.diff is None:
             return None
-        return self.diff.a if c.status == "removed" else self.diff.b
+        return int(self.diff.a if c.status == "removed" else self.diff.b)
 
     # -- setters --------------------------------------------------------------------
     def set_requests(self, count: int, previous: Mapping[int, int]) -> None:

@@ -19,10 +19,8 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from ctxviewer.fmt import (
-    fmt_tokens,  # noqa: F401 - re-exported for the insights pages
-    usd,
-)
+from ctxviewer.fmt import fmt_tokens as fmt_tokens  # re-exported for the insights pages
+from ctxviewer.fmt import usd
 from ctxviewer.gui.palette import text_on
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1

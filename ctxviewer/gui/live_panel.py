@@ -23,6 +23,7 @@ from ctxviewer.fmt import plural
 from ctxviewer.gui.attach_dialog import AttachDialog
 from ctxviewer.gui.live_compact_dialog import LiveCompactDialog
 from ctxviewer.gui.live_follow import LiveFollower
+from ctxviewer.gui.menus import find_menu
 from ctxviewer.gui.proxy_control import ProxyControl, ProxySettings
 from ctxviewer.gui.proxy_dialog import ProxyDialog
 from ctxviewer.gui.worker import Worker, WorkerSignals, start
@@ -321,11 +322,7 @@ def _show(dialog: QDialog) -> None:
 
 
 def _menu(window: QMainWindow, title: str) -> QMenu | None:
-    for action in window.menuBar().actions():
-        menu = action.menu()
-        if action.text() == title and isinstance(menu, QMenu):
-            return menu
-    return None
+    return find_menu(window, title)
 
 
 def install(window: Any) -> LivePanel:

@@ -79,7 +79,9 @@ class MainWindow(QMainWindow):
         self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
         window_layout.restore_choices(self)
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
-            self.tabs.widget(i).setMinimumSize(120, 80)
+            tab = self.tabs.widget(i)
+            if tab is not None:
+                tab.setMinimumSize(120, 80)
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:

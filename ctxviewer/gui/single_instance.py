@@ -12,6 +12,7 @@ import getpass
 import json
 import os
 from collections.abc import Callable
+from typing import Protocol
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QGuiApplication
@@ -86,7 +87,7 @@ class InstanceServer(QObject):
             socket.disconnected.connect(lambda s=socket: self._on_socket_disconnected(s))
 
     def _on_socket_ready_read(self, socket: QLocalSocket) -> None:
-        self._buffers[socket] = self._buffers.get(socket, b"") + bytes(socket.readAll())
+        self._buffers[socket] = self._buffers.get(socket, b"") + bytes(socket.readAll().data())
         if b"\n" in self._buffers[socket]:
             self._deliver(self._buffers.pop(socket))
             socket.disconnectFromServer()
@@ -107,23 +108,33 @@ class InstanceServer(QObject):
             self.files_received.emit(paths)
 
 
+class AppWindow(Protocol):
+    """What the app asks of a window (a ``MainWindow``)."""
+
+    def show(self) -> None: ...
+    def raise_(self) -> None: ...
+    def activateWindow(self) -> None: ...  # noqa: N802 - Qt's name
+    def open_file(self, path: str) -> None: ...
+
+
 class WindowSet(QObject):
     """The app's windows: handed-over files open in new windows."""
 
-    def __init__(self, make_window: Callable[[], object], parent: QObject | None = None) -> None:
+    def __init__(self, make_window: Callable[[], AppWindow],
+                 parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.make_window = make_window
-        self.windows: list[object] = []
+        self.windows: list[AppWindow] = []
 
-    def add(self, window: object) -> object:
+    def add(self, window: AppWindow) -> AppWindow:
         self.windows.append(window)
         return window
 
     def open_in_new_window(self, paths: list[str]) -> None:
         for path in paths:
             window = self.add(self.make_window())
-            window.show()  # type: ignore[attr-defined]
-            window.open_file(path)  # type: ignore[attr-defined]
+            window.show()
+            window.open_file(path)
             if QGuiApplication.platformName() != "offscreen":  # it has no window stack
-                window.raise_()  # type: ignore[attr-defined]
-                window.activateWindow()  # type: ignore[attr-defined]
+                window.raise_()
+                window.activateWindow()

@@ -11,7 +11,7 @@ stays with its file: never restored).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ctxviewer.analysis.estimators import names
 from ctxviewer.analysis.thresholds import POLICIES
@@ -71,11 +71,11 @@ def restore_layout(window: MainWindow) -> bool:
     return s.state("splitter") is not None
 
 
-def _plot(window: MainWindow):  # noqa: ANN202 - a TimelinePlot, or None without pyqtgraph
+def _plot(window: MainWindow) -> Any:  # a TimelinePlot, or None without pyqtgraph
     return getattr(window.timeline, "plot", None)
 
 
-def _budget_box(window: MainWindow):  # noqa: ANN202 - a BudgetBox, or None
+def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
     panel = getattr(window, "panels", {}).get("insights_panel")
     return getattr(getattr(panel, "cost", None), "budget", None)
 
@@ -85,7 +85,7 @@ def restore_choices(window: MainWindow) -> None:
     last run."""
     saved = window.settings.analysis_options()
     valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
-    chosen = {k: v for k, v in saved.items() if v in valid[k]}
+    chosen: dict[str, Any] = {k: v for k, v in saved.items() if v in valid[k]}
     if chosen:
         window.state.options = replace(window.state.options, **chosen)
         window.controls.set_options(window.state.options)

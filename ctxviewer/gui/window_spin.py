@@ -58,7 +58,7 @@ class WindowSpinBox(QSpinBox):
         self.setValue(value)
         self.selectAll()
 
-    def validate(self, text: str, pos: int) -> object:  # noqa: D102
+    def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102
         t = text.strip().lower()
         if AUTO.startswith(t) or parse_window(text) is not None:
             return (QValidator.State.Acceptable if parse_window(text) is not None
