@@ -3,8 +3,9 @@
 ``AppState`` holds data and emits ``*_changed`` signals; it computes nothing
 beyond asking the core ``Analysis`` for the breakdown of the selected request.
 Recomputing an analysis after an option change is the owner's job (it runs
-on the thread pool): ``options_changed`` asks for it and ``update_analysis``
-brings the result back.
+on the thread pool): ``recompute_requested`` asks for it and ``update_analysis``
+brings the result back. ``options_changed`` only says the options changed (the
+controls and the views that show them follow).
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ class AppState(QObject):
     analysis_changed = Signal(object)  # Analysis (new session or new options)
     request_changed = Signal(int)  # index of the selected request
     breakdown_changed = Signal(object)  # Breakdown of the selected request, or None
-    options_changed = Signal(object)  # Options: the analysis must be recomputed
+    options_changed = Signal(object)  # Options: the user changed an option
+    recompute_requested = Signal(object)  # Options: the analysis shown is not of these
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -106,8 +108,8 @@ class AppState(QObject):
     def _publish(self) -> None:
         assert self.analysis is not None
         self.analysis_changed.emit(self.analysis)
-        if Options.of(self.analysis) != self.options:
-            self.options_changed.emit(self.options)
+        if Options.of(self.analysis) != self.options:  # changed while it was computed
+            self.recompute_requested.emit(self.options)
         self._set_index(self.index, force=True)
 
     # -- selection ----------------------------------------------------------------
@@ -156,3 +158,4 @@ class AppState(QObject):
             return
         self.options = options
         self.options_changed.emit(options)
+        self.recompute_requested.emit(options)

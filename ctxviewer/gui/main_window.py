@@ -142,6 +142,7 @@ class MainWindow(QMainWindow):
         s.request_changed.connect(self._on_state_request_changed)
         s.breakdown_changed.connect(self._on_state_breakdown_changed)
         s.options_changed.connect(self._on_state_options_changed)
+        s.recompute_requested.connect(self._on_state_recompute_requested)
         self.loader.load_started.connect(self._on_loader_started)
         self.loader.progressed.connect(self.status.show_progress)
         self.loader.partial.connect(self._on_loader_partial)
@@ -236,6 +237,8 @@ class MainWindow(QMainWindow):
 
     def _on_state_options_changed(self, options: object) -> None:
         self.controls.set_options(self.state.options)
+
+    def _on_state_recompute_requested(self, options: object) -> None:
         if self.state.session is not None:
             self.loader.analyse(self.state.session, self.state.options)
 
