@@ -1,11 +1,11 @@
-"""Right-click menus on the request list and the breakdown tree, and View > Timeline.
+"""Right-click menus on the request list and the breakdown tree, and View > Timeline shows.
 
 The request list: copy the row or the request as JSON, simulate a compaction of
 that request. The breakdown tree: copy the row's exact text (what the content
 pane shows) or its name and tokens, expand or collapse everything, export the
 breakdown. The timeline's own toggles (time axis, cache view, sub-agents, side
 calls, output, what-if), so far only in the plot's right-click menu, are also
-in View > Timeline.
+in View > Timeline shows.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class ContextMenus(QObject):
         plot = window.timeline.plot
         view = _view_menu(window)
         if plot is not None and view is not None:
-            sub = view.addMenu("Time&line")
+            sub = view.addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
             for key in ("reset", "time", "cache", "subagents", "auxiliary", "output", "whatif"):
                 sub.addAction(plot.menu_actions[key])
 

@@ -220,14 +220,12 @@ def install(window: Any) -> InsightsPanel:
     plot = getattr(getattr(window, "timeline", None), "plot", None)
     if plot is not None and hasattr(plot, "set_budget_marks"):
         panel.budget_marks_changed.connect(plot.set_budget_marks)
+    # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
+    # on the window only, so View lists the tab once
     action = QAction("&Insights", window)
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))
     action.triggered.connect(lambda: window.tabs.setCurrentWidget(panel))
     window.addAction(action)
-    for menu_action in window.menuBar().actions():
-        if menu_action.menu() is not None and menu_action.text().replace("&", "") == "View":
-            menu_action.menu().addAction(action)
-            break
     if state.analysis is not None:
         panel.set_analysis(state.analysis)
         panel.set_current(state.index)

@@ -317,3 +317,19 @@ def test_view_theme_is_kept_for_the_next_start(qtbot, window):
     assert "next start" in window.status.currentMessage()
     actions["auto"].trigger()
     assert AppSettings().theme() == "auto"
+
+
+def test_the_view_menu_lists_each_tab_once(qtbot, window) -> None:
+    """Every tab has one entry in View (Insights had two: its own and the tab action),
+    and Ctrl+Shift+I still brings the Insights tab forward."""
+    from ctxviewer.gui.menus import find_menu
+
+    view = find_menu(window, "View")
+    assert view is not None
+    texts = [a.text().replace("&", "") for a in view.actions() if not a.isSeparator()]
+    tabs = [window.tabs.tabText(i) for i in range(window.tabs.count())]
+    assert [t for t in tabs if texts.count(t) != 1] == []
+    extra = [a for a in window.actions() if a.shortcut().toString() == "Ctrl+Shift+I"]
+    assert len(extra) == 1
+    extra[0].trigger()
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "Insights"
