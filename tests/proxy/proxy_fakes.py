@@ -217,13 +217,7 @@ class FakeUpstream:
         self.built[completion["id"]] = completion
         if not body.get("stream"):
             return web.json_response(completion)
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
-        await resp.prepare(request)
-        for chunk in chat_chunks(completion):
-            await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
+        return await stream_chat(request, completion)
 
 
 def anthropic_events(message: dict[str, Any],
@@ -268,6 +262,17 @@ def encode_event(event: str, data: dict[str, Any]) -> bytes:
 def anthropic_sse(message: dict[str, Any]) -> bytes:
     """The exact bytes the fake streams for ``message``."""
     return b"".join(encode_event(e, d) for e, d in anthropic_events(message))
+
+
+async def stream_chat(request: web.Request, completion: dict[str, Any]) -> web.StreamResponse:
+    """``completion`` streamed as OpenAI Chat chunks, then ``[DONE]``."""
+    resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
+    await resp.prepare(request)
+    for chunk in chat_chunks(completion):
+        await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
 
 
 def chat_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:

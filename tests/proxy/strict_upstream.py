@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 from aiohttp import web
-from proxy_fakes import ServerThread, anthropic_events, chat_chunks, encode_event
+from proxy_fakes import ServerThread, anthropic_events, encode_event, stream_chat
 
 # --- the rules ----------------------------------------------------------------------------
 
@@ -209,13 +209,7 @@ class StrictUpstream:
                                    else "stop"}], "usage": usage}
         if not body.get("stream") or "tool_calls" in message:
             return web.json_response(completion)
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
-        await resp.prepare(request)
-        for chunk in chat_chunks(completion):
-            await resp.write(b"data: " + orjson.dumps(chunk) + b"\n\n")
-        await resp.write(b"data: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
+        return await stream_chat(request, completion)
 
     async def responses(self, request: web.Request) -> web.StreamResponse:
         body, err = await self._check(request, "responses", responses_violations, _o_error)
