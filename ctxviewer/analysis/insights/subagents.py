@@ -43,6 +43,7 @@ class SubagentRun:
     parent_tool_use: str | None  # the Task/Agent tool_use id
     link: str  # "exact" | "inferred" | "none"
     description: str = ""
+    agent_type: str = ""  # the spawn call's subagent_type ("Explore", …); "compaction"
 
     def to_json(self) -> dict[str, Any]:
         return {"label": self.label, "agent": self.agent, "requests": list(self.requests),
@@ -52,7 +53,8 @@ class SubagentRun:
                 "tool_calls": self.tool_calls, "tools": dict(self.tools),
                 "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp,
                 "parent": self.parent, "parent_tool_use": self.parent_tool_use,
-                "link": self.link, "description": self.description}
+                "link": self.link, "description": self.description,
+                "agent_type": self.agent_type}
 
 
 @dataclass
@@ -66,6 +68,7 @@ class _Spawn:
     prompt: str
     description: str
     exact_request: bool
+    agent_type: str = ""
 
 
 def _spawn(b: Block, issuer: Request, pos: int, exact: bool) -> _Spawn:
@@ -75,7 +78,8 @@ def _spawn(b: Block, issuer: Request, pos: int, exact: bool) -> _Spawn:
         args = {}
     args = args if isinstance(args, dict) else {}
     return _Spawn(b.ref or "", issuer.index, pos, issuer.timestamp,
-                  str(args.get("prompt") or ""), str(args.get("description") or ""), exact)
+                  str(args.get("prompt") or ""), str(args.get("description") or ""), exact,
+                  str(args.get("subagent_type") or args.get("agent_type") or ""))
 
 
 def _spawns(main: list[Request]) -> list[_Spawn]:
@@ -154,7 +158,8 @@ def subagent_runs(session: Session, cost: SessionCost | None = None) -> tuple[Su
             start = conv.requests[0].index
             before = [r.index for r in main if r.index < start]
             runs.append(replace(run, parent=before[-1] if before else None, link="compaction",
-                                description="compaction: summarized the main conversation"))
+                                description="compaction: summarized the main conversation",
+                                agent_type="compaction"))
             continue
         first = _first_text(conv.requests[0])
         match = next((s for s in spawns if s.ref not in used and s.prompt
@@ -171,6 +176,6 @@ def subagent_runs(session: Session, cost: SessionCost | None = None) -> tuple[Su
             if not match.exact_request:
                 link = "inferred"
             run = replace(run, parent=match.request, parent_tool_use=match.ref, link=link,
-                          description=match.description)
+                          description=match.description, agent_type=match.agent_type)
         runs.append(run)
     return tuple(runs)
