@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
+from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.anthropic_body import Interner, content_blocks, usage_from
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.claude_attachments import attachment_message
@@ -216,21 +217,11 @@ class _Parser:
 
 
 class ClaudeCodeReader:
-    name = "claude-code"
-    label = "Claude Code transcript"
-    description = "~/.claude/projects/**/*.jsonl session transcripts"
-    document = False
+    name, label = sniffing.CLAUDE_CODE.name, sniffing.CLAUDE_CODE.label
+    description, document = sniffing.CLAUDE_CODE.description, sniffing.CLAUDE_CODE.document
 
     def sniff(self, head: Head) -> bool:
-        for r in head.records:
-            if "sessionId" in r and r.get("type") in ("user", "assistant", "system", "progress",
-                                                     "file-history-snapshot", "summary"):
-                return True
-            if r.get("type") == "summary" and "leafUuid" in r:
-                return True
-            if r.get("type") == "file-history-snapshot" and "messageId" in r:
-                return True
-        return False
+        return sniffing.claude_code(head)
 
     def parser(self) -> _Parser:
         return _Parser()

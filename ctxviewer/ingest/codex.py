@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.anthropic_body import Interner
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
@@ -51,7 +52,7 @@ from ctxviewer.model import (
 
 _Rec = dict[str, Any]
 _Out = list[Item]
-_ENVELOPE = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+_ENVELOPE = sniffing.CODEX_ENVELOPE
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 _NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; not recorded: the base "
                     "instructions (the system prompt) and the tool schemas, inferred from the "
@@ -280,24 +281,11 @@ class _CodexParser:
 
 
 class CodexReader:
-    name = "codex"
-    label = "Codex CLI rollout"
-    description = "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (token_count events)"
-    document = False
+    name, label = sniffing.CODEX.name, sniffing.CODEX.label
+    description, document = sniffing.CODEX.description, sniffing.CODEX.document
 
     def sniff(self, head: Head) -> bool:
-        records = head.records
-        if any(isinstance(r.get("type"), str) and r["type"] in _ENVELOPE
-               and isinstance(r.get("payload"), dict)
-               for r in records):
-            return True
-        if not records:
-            return False
-        first = records[0]
-        old_meta = ("id" in first and "timestamp" in first and "instructions" in first
-                    and "type" not in first)
-        return old_meta and all(r.get("type") in ITEM_TYPES or "record_type" in r
-                                for r in records[1:])
+        return sniffing.codex(head)
 
     def parser(self) -> _CodexParser:
         return _CodexParser()

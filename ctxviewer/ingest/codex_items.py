@@ -14,6 +14,12 @@ import orjson
 
 from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS
 from ctxviewer.ingest.classify import split_message_text, split_skills_section
+from ctxviewer.ingest.sniffing import (
+    CODEX_INPUT_ITEMS,
+    CODEX_ITEM_TYPES,
+    CODEX_OPAQUE_ITEMS,
+    CODEX_OUTPUT_ITEMS,
+)
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
@@ -35,12 +41,10 @@ def _sid(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-_OUTPUT_ITEMS = frozenset({"reasoning", "function_call", "custom_tool_call", "local_shell_call",
-                           "web_search_call", "image_generation_call", "tool_search_call"})
-_INPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output",
-                          "local_shell_call_output", "tool_search_output", "mcp_tool_call_output"})
-_OPAQUE_ITEMS = frozenset({"compaction", "compaction_summary"})  # encrypted server-side summary
-ITEM_TYPES = _OUTPUT_ITEMS | _INPUT_ITEMS | _OPAQUE_ITEMS | {"message"}
+_OUTPUT_ITEMS = CODEX_OUTPUT_ITEMS
+_INPUT_ITEMS = CODEX_INPUT_ITEMS
+_OPAQUE_ITEMS = CODEX_OPAQUE_ITEMS  # encrypted server-side summary
+ITEM_TYPES = CODEX_ITEM_TYPES
 QUIET_ITEMS = frozenset({"ghost_snapshot", "other"})  # never sent to the model
 _AGENTS_HEAD = "# AGENTS.md instructions for "
 

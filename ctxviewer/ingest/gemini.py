@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxviewer.fmt import plural
+from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import split_message_text
@@ -314,41 +315,23 @@ def _turns(rec: dict[str, Any], keep_thoughts: bool = False) -> list[Message]:
     return turns
 
 
-def _looks_like_header(r: dict[str, Any]) -> bool:
-    return "sessionId" in r and "projectHash" in r and "uuid" not in r and "type" not in r
-
-
 class GeminiReader:
-    name = "gemini-cli"
-    label = "Gemini CLI chat (JSON)"
-    description = "~/.gemini/tmp/<hash>/chats/session-*.json (one JSON document)"
-    document = True
+    name, label = sniffing.GEMINI.name, sniffing.GEMINI.label
+    description, document = sniffing.GEMINI.description, sniffing.GEMINI.document
 
     def sniff(self, head: Head) -> bool:
-        doc = head.document
-        return (isinstance(doc, dict) and isinstance(doc.get("messages"), list)
-                and "sessionId" in doc and ("projectHash" in doc or "startTime" in doc))
+        return sniffing.gemini_document(head)
 
     def parser(self) -> _GeminiParser:
         return _GeminiParser()
 
 
 class GeminiJsonlReader:
-    name = "gemini-cli-jsonl"
-    label = "Gemini CLI chat (JSONL)"
-    description = "~/.gemini/tmp/<hash>/chats/session-*.jsonl (header, messages, $set updates)"
-    document = False
+    name, label = sniffing.GEMINI_JSONL.name, sniffing.GEMINI_JSONL.label
+    description, document = sniffing.GEMINI_JSONL.description, sniffing.GEMINI_JSONL.document
 
     def sniff(self, head: Head) -> bool:
-        for r in head.records:
-            if isinstance(r.get("$set"), dict) or isinstance(r.get("$rewindTo"), str):
-                return True
-            if _looks_like_header(r):
-                return True
-            if (r.get("type") in ("user", "gemini") and isinstance(r.get("id"), str)
-                    and "uuid" not in r and "content" in r and "message" not in r):
-                return True
-        return False
+        return sniffing.gemini_jsonl(head)
 
     def parser(self) -> _GeminiParser:
         return _GeminiParser()

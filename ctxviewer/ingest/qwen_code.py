@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.anthropic_body import Interner
 from ctxviewer.ingest.base import Head, Item, as_dict, as_int
 from ctxviewer.ingest.gemini import error_event, gemini_usage, parts_blocks
@@ -38,14 +39,7 @@ from ctxviewer.model import (
     Skipped,
 )
 
-_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
-# System subtypes only qwen-code writes (Claude Code's transcripts share the envelope).
-_QWEN_SUBTYPES = frozenset({
-    "chat_compression", "ui_telemetry", "slash_command", "at_command", "attribution_snapshot",
-    "session_notes", "custom_title", "session_source", "session_model", "file_history_snapshot",
-    "parent_session", "session_execution_engine", "session_approval_mode", "rewind",
-    "agent_bootstrap", "turn_result", "branch_checkpoint", "background_task_completed",
-})
+_TYPES = sniffing.QWEN_TYPES
 NOTES = (
     "qwen-code chat record: a transcript, not the request body; not recorded: the system "
     "prompt with the QWEN.md memory, the auto-memory and the deferred-tools list, and the "
@@ -223,27 +217,12 @@ def _only_text(rec: dict[str, Any]) -> str | None:
     return None
 
 
-def _is_qwen(r: dict[str, Any]) -> bool:
-    if "uuid" not in r or not isinstance(r.get("type"), str) or r["type"] not in _TYPES:
-        return False
-    msg = r.get("message")
-    if isinstance(msg, dict):
-        return isinstance(msg.get("parts"), list)
-    return ("usageMetadata" in r or r.get("type") == "tool_result"
-            or (r.get("type") == "system" and isinstance(r.get("subtype"), str)
-                and r["subtype"] in _QWEN_SUBTYPES))
-
-
 class QwenCodeReader:
-    name = "qwen-code"
-    label = "qwen-code chat"
-    description = "~/.qwen/projects/<project>/chats/*.jsonl (Gemini Content records)"
-    document = False
+    name, label = sniffing.QWEN_CODE.name, sniffing.QWEN_CODE.label
+    description, document = sniffing.QWEN_CODE.description, sniffing.QWEN_CODE.document
 
     def sniff(self, head: Head) -> bool:
-        claude = any(isinstance(r.get("message"), dict) and "content" in r["message"]
-                     for r in head.records)
-        return not claude and any(_is_qwen(r) for r in head.records)
+        return sniffing.qwen_code(head)
 
     def parser(self) -> _QwenParser:
         return _QwenParser()

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
+from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.anthropic_body import Interner, iso
 from ctxviewer.ingest.base import Head, Item, as_dict
 from ctxviewer.ingest.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
@@ -73,15 +74,11 @@ class _TraceParser:
 
 
 class ClaudeTraceReader:
-    name = "claude-trace"
-    label = "claude-trace / API trace"
-    description = "request/response pairs (claude-trace and compatible proxies): Anthropic and OpenAI"
-    document = False
+    name, label = sniffing.CLAUDE_TRACE.name, sniffing.CLAUDE_TRACE.label
+    description, document = sniffing.CLAUDE_TRACE.description, sniffing.CLAUDE_TRACE.document
 
     def sniff(self, head: Head) -> bool:
-        return any(isinstance(r.get("request"), dict) and "response" in r
-                   and isinstance(r["request"].get("body"), (dict, type(None)))
-                   for r in head.records[:5])
+        return sniffing.claude_trace(head)
 
     def parser(self) -> _TraceParser:
         return _TraceParser()
@@ -144,13 +141,11 @@ def _rewrite_note(rewrite: Any, rewritten: bool) -> str:
 
 
 class RecordingReader:
-    name = "recording"
-    label = "ctxviewer recording"
-    description = "ctxviewer proxy recordings (docs/recording-format.md)"
-    document = False
+    name, label = sniffing.RECORDING.name, sniffing.RECORDING.label
+    description, document = sniffing.RECORDING.description, sniffing.RECORDING.document
 
     def sniff(self, head: Head) -> bool:
-        return any(r.get("ctxviewer") == 1 for r in head.records[:3])
+        return sniffing.recording(head)
 
     def parser(self) -> _RecordingParser:
         return _RecordingParser()

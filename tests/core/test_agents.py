@@ -324,3 +324,24 @@ def test_tail_names_the_agent_once_its_requests_arrive(tmp_path, capsys):
     assert out[1].startswith("-- qwen-code 0.15.10") and "window 131,072 (agent profile)" in out[1]
     assert " sub agent-" in out[-1]  # qwen-code's memory-extraction agent
     assert len(out) == 2 + 3
+
+
+def test_the_parsed_profile_table_is_the_toml_of_today(tmp_path):
+    """profiles.json (what commands read) is tools/agent_tables.py's output for today's
+    profiles.toml: after editing the TOML, run ``python tools/agent_tables.py``."""
+    import subprocess
+    import sys
+    import tomllib
+
+    import orjson
+
+    from ctxviewer.analysis.agents.table import PROFILES_JSON, PROFILES_TOML, read_profiles_toml
+
+    out = tmp_path / "profiles.json"
+    tool = Path(__file__).resolve().parents[2] / "tools" / "agent_tables.py"
+    subprocess.run([sys.executable, str(tool), "--out", str(out)], check=True,
+                   capture_output=True, timeout=60)
+    assert out.read_bytes() == PROFILES_JSON.read_bytes(), \
+        "profiles.json is stale: run python tools/agent_tables.py"
+    toml = tomllib.loads(PROFILES_TOML.read_text("utf-8"))
+    assert orjson.loads(PROFILES_JSON.read_bytes())["data"] == toml == read_profiles_toml()

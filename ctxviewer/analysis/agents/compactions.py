@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ctxviewer.analysis.real_compactions import COMPACTION_KINDS, real_compactions, request_events
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import COMPACTION_KINDS, real_compactions, request_events
 from ctxviewer.model import MAIN, Session
 
 TOLERANCE = 1  # requests: a prediction this close to an observed compaction explains it

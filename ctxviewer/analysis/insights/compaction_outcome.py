@@ -23,7 +23,7 @@ from typing import Any
 
 from ctxviewer.analysis.attribution import ratios, steps
 from ctxviewer.analysis.estimators import Estimator
-from ctxviewer.analysis.whatif import COMPACTION_KINDS
+from ctxviewer.analysis.real_compactions import COMPACTION_KINDS
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     MAIN,
