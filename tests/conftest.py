@@ -57,6 +57,25 @@ def strict():  # noqa: ANN201 - a strict_upstream.StrictUpstream
     yield from _serving("strict_upstream", "StrictUpstream")
 
 
+@pytest.fixture
+def count_server(monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - a count_server.CountServer
+    """A fake count_tokens endpoint (``input_tokens`` = body bytes // 4), with
+    ANTHROPIC_BASE_URL and a key pointing the SDK at it."""
+    pytest.importorskip("aiohttp")
+    import sys
+
+    if str(PROXY_TESTS) not in sys.path:
+        sys.path.insert(0, str(PROXY_TESTS))
+    from count_server import CountServer
+
+    s = CountServer()
+    s.start()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{s.port}")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    yield s
+    s.stop()
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
     """Keep the user's config, caches and agent folders out of every test."""

@@ -26,6 +26,7 @@ from ctxviewer.analysis import calibrate
 from ctxviewer.analysis.attribution import clean_steps
 from ctxviewer.analysis.branch import is_compacted
 from ctxviewer.analysis.breakdown import _overhead_parts, message_items
+from ctxviewer.analysis.counters import default_names
 from ctxviewer.analysis.estimators import Estimator, for_session, names
 from ctxviewer.analysis.timeline import estimate_request
 from ctxviewer.fmt import plural
@@ -126,11 +127,6 @@ class Comparison:
     notes: tuple[str, ...] = ()
 
 
-def default_names() -> list[str]:
-    """All local estimators plus ``calibrated``."""
-    return [*names(), calibrate.NAME]
-
-
 def stats(rows: Sequence[Row], name: str) -> Stats:
     pcts = [p for r in rows if (p := r.pct(name)) is not None]
     failed = len(rows) - len(pcts)
@@ -165,7 +161,7 @@ def compare(
     wanted = list(estimator_names or default_names())
     local = [n for n in wanted if n != calibrate.NAME]
     cal = calibrate.NAME in wanted
-    bases = [calibrate_base] if calibrate_base else [n for n in names() if n != "anthropic"]
+    bases = [calibrate_base] if calibrate_base else names()
     plain = list(dict.fromkeys(local + (bases if cal else [])))
     by_name = {n: _counter(session, n, extra) for n in plain}
 

@@ -5,16 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxviewer.analysis import calibrate
-from ctxviewer.analysis.compare import (
-    CATEGORIES,
-    Comparison,
-    PromptCounter,
-    compare,
-    comparison_json,
-    default_names,
-    write_csv,
-)
+from ctxviewer.analysis.compare import CATEGORIES, Comparison, compare, comparison_json, write_csv
+from ctxviewer.analysis.counters import ANTHROPIC, check_names, default_names, remote_counters
 from ctxviewer.analysis.estimators import names as local_names
 from ctxviewer.commands.common import (
     UsageError,
@@ -28,7 +20,6 @@ from ctxviewer.commands.common import (
 from ctxviewer.fmt import plural
 
 HELP = "compare the token estimators with the API usage of every request"
-ANTHROPIC = "anthropic"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,13 +39,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _names(arg: str | None) -> list[str]:
     if not arg:
         return default_names()
-    wanted = [n.strip() for n in arg.split(",") if n.strip()]
-    known = [*local_names(), calibrate.NAME, ANTHROPIC]
-    unknown = [n for n in wanted if n not in known]
-    if unknown or not wanted:
-        raise UsageError(f"unknown estimator {', '.join(unknown) or '(none)'} "
-                         f"(known: {', '.join(known)})")
-    return list(dict.fromkeys(wanted))
+    return check_names(n.strip() for n in arg.split(","))
 
 
 def _progress(done: int, total: int) -> None:
@@ -68,20 +53,15 @@ def run(args: argparse.Namespace) -> int:
                          f"(known: {', '.join(local_names())})")
     session = load_session(args)
     which = None if args.request is None else request_index(session, args.request)
-    counters: dict[str, PromptCounter] = {}
-    if ANTHROPIC in wanted:
-        from ctxviewer.analysis.anthropic_count import AnthropicCounter
-
-        counter = AnthropicCounter.from_env()  # UsageError without a key or base URL
-        targets = [r for r in session.requests if r.complete and r.api_prompt_tokens]
-        if which is not None:
-            targets.append(session.requests[which])
-        counter.prefetch(targets, progress=None if args.json or args.csv else _progress,
-                         categories=which is not None and session.requests[which] or None)
-        counters[ANTHROPIC] = counter
+    counters = remote_counters(session, wanted, request=which,
+                               progress=None if args.json or args.csv else _progress)
     c = compare(session, wanted, request=which, calibrate_base=args.calibrate_base,
                 calibrate_fit=args.calibrate_fit, counters=counters)
     if ANTHROPIC in counters:
+        from ctxviewer.analysis.anthropic_count import AnthropicCounter
+
+        counter = counters[ANTHROPIC]
+        assert isinstance(counter, AnthropicCounter)
         counter.cache.save()
         failed = [r.index for r in c.rows if r.estimates.get(ANTHROPIC) is None]
         if failed:

@@ -12,8 +12,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ctxviewer.analysis.compare import Comparison, default_names, write_csv
-from ctxviewer.gui.compare_runner import ANTHROPIC, CompareRunner, anthropic_available
+from ctxviewer.analysis.compare import Comparison, write_csv
+from ctxviewer.analysis.counters import ANTHROPIC, default_names, remote_available
+from ctxviewer.gui.compare_runner import CompareRunner
 from ctxviewer.gui.compare_tab import CompareTab
 
 
@@ -22,7 +23,7 @@ class CompareController(QObject):
         super().__init__(window)
         self.window = window
         self.state = window.state
-        self.tab = CompareTab(window, anthropic=anthropic_available())
+        self.tab = CompareTab(window, anthropic=remote_available())
         self.runner = CompareRunner(parent=self)
         self.use_anthropic = False
         self._dirty = True

@@ -9,7 +9,6 @@ Requests of a compacted branch carry an estimated usage: they are not scored.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,14 +17,9 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from ctxviewer.analysis.compare import CategoryTable, Comparison, PromptCounter, compare, scorable
 from ctxviewer.analysis.compare_table import category_table
+from ctxviewer.analysis.counters import remote_counters
 from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
 from ctxviewer.model import Session
-
-ANTHROPIC = "anthropic"
-
-
-def anthropic_available() -> bool:
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_BASE_URL"))
 
 
 def compare_job(session: Session, names: Sequence[str], counters: dict[str, PromptCounter],
@@ -35,13 +29,8 @@ def compare_job(session: Session, names: Sequence[str], counters: dict[str, Prom
     separate job right after would compete with the paint of the comparison."""
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]
             ) -> tuple[Comparison, CategoryTable | None]:
-        if ANTHROPIC in names:
-            from ctxviewer.analysis.anthropic_count import AnthropicCounter
-
-            counter = AnthropicCounter.from_env()
-            counter.prefetch([r for r in session.requests if r.complete and r.api_prompt_tokens],
-                             progress=progress, cancelled=cancelled)
-            counters[ANTHROPIC] = counter
+        counters.update(remote_counters(session, names, progress=progress,
+                                        cancelled=cancelled))
         c = compare(session, names, counters=counters, cancelled=cancelled)
         table = None
         if index is not None and 0 <= index < len(session.requests) and not cancelled():

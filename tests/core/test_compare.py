@@ -7,7 +7,8 @@ import json
 import pytest
 
 from ctxviewer.analysis import calibrate
-from ctxviewer.analysis.compare import compare, comparison_json, default_names
+from ctxviewer.analysis.compare import compare, comparison_json
+from ctxviewer.analysis.counters import default_names
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.model import Block, Message, Request, Session, Usage

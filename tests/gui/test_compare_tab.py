@@ -6,7 +6,8 @@ import csv
 
 import pytest
 
-from ctxviewer.analysis.compare import compare, default_names
+from ctxviewer.analysis.compare import compare
+from ctxviewer.analysis.counters import default_names
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.gui import analysis_panels
 from ctxviewer.gui.compare_model import CompareTableModel
@@ -133,3 +134,26 @@ def test_lowest_mape_names_an_estimator_one_can_choose(window, panels, shown):
     fitted = expected.summary["calibrated"].mape
     assert ("calibrated, fitted to this session's own API counts" in text) == \
         (fitted is not None and fitted < choosable[best])
+
+
+def test_count_tokens_column_from_the_api(qtbot, count_server, window, panels, open_and_wait,
+                                          corpus):
+    """With the API configured (a fake count_tokens on 127.0.0.1, the real SDK), the
+    count_tokens box adds the API's column: the same numbers ``compare`` gives in the core."""
+    from ctxviewer.analysis.counters import ANTHROPIC, remote_counters
+
+    captured = str(corpus / "captured/claude-code-2.1.197-tui.claude-trace.jsonl")
+    a = open_and_wait(window, captured)
+    tab = panels.compare.tab
+    window.tabs.setCurrentWidget(tab)
+    assert tab.anthropic_check.isEnabled()
+    tab.anthropic_check.setChecked(True)
+    qtbot.waitUntil(lambda: (c := panels.compare.runner.comparison) is not None
+                    and ANTHROPIC in c.estimators, timeout=30000)
+    shown = panels.compare.runner.comparison
+    names = [*default_names(), ANTHROPIC]
+    expected = compare(a.session, names, counters=remote_counters(a.session, names))
+    got = [r.estimates[ANTHROPIC] for r in shown.rows]
+    assert got == [r.estimates[ANTHROPIC] for r in expected.rows]
+    assert got and all(n and n > 0 for n in got)
+    assert count_server.calls >= 1
