@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxviewer.analysis.agents.claude_counts import agent_counts
 from ctxviewer.analysis.agents.compactions import Compactions, compactions
@@ -20,13 +20,14 @@ from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
 from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
-from ctxviewer.analysis.disk_overhead import NOTE as DISK_NOTE
-from ctxviewer.analysis.disk_overhead import DiskItem, capped, disk_overhead
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, for_session
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
 from ctxviewer.ingest.claude_subagents import is_compaction
 from ctxviewer.model import AUXILIARY, MAIN, Request, Session
+
+if TYPE_CHECKING:
+    from ctxviewer.analysis.disk_overhead import DiskItem
 
 BREAKDOWNS_KEPT = 32  # per Analysis: stepping through requests recomputes no recent one
 
@@ -182,6 +183,10 @@ class Analysis:
     @cached_property
     def disk_items(self) -> list[DiskItem]:
         """What the agent loads from disk for the session's project, read now."""
+        if not self.session.cwd or not os.path.isdir(self.session.cwd):
+            return []  # the project is not on this machine (the usual case)
+        from ctxviewer.analysis.disk_overhead import disk_overhead
+
         return disk_overhead(self.identity.profile.id, self.session.cwd, self.estimator)
 
     def _with_disk(self, b: Breakdown) -> Breakdown:
@@ -189,6 +194,9 @@ class Analysis:
         cat = b.category("unrecorded_overhead")
         if cat is None or not self.disk_items:
             return b
+        from ctxviewer.analysis.disk_overhead import NOTE as DISK_NOTE
+        from ctxviewer.analysis.disk_overhead import capped
+
         listed = b.category("skills")
         found = [d for d in self.disk_items  # skills the transcript lists are not overhead
                  if not (d.kind == "skill" and listed is not None and listed.items)]

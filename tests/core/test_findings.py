@@ -136,7 +136,7 @@ def test_cli_bad_input(argv, capsys):
 def test_the_forecast_says_when_the_threshold_is_already_reached() -> None:
     """Requests that grew past the auto threshold without a compaction: the forecast
     says the next request compacts (not 'in 0 requests'), and by how much it is over."""
-    from ctxviewer.analysis.agents.table import controls
+    from ctxviewer.analysis.agents.controls import controls
     from ctxviewer.analysis.findings.forecast import forecast_finding
     from ctxviewer.analysis.thresholds import thresholds
     from ctxviewer.model import Request, Usage

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ctxviewer.analysis.agents.table import controls
+from ctxviewer.analysis.agents.controls import controls
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.content import Messages, content_findings
 from ctxviewer.analysis.findings.forecast import forecast_finding

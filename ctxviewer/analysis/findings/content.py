@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ctxviewer.analysis.agents.table import Controls, OutputLimit
+from ctxviewer.analysis.agents.controls import Controls, OutputLimit
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.model import ERROR, INFO, WARN, Cost, Finding

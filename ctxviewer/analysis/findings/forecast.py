@@ -14,7 +14,7 @@ import math
 from collections.abc import Sequence
 from datetime import datetime
 
-from ctxviewer.analysis.agents.table import Controls
+from ctxviewer.analysis.agents.controls import Controls
 from ctxviewer.analysis.findings.model import ERROR, INFO, WARN, Finding
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.fmt import fmt_tokens, plural

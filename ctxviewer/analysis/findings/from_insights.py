@@ -12,7 +12,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import TypeVar
 
-from ctxviewer.analysis.agents.table import Controls
+from ctxviewer.analysis.agents.controls import Controls
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.model import INFO, WARN, Cost, Finding
 from ctxviewer.analysis.insights.cache_breaks import COMPACTION, EXPIRED, CacheBreak

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ctxviewer.analysis.agents.table import Controls
+from ctxviewer.analysis.agents.controls import Controls
 from ctxviewer.analysis.breakdown import mcp_server
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.findings.carry import Carrier
