@@ -7,8 +7,8 @@ import csv
 import pytest
 
 from ctxviewer.analysis.compare import compare
-from ctxviewer.analysis.counters import default_names
 from ctxviewer.analysis.compare_table import category_table
+from ctxviewer.analysis.counters import default_names
 from ctxviewer.gui import analysis_panels
 from ctxviewer.gui.compare_model import CompareTableModel
 
