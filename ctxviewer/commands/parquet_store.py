@@ -10,6 +10,7 @@ written under a hidden name, then renamed (a reader never sees half a file).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,9 @@ class ParquetStore:
         """The rows of one session file, in place of what an earlier export wrote for it."""
         for old in self._existing.pop(file_key, []):
             old.unlink(missing_ok=True)
+            for folder in (old.parent, old.parent.parent):  # date=…, agent=… left empty
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
         for rows in sessions:
             part = f"agent={quote(rows.agent, safe='')}/date=" + \
                 (rows.day.isoformat() if rows.day else NULL_PARTITION)
