@@ -32,6 +32,8 @@ COMMANDS: dict[str, str] = {
     "proxy": "ctxviewer.commands.proxy",
     "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core
     "formats": "ctxviewer.commands.formats",
+    "export": "ctxviewer.commands.export",  # a team's dataset (the `team` extra)
+    "query": "ctxviewer.commands.query",
 }
 
 

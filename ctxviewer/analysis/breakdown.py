@@ -142,18 +142,41 @@ def _counted(b: Block) -> bool:
     return b.tag not in (MEMORY, SKILL_LISTING)
 
 
-def message_items(messages: Iterable[Message], est: Estimator) -> tuple[list[Item], int]:
+# (position, id(message)) -> (the message, its row or None when it is no row): a trace
+# repeats its history, so the next request's rows are mostly the last one's
+MessageMemo = dict[tuple[int, int], tuple[Message, "Item | None"]]
+MEMO_LIMIT = 50_000  # rows kept: a log whose requests share no message objects starts over
+
+
+def message_items(messages: Iterable[Message], est: Estimator,
+                  memo: MessageMemo | None = None) -> tuple[list[Item], int]:
+    """The Messages rows (a message, its blocks inside) and their total. ``memo`` keeps
+    the rows of messages seen before at the same position, for one estimator."""
     items: list[Item] = []
     total = 0
     for i, m in enumerate(messages):
-        blocks = [Item(_block_label(b), est.block(b), "block", ref=b, index=j)
-                  for j, b in enumerate(m.blocks) if _counted(b)]
-        if not blocks and any(not _counted(b) for b in m.blocks):
-            continue
-        tokens = sum(x.tokens for x in blocks) + est.message_overhead
-        total += tokens
-        items.append(Item(_message_label(i, m), tokens, "message", tuple(blocks), ref=m, index=i))
+        known = memo.get((i, id(m))) if memo is not None else None
+        if known is not None and known[0] is m:
+            item = known[1]
+        else:
+            item = _message_item(i, m, est)
+            if memo is not None:
+                if len(memo) >= MEMO_LIMIT:
+                    memo.clear()
+                memo[(i, id(m))] = (m, item)
+        if item is not None:
+            total += item.tokens
+            items.append(item)
     return items, total
+
+
+def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
+    blocks = [Item(_block_label(b), est.block(b), "block", ref=b, index=j)
+              for j, b in enumerate(m.blocks) if _counted(b)]
+    if not blocks and any(not _counted(b) for b in m.blocks):
+        return None
+    tokens = sum(x.tokens for x in blocks) + est.message_overhead
+    return Item(_message_label(i, m), tokens, "message", tuple(blocks), ref=m, index=i)
 
 
 def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
@@ -241,9 +264,11 @@ def breakdown(
     thresholds: Thresholds,
     inferred_overhead: int | None = None,
     view: CountingView | None = None,
+    memo: MessageMemo | None = None,
 ) -> Breakdown:
     """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see
-    ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does."""
+    ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
+    (see ``message_items``) is for breakdowns of many requests with one estimator."""
     parts = _overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
@@ -262,7 +287,7 @@ def breakdown(
             notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
                          "tokens from the first API usage")
         parts = {"unrecorded_overhead": (unrec, []), **kept}
-    msg_items, msg_est = message_items(req.messages, est)
+    msg_items, msg_est = message_items(req.messages, est, memo)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
     mode = "B" if total is not None else "A"

@@ -19,7 +19,13 @@ from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
-from ctxviewer.analysis.breakdown import Breakdown, Item, breakdown, infer_overhead
+from ctxviewer.analysis.breakdown import (
+    Breakdown,
+    Item,
+    MessageMemo,
+    breakdown,
+    infer_overhead,
+)
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, for_session
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
@@ -64,6 +70,7 @@ class Analysis:
     counts: str = "agent"  # "agent": as the agent's /context counts; "wire": as sent
     _inferred: dict[tuple[str, str | None], int | None] = field(default_factory=dict, repr=False)
     _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
+    _message_rows: MessageMemo = field(default_factory=dict, repr=False)
     _windows: dict[str | None, Window] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -167,9 +174,10 @@ class Analysis:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)
         b = breakdown(req, self.estimator, w.tokens, t, inferred,
-                      agent if self.counts == "agent" else None)
+                      agent if self.counts == "agent" else None, self._message_rows)
         diffs = b.differences if self.counts == "agent" else \
-            breakdown(req, self.estimator, w.tokens, t, inferred, agent).differences
+            breakdown(req, self.estimator, w.tokens, t, inferred, agent,
+                      self._message_rows).differences
         if w.wire and w.wire != w.tokens:
             diffs = (Difference("window", w.tokens, w.wire,
                                 f"the requests carry the context-1m beta; {w.detail}"), *diffs)

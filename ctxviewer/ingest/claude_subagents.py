@@ -30,6 +30,15 @@ def sidecar_files(path: str) -> list[Path]:
         return []
 
 
+def session_of(file: Path) -> Path | None:
+    """The session file a sub-agent file belongs beside (``sidecar_files`` the other way),
+    or None when ``file`` is not named as one; the session file may not exist."""
+    if file.parent.name != "subagents" or not (file.name.startswith("agent-")
+                                                and file.suffix == ".jsonl"):
+        return None
+    return file.parent.parent.with_name(file.parent.parent.name + ".jsonl")
+
+
 def agent_of(file: Path) -> str:
     """'agent-a93ccab.jsonl' -> 'a93ccab'."""
     return file.stem.removeprefix("agent-")

@@ -207,3 +207,13 @@ def test_absurd_token_counts_are_clamped(tmp_path, capsys, count):
     assert "peak prompt 1,000,000,000 tokens" in text and len(text) < 20_000
     assert main(["report", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["peak_prompt_tokens"] == 1_000_000_000
+
+
+def test_report_sessions_of_a_file_without_requests(corpus, capsys):
+    """A transcript holding only a summary line: one session, no request, no timestamps
+    (it was an IndexError)."""
+    empty = next((corpus / "claude-code").glob("chiphuyen__sniffly__*ff71dbed*.jsonl"))
+    out = run_json(capsys, "report", str(empty), "--sessions", "--json")
+    assert out == {"sessions": [{"session": 0, "agent": "Claude Code", "conversation": None,
+                                 "requests": 0, "main_requests": 0, "first": None,
+                                 "last": None, "peak_prompt_tokens": None}]}

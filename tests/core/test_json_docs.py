@@ -118,7 +118,7 @@ def test_every_section_of_the_page_is_checked_here() -> None:
         "report --json", "report --sessions --json", "compare --json", "compare --csv",
         "compact --json", "insights --json", "findings --json", "sessions --json",
         "formats --json",
-        "tail --json", "proxy"}
+        "tail --json", "query --json", "proxy"}
     assert not doc_tables()["proxy"]  # it prints no JSON: docs/recording-format.md
 
 
@@ -174,6 +174,16 @@ def test_findings(demo: str, corpus: Path, capsys: pytest.CaptureFixture[str]) -
     lemmy = next((corpus / "claude-trace").glob("badlogic__lemmy__*.jsonl"))
     check("findings --json", [run_json(capsys, "findings", demo, "--json"),
                               run_json(capsys, "findings", str(lemmy), "--json")])
+
+
+def test_query(demo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    dataset = tmp_path / "ds"
+    assert main(["export", demo, "--parquet", str(dataset)]) == 0
+    capsys.readouterr()
+    sql = Path(__file__).resolve().parents[2] / "docs" / "queries" / "cost_by_mcp_server.sql"
+    out = run_json(capsys, "query", str(sql), str(dataset), "--json")
+    assert len(out["rows"]) == 2 and all(len(r) == len(out["columns"]) for r in out["rows"])
+    check("query --json", [out])
 
 
 def test_formats(capsys: pytest.CaptureFixture[str]) -> None:

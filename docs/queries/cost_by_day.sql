@@ -1,0 +1,12 @@
+-- Cost per day and agent: sessions started that day (the partition's date, UTC), their
+-- requests and what they cost. Sessions without a price for any request add no cost.
+SELECT date,
+       agent,
+       COUNT(*) AS sessions,
+       SUM(requests) AS requests,
+       SUM(compactions_observed) AS compactions,
+       ROUND(SUM(cost_usd), 4) AS cost_usd,
+       MAX(peak_prompt_tokens) AS peak_prompt_tokens
+FROM sessions
+GROUP BY date, agent
+ORDER BY date NULLS LAST, agent
