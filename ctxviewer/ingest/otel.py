@@ -25,8 +25,8 @@ main thread (``repl_main_thread*``, ``sdk``), sub-agents (``agent:*``,
 
 from __future__ import annotations
 
-import hashlib
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -93,6 +93,8 @@ def pairing_source(source: str | None) -> str | None:
 
 @dataclass
 class _Body:
+    """A request body event waiting for the call that ended it."""
+
     event: LogEvent
     body: LoggedBody
     line: int
@@ -144,7 +146,7 @@ class _OtelParser:
         elif name in ("api_request", "api_error"):
             body, retries = self._take(event)
             req = self._request(event, body, retries, line)
-            waits = body is not None and body.body.text is not None and name == "api_request"
+            waits = body is not None and name == "api_request"  # its answer is logged too
             slot = _Slot(req, not waits, req.request_id)
             if waits and req.request_id in self.early:
                 self._answer(slot, self.early.pop(req.request_id))
@@ -230,7 +232,9 @@ class _OtelParser:
         raw_messages = fields.get("messages")
         messages = messages_from(raw_messages, self.intern) \
             if isinstance(raw_messages, list) else ()
-        source = call.text("query_source") or (body.event.text("query_source") if body else None)
+        # the body event names a custom agent (agent:custom:NAME), api_request does not
+        source = (body.event.text("query_source") if body else None) or \
+            call.text("query_source")
         role = role_of(source)
         failed = call.name == "api_error"
         model = call.text("model") or (fields.get("model") if isinstance(fields.get("model"),
@@ -317,8 +321,8 @@ def _agent_id(source: str | None, raw_messages: Any) -> str:
     first = raw_messages[0] if isinstance(raw_messages, list) and raw_messages else None
     if first is None:
         return source or "agent"
-    digest = hashlib.sha1(js_dumps(first).encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{source or 'agent'}#{digest}"
+    digest = zlib.crc32(js_dumps(first).encode("utf-8", "surrogatepass"))
+    return f"{source or 'agent'}#{digest:08x}"
 
 
 class OtelReader:

@@ -21,7 +21,6 @@ blocks replaced by ``<REDACTED>``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass, field
@@ -59,7 +58,7 @@ class LoggedBody:
     truncated: bool = False  # cut at ``INLINE_LIMIT``
     ref: str | None = None  # ``body_ref``: the file the body was written to
     missing: str | None = None  # why ``ref`` could not be read
-    fingerprint: str | None = None  # the same body logged twice (a retried call)
+    fingerprint: int | None = None  # the same body logged twice (a retried call)
 
 
 @dataclass
@@ -89,7 +88,7 @@ def logged_body(event: LogEvent, base_dir: str | None) -> LoggedBody:
     return LoggedBody(text, length, truncated=truncated, fingerprint=_fingerprint(text))
 
 
-def _fingerprint(text: str | None) -> str | None:
+def _fingerprint(text: str | None) -> int | None:
     """Equal for the same body logged again, streamed or not (a retry, a fallback)."""
     if text is None:
         return None
@@ -97,7 +96,7 @@ def _fingerprint(text: str | None) -> str | None:
         if text.endswith(tail):
             text = text[:-len(tail)] + "}"
             break
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return hash(text)  # compared within one reading only
 
 
 def ref_candidates(ref: str, base_dir: str | None) -> list[str]:

@@ -65,6 +65,8 @@ def check_otlp_file(path: str) -> None:
 
 @dataclass
 class OtlpConfig:
+    """Everything that configures one receiver run."""
+
     out: str | os.PathLike[str]
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
