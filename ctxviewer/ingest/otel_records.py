@@ -137,9 +137,10 @@ def log_events(record: dict[str, Any]) -> Iterator[LogEvent]:
                 if not isinstance(name, str):
                     continue
                 stamp = attrs.get("event.timestamp")
-                yield LogEvent(name.removeprefix("claude_code."), attrs, resource,
-                               stamp if isinstance(stamp, str) else
-                               _nanos_iso(lr.get("timeUnixNano")))
+                if not isinstance(stamp, str):
+                    stamp = _nanos_iso(lr.get("timeUnixNano")) or \
+                        _nanos_iso(lr.get("observedTimeUnixNano"))
+                yield LogEvent(name.removeprefix("claude_code."), attrs, resource, stamp)
 
 
 def spans(record: dict[str, Any]) -> Iterator[SpanInfo]:

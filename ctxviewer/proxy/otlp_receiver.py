@@ -136,7 +136,8 @@ class OtlpReceiver:
             app = web.Application(client_max_size=MAX_REQUEST_BYTES)
             app.router.add_route("*", "/{tail:.*}", self._handle)
             self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                         shutdown_timeout=SHUTDOWN_GRACE)
+                                         shutdown_timeout=SHUTDOWN_GRACE,
+                                         auto_decompress=False)  # gzip: ours, size-capped
             await self._runner.setup()
             self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
             await self._site.start()

@@ -1,6 +1,10 @@
 """Compare `ctxviewer report --json` on an OTel capture with the fake server's own recording:
 per-request usage totals, and the body bytes (file mode: whole; inline: the kept prefix)."""
-import json, os, re, subprocess, sys
+import json
+import os
+import re
+import subprocess
+import sys
 
 CV = sys.argv[1]
 for run in sys.argv[2:]:
