@@ -22,6 +22,7 @@ from typing import Any
 
 _WS = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
+_BROKEN = (json.JSONDecodeError, RecursionError)  # cut, or nested deeper than Python goes
 
 
 @dataclass
@@ -59,7 +60,7 @@ def salvage(text: str) -> Salvaged:
     while True:
         try:
             key, i = _DECODER.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except _BROKEN:
             out.cut = ""  # cut inside a member's name: which one is not known
             return out
         if not isinstance(key, str):
@@ -72,7 +73,7 @@ def salvage(text: str) -> Salvaged:
         i = _skip(text, i + 1)
         try:
             value, i = _DECODER.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except _BROKEN:
             out.cut = key
             if text.startswith("[", i):
                 items = _array_prefix(text, i + 1)
@@ -95,7 +96,7 @@ def _array_prefix(text: str, i: int) -> list[Any]:
     while True:
         try:
             value, i = _DECODER.raw_decode(text, i)
-        except json.JSONDecodeError:
+        except _BROKEN:
             return items
         items.append(value)
         i = _skip(text, i)

@@ -39,7 +39,7 @@ from ctxviewer.ingest.anthropic_body import (
     tools_from,
     usage_from,
 )
-from ctxviewer.ingest.base import Head, Item
+from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.otel_body import (
     ONLY_USAGE,
     LoggedBody,
@@ -294,10 +294,10 @@ def _usage(call: LogEvent) -> Usage | None:
     keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
     if not any(k in call.attrs for k in keys):
         return None
-    return Usage(input_tokens=max(0, call.number("input_tokens") or 0),
-                 cache_creation_input_tokens=max(0, call.number("cache_creation_tokens") or 0),
-                 cache_read_input_tokens=max(0, call.number("cache_read_tokens") or 0),
-                 output_tokens=max(0, call.number("output_tokens") or 0))
+    return Usage(input_tokens=as_int(call.number("input_tokens")),
+                 cache_creation_input_tokens=as_int(call.number("cache_creation_tokens")),
+                 cache_read_input_tokens=as_int(call.number("cache_read_tokens")),
+                 output_tokens=as_int(call.number("output_tokens")))
 
 
 def _error(call: LogEvent) -> Event:

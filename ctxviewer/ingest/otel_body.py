@@ -135,10 +135,14 @@ def _read_ref(ref: str, base_dir: str | None) -> tuple[str | None, str | None]:
 
 
 def _loads(text: str) -> Any:
+    """JSON text -> value; ``ValueError`` when it is not JSON (or nests past Python's limit)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
-        return lenient_loads(text.encode("utf-8", "surrogatepass"))
+        try:
+            return lenient_loads(text.encode("utf-8", "surrogatepass"))
+        except RecursionError:
+            raise ValueError("nested too deep") from None
 
 
 def parse_request(body: LoggedBody) -> ParsedBody | None:

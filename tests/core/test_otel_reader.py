@@ -14,11 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ctxviewer.analysis.report import Analysis, report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest import detect, load, read_head
 from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.loader import READER_ERROR
 from ctxviewer.ingest.otel import ORPHAN_DETAIL, role_of
 from ctxviewer.ingest.otel_body import MESSAGES_CUT_NOTE, ONLY_USAGE
 from ctxviewer.model import API_ERROR, AUXILIARY, COMPACT_BOUNDARY, MAIN, SUBAGENT
@@ -331,3 +334,36 @@ def test_other_lines_are_skipped_and_metrics_ignored(tmp_path: Path) -> None:
     ("compact", AUXILIARY), ("generate_session_title", AUXILIARY)])
 def test_roles_follow_claude_codes_own_sorting(source: str | None, role: str) -> None:
     assert role_of(source) == role
+
+
+# --- odd values where Claude Code writes text or numbers ----------------------------------
+
+odd = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | \
+    st.text(max_size=30) | st.sampled_from(["[1,2", '{"model":"m","messages":[{"role":',
+                                            "[" * 3000, "1e400", "NaN", "true"])
+EVENTS = ["api_request_body", "api_request", "api_error", "api_response_body", "compaction"]
+KEYS = ["body", "body_ref", "body_length", "body_truncated", "query_source", "request_id",
+        "input_tokens", "output_tokens", "cache_read_tokens", "event.sequence", "prompt.id",
+        "session.id", "model", "status_code", "pre_tokens", "success", "event.timestamp"]
+VALUE_KINDS = ["stringValue", "intValue", "doubleValue", "boolValue", "arrayValue",
+               "kvlistValue", "bytesValue"]
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(events=st.lists(st.tuples(st.sampled_from(EVENTS), st.dictionaries(
+    st.sampled_from(KEYS), st.tuples(st.sampled_from(VALUE_KINDS), odd), max_size=8)),
+    min_size=1, max_size=8), cut=st.floats(0, 1))
+def test_odd_events_never_trip_the_reader(tmp_path: Path, events: list[Any],
+                                          cut: float) -> None:
+    records = []
+    for name, attrs in events:
+        kvs = [{"key": "event.name", "value": {"stringValue": name}}]
+        kvs += [{"key": k, "value": {kind: value}} for k, (kind, value) in attrs.items()]
+        records.append({"timeUnixNano": "1", "attributes": kvs})
+    line = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]})
+    path = tmp_path / "odd.jsonl"
+    path.write_text(line + "\n" + line[:int(len(line) * cut)])
+    session = load(str(path))
+    assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
+    report_json(Analysis(session))
