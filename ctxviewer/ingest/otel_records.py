@@ -11,6 +11,7 @@ Collector), both are read.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -40,7 +41,7 @@ class LogEvent:
             return None
         if isinstance(value, int):
             return value
-        if isinstance(value, float) and value == value:
+        if isinstance(value, float) and math.isfinite(value):
             return int(value)
         if isinstance(value, str):
             try:
@@ -74,13 +75,13 @@ def any_value(value: Any) -> Any:
             return raw
         try:
             return int(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if "doubleValue" in value:
         raw = value["doubleValue"]
         try:
             return float(raw)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             return None
     if "boolValue" in value:
         return bool(value["boolValue"])
@@ -109,7 +110,7 @@ def attributes(items: Any) -> dict[str, Any]:
 def _nanos_iso(value: Any) -> str | None:
     try:
         nanos = int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
     return iso(nanos / 1e9) if nanos > 0 else None
 

@@ -220,17 +220,18 @@ class Log:
         self.records.append({"timeUnixNano": "1", "body": {"stringValue": f"claude_code.{name}"},
                              "attributes": [_kv(k, v) for k, v in {**base, **attrs}.items()]})
 
-    def body(self, messages: list[dict[str, Any]], source: str = "sdk", **extra: Any) -> None:
+    def body(self, messages: list[dict[str, Any]], source: str = "sdk", prompt: str = "p1",
+             session: str = "s1", **extra: Any) -> None:
         body = {"model": "claude-opus-4-8", "messages": messages, "system": "You are Claude Code",
                 "tools": [{"name": "Read", "input_schema": {}}], "max_tokens": 32000, **extra}
         text = json.dumps(body, separators=(",", ":"))
-        self.event("api_request_body", body=text, body_length=str(len(text)),
-                   model="claude-opus-4-8", query_source=source)
+        self.event("api_request_body", prompt, session, body=text,
+                   body_length=str(len(text)), model="claude-opus-4-8", query_source=source)
 
-    def call(self, rid: str, tokens: int, source: str = "sdk") -> None:
-        self.event("api_request", model="claude-opus-4-8", input_tokens=tokens, output_tokens=5,
-                   cache_read_tokens=0, cache_creation_tokens=0, request_id=rid,
-                   query_source=source)
+    def call(self, rid: str, tokens: int, source: str = "sdk", session: str = "s1") -> None:
+        self.event("api_request", session=session, model="claude-opus-4-8",
+                   input_tokens=tokens, output_tokens=5, cache_read_tokens=0,
+                   cache_creation_tokens=0, request_id=rid, query_source=source)
 
     def flush(self) -> None:
         export = {"resourceLogs": [{"resource": {"attributes": [
@@ -367,3 +368,20 @@ def test_odd_events_never_trip_the_reader(tmp_path: Path, events: list[Any],
     session = load(str(path))
     assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
     report_json(Analysis(session))
+
+
+def test_a_collector_file_splits_by_session(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    log = Log(tmp_path / "team.jsonl")
+    log.body([_user("alice asks")], session="alice-1")
+    log.body([_user("bob asks")], session="bob-1")
+    log.call("r_bob", 300, session="bob-1")
+    log.call("r_alice", 500, session="alice-1")
+    log.flush()
+    assert main(["report", str(log.path), "--sessions", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(s["conversation"], s["requests"]) for s in listed["sessions"]] == \
+        [("bob-1", 1), ("alice-1", 1)]
+    assert main(["report", str(log.path), "--session", "1", "--json"]) == 0
+    one = json.loads(capsys.readouterr().out)
+    assert [r["api_prompt_tokens"] for r in one["requests"]] == [500]
