@@ -63,6 +63,7 @@ from ctxviewer.model import (
 )
 
 HOLD = 16  # calls waiting for their answer before the oldest is let go without it
+SPANS_KEPT = 4096  # the spans' models remembered (a call's span comes before its events)
 ONE_MILLION = 1_000_000
 
 NO_BODY_NOTE = (f"no request body in the log (OTEL_LOG_RAW_API_BODIES was not set): "
@@ -134,6 +135,8 @@ class _OtelParser:
             rid, model = span.attrs.get("request_id"), span.attrs.get("model")
             if isinstance(rid, str) and isinstance(model, str):
                 self.span_models[rid] = model
+                if len(self.span_models) > SPANS_KEPT:
+                    del self.span_models[next(iter(self.span_models))]
         for event in log_events(record):
             self._event(event, line)
         yield from self._release(force=False)
