@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# run_otel.sh — Claude Code 2.1.197 against the fake Anthropic server, exporting its
+# run_otel.sh — Claude Code 2.1.197 against a fake Anthropic server, exporting its
 # OpenTelemetry to `ctxviewer otel`, inside `unshare -n` (loopback only).
-# Runs: json-inline, json-file, pb-inline, pb-file (3 turns each), big-inline (a 90 KB
-# tool result: the inline body is cut inside the messages). Writes out/otel/<run>/.
+# RC_DIR is a copy of the realclient harness (fake_anthropic.py, fake_common.py,
+# mcp_server.py, cc_env.sh, setup_sandbox.sh) with Claude Code installed under cc/ and
+# the harness's Python under venv/; this script goes beside them.
+# Runs: json-inline, json-file, pb-inline, pb-file (3 turns each), big-inline (a 100 KB
+# file read: the later inline bodies are cut inside the messages). Writes
+# $RC_DIR/out/otel/<run>/ (the fake server's requests.jsonl beside otel.jsonl); then
+#   python3 check_otel.py $CV $RC_DIR/out/otel/*     compares the two
 #   CV=/path/to/ctxviewer bash run_otel.sh
 set -uo pipefail
 export RC_DIR=${RC_DIR:-/tmp/rc-otel}
