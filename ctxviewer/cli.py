@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "tail": "ctxviewer.commands.tail",
     "sessions": "ctxviewer.commands.sessions",
     "proxy": "ctxviewer.commands.proxy",
+    "otel": "ctxviewer.commands.otel",
     "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core
     "formats": "ctxviewer.commands.formats",
     "export": "ctxviewer.commands.export",  # a team's dataset (the `team` extra)

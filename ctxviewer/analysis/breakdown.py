@@ -23,6 +23,7 @@ from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.fmt import short_text
 from ctxviewer.ingest.classify import skills_in
+from ctxviewer.ingest.otel_body import messages_unsure
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     MCP,
@@ -312,7 +313,7 @@ def breakdown(
         messages = max(0, total - scaled_overhead)
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
-            "estimation error and content the transcript does not record"
+            "estimation error and content the log does not record"
         cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
                              f"API total minus overhead; local estimate {msg_est:,} "
                              f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
@@ -350,7 +351,14 @@ def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator)
     """
     if target.complete:
         return None
+    fallback: Request | None = None
     for r in requests:
         if r.role == target.role and r.agent == target.agent and r.usage is not None:
-            return max(0, r.usage.prompt_tokens - est.messages(r.messages))
-    return None
+            # a request whose log lost messages (an OpenTelemetry body cut short) would
+            # count them as overhead: one with its messages whole is taken first
+            if not messages_unsure(r.notes):
+                return max(0, r.usage.prompt_tokens - est.messages(r.messages))
+            fallback = fallback or r
+    if fallback is None or fallback.usage is None:
+        return None
+    return max(0, fallback.usage.prompt_tokens - est.messages(fallback.messages))

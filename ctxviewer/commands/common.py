@@ -64,6 +64,17 @@ def add_window_argument(parser: argparse.ArgumentParser, default: int | None = N
                              "its profile or the log)")
 
 
+def port_number(text: str) -> int:
+    """A ``--port`` value: 0-65535 (0: any free port)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535 (0: any free port), not {value}")
+    return value
+
+
 def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:
     parser.add_argument("--json", action="store_true", help=f"{what} (keys: docs/json.md)")
 

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 from urllib.parse import urlsplit
 
-from ctxviewer.commands.common import UsageError
+from ctxviewer.commands.common import UsageError, port_number
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.rewrite import Rewriter
@@ -26,16 +26,6 @@ from ctxviewer.proxy.server import (
 )
 
 HELP = "record API calls: a local proxy that forwards to the real API and writes JSONL"
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port must be 0-65535 (0: any free port), not {value}")
-    return value
 
 
 def _url(text: str) -> str:
@@ -56,7 +46,7 @@ def _seconds(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
+    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                         help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1: this machine only)")

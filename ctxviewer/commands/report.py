@@ -182,6 +182,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
     for note in b.notes:
         lines.append(f"  note: {note}")
+    for note in b.source_notes:
+        lines.append(f"  from the log: {note}")
     if b.differences:
         other = "on the wire" if b.counts == "agent" else f"as {a.identity.profile.label} counts"
         lines += ["", f"  Where {a.identity.profile.label}'s /context and the wire differ "

@@ -130,5 +130,14 @@ def _no_lone_surrogates(value: Any) -> Any:
     return value
 
 
+def new_parser(reader: Reader, path: str) -> Parser:
+    """``reader.parser()``, told the path of the log when it asks for it (a ``source``
+    attribute: the OpenTelemetry reader looks for body files beside the log)."""
+    parser = reader.parser()
+    if hasattr(parser, "source"):
+        parser.source = path
+    return parser
+
+
 def drain(items: Iterable[Item]) -> Iterator[Item]:
     yield from items

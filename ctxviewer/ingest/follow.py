@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable
 
 import orjson
 
-from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads
+from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import mark_auxiliary
 from ctxviewer.ingest.follow_builder import Update as Update  # re-exported
 from ctxviewer.ingest.follow_builder import _LiveBuilder, merge_by_position, peek
@@ -183,7 +183,7 @@ class Follower:
         if self._whole:
             return self._reread(stamp)
         self.session = Session(path=self.path, format=reader.name)
-        self._parser = reader.parser()
+        self._parser = new_parser(reader, self.path)
         self._builder = _LiveBuilder(self.session)
         return self._append(stamp, max_bytes)
 

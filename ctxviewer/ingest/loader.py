@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest import claude_subagents
-from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads
+from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.registry import READERS, get_reader
 from ctxviewer.model import Session, Skipped
@@ -274,7 +274,7 @@ def load(
     reader = get_reader(format) if format else detect(head)
     total = os.path.getsize(path)
     builder = SessionBuilder(Session(path=path, format=reader.name))
-    parser = reader.parser()
+    parser = new_parser(reader, path)
     cwd = recorded_cwd(head)
     doc = head.document
     del head  # its first line may be huge: not kept while the file is read again

@@ -37,6 +37,9 @@ QWEN_SUBTYPES = frozenset({
     "agent_bootstrap", "turn_result", "branch_checkpoint", "background_task_completed",
 })
 
+# -- OpenTelemetry: one OTLP export request per line (the Collector's file exporter)
+OTEL_EXPORT_KEYS = ("resourceLogs", "resourceSpans", "resourceMetrics")
+
 _CLAUDE_TYPES = ("user", "assistant", "system", "progress", "file-history-snapshot", "summary")
 
 
@@ -48,6 +51,19 @@ def claude_trace(head: Head) -> bool:
     return any(isinstance(r.get("request"), dict) and "response" in r
                and isinstance(r["request"].get("body"), (dict, type(None)))
                for r in head.records[:5])
+
+
+def is_otel_export(record: Any) -> bool:
+    """An OTLP export request (logs, spans or metrics)."""
+    return isinstance(record, dict) and any(isinstance(record.get(k), list)
+                                            for k in OTEL_EXPORT_KEYS)
+
+
+def otel(head: Head) -> bool:
+    start = head.text.lstrip()[:40]
+    if start.startswith(tuple('{"' + k + '"' for k in OTEL_EXPORT_KEYS)):
+        return True
+    return any(is_otel_export(r) for r in head.records[:3])
 
 
 def is_qwen_record(r: dict[str, Any]) -> bool:
@@ -133,6 +149,10 @@ CLAUDE_TRACE = Format("claude-trace", "claude-trace / API trace",
                       "request/response pairs (claude-trace and compatible proxies): "
                       "Anthropic and OpenAI", False, claude_trace,
                       "ctxviewer.ingest.trace", "CLAUDE_TRACE")
+OTEL = Format("otel", "OpenTelemetry (OTLP JSON)",
+              "OTLP JSON lines, as the OpenTelemetry Collector's file exporter and "
+              "`ctxviewer otel` write them: Claude Code's API events (docs/otel.md)", False,
+              otel, "ctxviewer.ingest.otel")
 QWEN_CODE = Format("qwen-code", "qwen-code chat",
                    "~/.qwen/projects/<project>/chats/*.jsonl (Gemini Content records)", False,
                    qwen_code, "ctxviewer.ingest.qwen_code")
@@ -153,6 +173,7 @@ GEMINI_JSONL = Format("gemini-cli-jsonl", "Gemini CLI chat (JSONL)",
 FORMATS: tuple[Format, ...] = (
     RECORDING,
     CLAUDE_TRACE,
+    OTEL,  # OTLP export requests: no other reader takes their lines
     QWEN_CODE,  # before Claude Code: same record envelope, Claude's test would take it
     CLAUDE_CODE,
     CODEX,

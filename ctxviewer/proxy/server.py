@@ -121,7 +121,7 @@ class ProxyServer:
         await self._runner.setup()
         self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
         await self._site.start()
-        self.port = _bound_port(self._runner)
+        self.port = bound_port(self._runner)
 
     async def stop(self) -> None:
         """Stop listening, let in-flight exchanges finish briefly, close the recording.
@@ -170,7 +170,7 @@ def client_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _bound_port(runner: web.AppRunner) -> int:
+def bound_port(runner: web.AppRunner) -> int:
     for address in runner.addresses:
         if isinstance(address, tuple) and len(address) >= 2:
             return int(address[1])

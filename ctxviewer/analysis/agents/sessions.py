@@ -16,7 +16,8 @@ from ctxviewer.analysis.agents.identify import identify, request_agent
 from ctxviewer.analysis.agents.table import profile
 from ctxviewer.model import MAIN, Request, Session
 
-FULL_BODY_FORMATS = ("recording", "claude-trace")
+# formats that can hold several sessions (a proxy, an OpenTelemetry Collector)
+FULL_BODY_FORMATS = ("recording", "claude-trace", "otel")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,248 @@
+"""A local OTLP/HTTP receiver that writes what the Collector's ``file`` exporter writes.
+
+``OtlpReceiver`` is an aiohttp app accepting ``POST /v1/logs``, ``/v1/traces``
+and ``/v1/metrics`` in OTLP/JSON (``application/json``) and OTLP/protobuf
+(``application/x-protobuf``, decoded by ``otlp_proto``), gzip-compressed or
+not. Each export request becomes one line of OTLP JSON in the output file, as
+the OpenTelemetry Collector's ``file`` exporter writes it, so that
+``ingest.otel`` reads it, and ``ctxviewer FILE`` / ``ctxviewer tail FILE``
+follow it while it grows.
+
+The client is answered once its line is on disk: a line that cannot be written
+is a 503, and the exporter sends it again. Lines are written whole, one
+unbuffered ``write`` each, by one writer thread in the order they came.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import os
+import threading
+import zlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, BinaryIO
+
+import orjson
+from aiohttp import web
+
+from ctxviewer.proxy.otlp_proto import decode
+from ctxviewer.proxy.otlp_schema import SIGNALS
+from ctxviewer.proxy.recorder import NotARecording, check_regular
+from ctxviewer.proxy.server import SHUTDOWN_GRACE, bound_port, client_host
+
+DEFAULT_PORT = 4318  # the OTLP/HTTP port
+MAX_REQUEST_BYTES = 256 * 1024 * 1024  # an export of inline bodies runs to megabytes
+JSON = "application/json"
+PROTOBUF = "application/x-protobuf"
+
+ExportCallback = Callable[[str, dict[str, Any]], None]  # (signal path, the export request)
+
+
+def default_otel_name() -> str:
+    """``ctxviewer-otel-<local timestamp>.jsonl``: a new file per run."""
+    return f"ctxviewer-otel-{datetime.now():%Y%m%d-%H%M%S}.jsonl"
+
+
+def check_otlp_file(path: str) -> None:
+    """Raise ``NotARecording`` unless ``path`` is absent, empty, or OTLP JSON lines."""
+    check_regular(path)
+    try:
+        with open(path, "rb") as f:
+            head = f.read(1 << 16)
+    except FileNotFoundError:
+        return
+    start = head.lstrip()
+    if not start or start.startswith((b'{"resourceLogs"', b'{"resourceSpans"',
+                                      b'{"resourceMetrics"')):
+        return
+    raise NotARecording(f"{path} exists and is not OTLP JSON lines: not appending to it "
+                        "(choose another file, or force it)")
+
+
+@dataclass
+class OtlpConfig:
+    """Everything that configures one receiver run."""
+
+    out: str | os.PathLike[str]
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    force: bool = False  # append to ``out`` even when it holds something else
+    on_export: ExportCallback | None = field(default=None, repr=False)
+
+
+class BadPayload(ValueError):
+    """An export request that is not one (bad JSON, bad protobuf, a bad gzip stream)."""
+
+
+def _gunzip(data: bytes) -> bytes:
+    try:
+        out = gzip.decompress(data)
+    except (OSError, EOFError, zlib.error) as e:
+        raise BadPayload(f"not a gzip stream: {e}") from None
+    if len(out) > MAX_REQUEST_BYTES:
+        raise BadPayload("the export request is too large once decompressed")
+    return out
+
+
+def parse_export(path: str, content_type: str, data: bytes) -> dict[str, Any]:
+    """The export request posted to ``path`` as OTLP JSON. Raises ``BadPayload``."""
+    if content_type == PROTOBUF:
+        try:
+            return decode(data, SIGNALS[path])
+        except ValueError as e:
+            raise BadPayload(str(e)) from None
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as e:
+        raise BadPayload(f"not JSON: {e}") from None
+    if not isinstance(value, dict):
+        raise BadPayload("not an OTLP export request (a JSON object)")
+    return value
+
+
+class OtlpReceiver:
+    """A running (after ``start``) receiver; ``port`` is the bound port."""
+
+    def __init__(self, config: OtlpConfig) -> None:
+        self.config = config
+        self.path = os.path.abspath(os.fspath(config.out))
+        self.port: int | None = None
+        self.lines = 0  # export requests written
+        self.failure: str | None = None  # why writing stopped
+        self._file: BinaryIO | None = None
+        self._writer: ThreadPoolExecutor | None = None
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the receiver is not started")
+        return f"http://{client_host(self.config.host)}:{self.port}"
+
+    async def start(self) -> int:
+        """Bind, open the file, serve; returns the port. Raises OSError (a taken port, a
+        file that cannot be written, ``NotARecording``)."""
+        try:
+            if not self.config.force:
+                check_otlp_file(self.path)
+            else:
+                check_regular(self.path)
+            app = web.Application(client_max_size=MAX_REQUEST_BYTES)
+            app.router.add_route("*", "/{tail:.*}", self._handle)
+            self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
+                                         shutdown_timeout=SHUTDOWN_GRACE,
+                                         auto_decompress=False)  # gzip: ours, size-capped
+            await self._runner.setup()
+            self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
+            await self._site.start()
+            self.port = bound_port(self._runner)
+            self._open()  # after binding: no file for a taken port
+        except BaseException:
+            await self.stop()
+            raise
+        return self.port
+
+    def _open(self) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file = os.fdopen(fd, "ab", buffering=0)
+        if os.fstat(fd).st_size:
+            with open(self.path, "rb") as f:
+                f.seek(-1, os.SEEK_END)
+                if f.read(1) != b"\n":
+                    self._file.write(b"\n")  # a run killed mid-line: start on a fresh one
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="ctxviewer-otel")
+
+    async def stop(self) -> None:
+        """Stop listening (requests under way get a short grace), then close the file."""
+        if self._site is not None:
+            await self._site.stop()
+            self._site = None
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            await asyncio.get_running_loop().run_in_executor(None, writer.shutdown)
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        path = request.path.rstrip("/")
+        if path not in SIGNALS:
+            return web.json_response({"code": 5, "message": f"no such endpoint: {path}"},
+                                     status=404)
+        if request.method != "POST":
+            return web.json_response({"code": 12, "message": "POST an export request"},
+                                     status=405, headers={"Allow": "POST"})
+        ctype = request.content_type
+        if ctype not in (JSON, PROTOBUF):
+            return _answer(JSON, 415, f"unsupported content type {ctype!r}: "
+                                      f"{JSON} or {PROTOBUF}")
+        data = await request.read()
+        try:
+            encoding = request.headers.get("Content-Encoding", "identity").lower()
+            if encoding == "gzip":
+                data = _gunzip(data)
+            elif encoding not in ("identity", ""):
+                return _answer(ctype, 415, f"unsupported content encoding {encoding!r}")
+            export = parse_export(path, ctype, data)
+        except BadPayload as e:
+            return _answer(ctype, 400, str(e))
+        if any(export.get(k) for k in ("resourceLogs", "resourceSpans", "resourceMetrics")):
+            line = orjson.dumps(export) + b"\n"
+            writer = self._writer
+            if writer is None or self.failure is not None:
+                return _answer(ctype, 503, self.failure or "the receiver is stopping")
+            try:
+                await asyncio.get_running_loop().run_in_executor(writer, self._write, line)
+            except OSError as e:
+                self.failure = f"{self.path}: {e.strerror or e}"
+                return _answer(ctype, 503, f"cannot write: {self.failure}")
+            if self.config.on_export is not None:
+                self.config.on_export(path, export)
+        return _answer(ctype, 200, None)
+
+    def _write(self, line: bytes) -> None:
+        with self._lock:
+            if self._file is None:
+                raise OSError("the output file is closed")
+            view = memoryview(line)
+            while view:  # an unbuffered write may take part of the line
+                written = self._file.write(view)
+                if not written:
+                    raise OSError(f"wrote nothing of a {len(view)}-byte line")
+                view = view[written:]
+            self.lines += 1
+
+
+def _answer(ctype: str, status: int, message: str | None) -> web.Response:
+    """An OTLP answer: an empty Export*ServiceResponse, or a Status with the error."""
+    if ctype == PROTOBUF:
+        body = b"" if message is None else _status_proto(status, message)
+        return web.Response(body=body, status=status, content_type=PROTOBUF)
+    payload: dict[str, Any] = {} if message is None else \
+        {"code": 3 if status == 400 else 14 if status == 503 else 2, "message": message}
+    return web.json_response(payload, status=status)
+
+
+def _status_proto(status: int, message: str) -> bytes:
+    """A ``google.rpc.Status`` (code 1, message 2) in protobuf."""
+    code = 3 if status == 400 else 14 if status == 503 else 2
+    text = message.encode()
+    return bytes([0x08, code, 0x12]) + _varint(len(text)) + text
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
