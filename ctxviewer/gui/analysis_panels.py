@@ -18,10 +18,10 @@ from PySide6.QtWidgets import QMenu
 from ctxviewer.analysis.branch import compacted_branch
 from ctxviewer.analysis.compaction import CompactionResult
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui.compaction_dialog import CompactionDialog
-from ctxviewer.gui.compaction_runner import CompactionRunner
-from ctxviewer.gui.compare_controller import CompareController
-from ctxviewer.gui.menus import find_menu
+from ctxviewer.gui.compaction.dialog import CompactionDialog
+from ctxviewer.gui.compaction.runner import CompactionRunner
+from ctxviewer.gui.compare.controller import CompareController
+from ctxviewer.gui.widgets.menus import find_menu
 from ctxviewer.model import Session
 
 

@@ -23,9 +23,9 @@ from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural, usd
-from ctxviewer.gui.insights_model import Column, fmt_int
-from ctxviewer.gui.insights_table import InsightsTable
-from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
+from ctxviewer.gui.insights.model import Column, fmt_int
+from ctxviewer.gui.insights.table import InsightsTable
+from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start_soon
 
 TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 

@@ -31,7 +31,7 @@ ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
          "estimate with its error.</p>"
          "<p>Documentation: <code>README.md</code> and <code>docs/</code> in the source; "
          "<code>ctxviewer --help</code> on a terminal.</p>")
-from ctxviewer.gui.menus import find_menu
+from ctxviewer.gui.widgets.menus import find_menu
 
 
 def _menu(window: Any, title: str) -> QMenu:

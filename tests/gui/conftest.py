@@ -32,9 +32,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _gc_on_gui_thread(qapp):
-    """As in the app: the cyclic GC never runs on a loader thread (see gui/gc_guard.py)."""
-    from ctxviewer.gui import gc_guard
-
+    """As in the app: the cyclic GC never runs on a loader thread (see gui/widgets/gc_guard.py)."""
+    from ctxviewer.gui.widgets import gc_guard
     gc_guard.install(qapp)
     yield
 

@@ -9,7 +9,7 @@ import pytest
 from ctxviewer.analysis.compare import compare, default_names
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.gui import analysis_panels
-from ctxviewer.gui.compare_model import CompareTableModel
+from ctxviewer.gui.compare.model import CompareTableModel
 
 
 @pytest.fixture

@@ -6,8 +6,8 @@ import json
 
 from PySide6.QtGui import QGuiApplication
 
-from ctxviewer.gui.content import node_content
-from ctxviewer.gui.context_menus import actions_of
+from ctxviewer.gui.session.content import node_content
+from ctxviewer.gui.session.context_menus import actions_of
 
 
 def test_request_list_menu_copies_and_simulates(qtbot, window, open_and_wait, trace_path):

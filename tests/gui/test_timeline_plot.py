@@ -13,8 +13,8 @@ from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES, TIERS, thresholds, tier
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.whatif import replay, request_events
-from ctxviewer.gui import timeline_data as td
-from ctxviewer.gui.timeline_plot import TimelinePlot
+from ctxviewer.gui.timeline import data as td
+from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY, Event
 
@@ -540,7 +540,7 @@ def test_render_corpus(qtbot, corpus, tmp_path, name):
         assert len(w.auxiliary_scatter.getData()[0]) > 0
 
 
-# -- cheap repaints (gui/plot_paint.py) ----------------------------------
+# -- cheap repaints (gui/widgets/plot_paint.py) ----------------------------------
 def test_text_items_and_axes_are_cached_after_a_paint(plot):
     from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 
