@@ -147,6 +147,10 @@ def test_budget_draws_marks_on_the_timeline(window, qtbot, open_and_wait, transc
     assert [ln.value() for ln in panel.cost.plot.budget_marks[::2]] == \
         [c.request for c in report.crossings]
     assert panel.cost.plot.budget_lines["limit"].value() == 5.0
+    # the warn line sits where the core warns: at the crossing's threshold
+    assert panel.cost.plot.budget_lines["warn"].value() == budget.warn_at == \
+        report.crossings[0].threshold
+    assert "warn $4.00" in panel.cost.plot.budget_lines["warn"].label.format
     # picking a crossing selects its request
     item = panel.cost.budget.crossings.item(1)
     panel.cost.budget.crossings.setCurrentItem(item)

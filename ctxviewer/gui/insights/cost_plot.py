@@ -158,7 +158,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
         for kind, line in self.budget_lines.items():
             line.setVisible(flat)
             if flat and b is not None:
-                value = b.limit * (b.warn_fraction if kind == "warn" else 1.0)
+                value = b.threshold(kind)
                 line.setValue(value)
                 line.label.setFormat(f"{'warn' if kind == 'warn' else 'limit'} ${value:,.2f}")
         if flat and b is not None and self.cost is not None:

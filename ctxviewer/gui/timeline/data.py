@@ -23,7 +23,7 @@ from datetime import datetime
 
 import numpy as np
 
-from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.thresholds import Thresholds, tier_floors
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.whatif import real_compactions
 from ctxviewer.fmt import short_text
@@ -160,8 +160,12 @@ def build(points: Sequence[Point], x_mode: str = "index") -> TimelineData:
 
 
 def tier_codes(tokens: np.ndarray, t: Thresholds) -> np.ndarray:
-    """Index into ``TIERS`` per value; the same rule as ``thresholds.tier``."""
-    return ((tokens >= t.warn).astype(np.int8) + (tokens >= t.auto) + (tokens >= t.hard))
+    """``thresholds.tier_code`` of every value at once: how many of the core's tier
+    floors each reaches (NaN, a request without a count, reaches none: ``safe``)."""
+    codes = np.zeros(len(tokens), dtype=np.int8)
+    for floor in tier_floors(t):
+        codes += tokens >= floor
+    return codes
 
 
 def event_marks(points: Sequence[Point], data: TimelineData,
