@@ -6,7 +6,7 @@ has them for the same session), one row per finding with its code, title,
 tokens per request, tokens carried, cost and the agent's own step to change
 it. Picking a row selects the finding's request (``Finding.shown``) in the
 request list and timeline, and its items in the breakdown tree.
-``install(window)`` adds the tab (View > Findings, Ctrl+5, comes with the tab).
+``install(host)`` adds the tab (View > Findings, Ctrl+5, comes with the tab).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural, usd
+from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.insights.model import Column, fmt_int
 from ctxviewer.gui.insights.table import InsightsTable
 from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start_soon
@@ -148,21 +149,21 @@ class FindingsPanel(QWidget):
                 self.finding_picked.emit(f)
 
 
-def show_finding(window: Any, f: Finding) -> None:
+def show_finding(host: PanelHost, f: Finding) -> None:
     """Select ``f``'s request in the list and timeline and its items in the breakdown."""
     if f.shown is not None:
-        window.state.select_request(f.shown)
-    window.breakdown.select_items(f.items, f.messages, f.category)
+        host.select_request(f.shown)
+    host.show_in_breakdown(f.items, f.messages, f.category)
 
 
-def install(window: Any) -> FindingsPanel:
-    """Add the Findings tab to ``window`` (a ``MainWindow``) and wire it to its state."""
-    state = window.state
-    panel = FindingsPanel(window)
-    panel.insights_of = lambda: getattr(window, "panels", {}).get("insights_panel")
-    window.tabs.addTab(panel, "Findings")  # View > Findings: the help menu's tab actions
+def install(host: PanelHost) -> FindingsPanel:
+    """Add the Findings tab to the window and wire it to its state."""
+    state = host.state
+    panel = FindingsPanel(host.window())
+    panel.insights_of = lambda: host.panel("insights_panel")
+    host.add_tab(panel, "Findings")  # View > Findings: the help menu's tab actions
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
-    panel.finding_picked.connect(lambda f: show_finding(window, f))
+    panel.finding_picked.connect(lambda f: show_finding(host, f))
     if state.analysis is not None:
         panel.set_analysis(state.analysis)
     return panel

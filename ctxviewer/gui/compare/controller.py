@@ -15,18 +15,19 @@ from PySide6.QtCore import QObject
 from ctxviewer.analysis.compare import Comparison, default_names, write_csv
 from ctxviewer.gui.compare.runner import ANTHROPIC, CompareRunner, anthropic_available
 from ctxviewer.gui.compare.tab import CompareTab
+from ctxviewer.gui.host import PanelHost
 
 
 class CompareController(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.state = window.state
-        self.tab = CompareTab(window, anthropic=anthropic_available())
+    def __init__(self, host: PanelHost) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.state = host.state
+        self.tab = CompareTab(host.window(), anthropic=anthropic_available())
         self.runner = CompareRunner(parent=self)
         self.use_anthropic = False
         self._dirty = True
-        window.tabs.addTab(self.tab, "Compare")
+        host.add_tab(self.tab, "Compare")
         self.tab.set_current_estimator(self.state.options.estimator)
         self._connect()
         if self.state.session is not None:
@@ -40,7 +41,7 @@ class CompareController(QObject):
         s.session_loaded.connect(self._on_state_session_loaded)
         s.request_changed.connect(self._on_state_request_changed)
         s.options_changed.connect(self._on_state_options_changed)
-        self.window.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        self.host.tab_changed.connect(self._on_tabs_current_changed)
         t.estimator_chosen.connect(s.set_estimator)
         t.request_chosen.connect(s.select_request)
         t.anthropic_toggled.connect(self._on_tab_anthropic_toggled)
@@ -54,7 +55,7 @@ class CompareController(QObject):
         r.cancelled.connect(self._on_runner_cancelled)
 
     def shown(self) -> bool:
-        return self.window.tabs.currentWidget() is self.tab
+        return self.host.current_tab() is self.tab
 
     def _refresh(self) -> None:
         if not (self.shown() and self._dirty):
@@ -116,16 +117,18 @@ class CompareController(QObject):
         c = self.runner.comparison
         if c is None:
             return
-        base = os.path.splitext(os.path.basename(self.state.session.path or "session"))[0]
-        path = self.window.ask_save_path("Export comparison as CSV", f"{base}-compare.csv",
-                                         "CSV (*.csv)")
+        session = self.state.session
+        shown = session.path if session is not None else None
+        base = os.path.splitext(os.path.basename(shown or "session"))[0]
+        path = self.host.ask_save_path("Export comparison as CSV", f"{base}-compare.csv",
+                                       "CSV (*.csv)")
         if not path:
             return
         try:
             with open(path, "w", newline="", encoding="utf-8") as f:
                 write_csv(c, f)
         except OSError as e:
-            self.window.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
+            self.host.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
         else:
-            self.window.status.showMessage(f"Saved {path}", 5000)
+            self.host.show_message(f"Saved {path}", 5000)
 

@@ -5,13 +5,11 @@
 thread pool, and only once the tab is visible or a budget needs it),
 ``set_current`` (the selected request). Intent leaves as ``request_selected``;
 ``budget_marks_changed`` carries ``(request, kind, label)`` marks for the
-timeline. ``install(window)`` adds the tab to a ``MainWindow`` and wires it
-to ``window.state`` and ``window.timeline.plot`` (see ``panels.py``).
+timeline. ``install(host)`` adds the tab to the window (a ``PanelHost``) and
+wires it to ``host.state`` and the timeline plot (see ``gui/panels.py``).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
@@ -20,6 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestDiff, evaluate_budget
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural
+from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.insights.budget import amount
 from ctxviewer.gui.insights.cache import CacheBreaksPage
 from ctxviewer.gui.insights.compactions import CompactionsPage
@@ -209,23 +208,23 @@ class InsightsPanel(QWidget):
             self.runner.diff(s, a, b, self.analysis.estimator)
 
 
-def install(window: Any) -> InsightsPanel:
-    """Add the Insights tab to ``window`` (a ``MainWindow``) and wire it to its state."""
-    state = window.state
-    panel = InsightsPanel(window)
-    window.tabs.addTab(panel, "Insights")
+def install(host: PanelHost) -> InsightsPanel:
+    """Add the Insights tab to the window and wire it to its state."""
+    state = host.state
+    panel = InsightsPanel(host.window())
+    host.add_tab(panel, "Insights")
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     state.request_changed.connect(panel.set_current)
-    panel.request_selected.connect(state.select_request)
-    plot = getattr(getattr(window, "timeline", None), "plot", None)
-    if plot is not None and hasattr(plot, "set_budget_marks"):
+    panel.request_selected.connect(host.select_request)
+    plot = host.timeline_plot()
+    if plot is not None:
         panel.budget_marks_changed.connect(plot.set_budget_marks)
     # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
     # on the window only, so View lists the tab once
-    action = QAction("&Insights", window)
+    action = QAction("&Insights", host.window())
     action.setShortcut(QKeySequence("Ctrl+Shift+I"))
-    action.triggered.connect(lambda: window.tabs.setCurrentWidget(panel))
-    window.addAction(action)
+    action.triggered.connect(lambda: host.show_tab(panel))
+    host.add_action(action)
     if state.analysis is not None:
         panel.set_analysis(state.analysis)
         panel.set_current(state.index)

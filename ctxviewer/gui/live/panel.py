@@ -1,9 +1,9 @@
 """Live attach in the main window: follow the open file, File > Attach…, the proxy.
 
-``install(window)`` adds the actions (File > Attach… Ctrl+Shift+O, File >
+``install(host)`` adds the actions (File > Attach… Ctrl+Shift+O, File >
 Follow live Ctrl+L, a Proxy menu), toolbar buttons and two status-bar
-indicators ("● live", "proxy :PORT recording N exchanges") to a built
-``MainWindow``, and returns the ``LivePanel`` that wires them. Dialogs are
+indicators ("● live", "proxy :PORT recording N exchanges") to the window
+(a ``PanelHost``), and returns the ``LivePanel`` that wires them. Dialogs are
 created through replaceable factories so tests can drive them.
 """
 
@@ -17,15 +17,15 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QDialog, QLabel, QMainWindow, QMenu, QToolBar
+from PySide6.QtWidgets import QDialog, QLabel
 
 from ctxviewer.fmt import plural
+from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.live.attach_dialog import AttachDialog
 from ctxviewer.gui.live.compact_dialog import LiveCompactDialog
 from ctxviewer.gui.live.follow import LiveFollower
 from ctxviewer.gui.live.proxy_control import ProxyControl, ProxySettings
 from ctxviewer.gui.live.proxy_dialog import ProxyDialog
-from ctxviewer.gui.widgets.menus import find_menu
 from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start
 from ctxviewer.ingest.discover import default_roots, discover_sessions
 
@@ -48,13 +48,15 @@ def discover_job(limit: int = DISCOVER_LIMIT) -> Callable[..., Any]:
 
 
 class LivePanel(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.follower = LiveFollower(window.state, parent=self)
+    def __init__(self, host: PanelHost) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.follower = LiveFollower(host.state, parent=self)
         self.proxy = ProxyControl(self)
-        self.make_attach_dialog: Callable[[], AttachDialog] = lambda: AttachDialog(window)
-        self.make_proxy_dialog: Callable[[], ProxyDialog] = lambda: ProxyDialog(parent=window)
+        self.make_attach_dialog: Callable[[], AttachDialog] = \
+            lambda: AttachDialog(host.window())
+        self.make_proxy_dialog: Callable[[], ProxyDialog] = \
+            lambda: ProxyDialog(parent=host.window())
         self.attach_dialog: AttachDialog | None = None
         self.proxy_dialog: ProxyDialog | None = None
         self._discover_gen = 0
@@ -64,19 +66,19 @@ class LivePanel(QObject):
         self._build_actions()
         self._build_indicators()
         self._connect()
-        window.closing.connect(self._on_window_closing)  # stop following and the proxy
+        host.closing.connect(self._on_window_closing)  # stop following and the proxy
 
     # -- building -----------------------------------------------------------------
     def _action(self, text: str, key: str = "", checkable: bool = False) -> QAction:
-        action = QAction(text, self.window)
+        action = QAction(text, self.host.window())
         if key:
             action.setShortcut(QKeySequence(key))
         action.setCheckable(checkable)
-        self.window.addAction(action)
+        self.host.add_action(action)
         return action
 
     def _build_actions(self) -> None:
-        w = self.window
+        h = self.host
         self.attach = self._action("&Attach to an agent session…", "Ctrl+Shift+O")
         self.attach.setToolTip("Pick a running agent's session file and follow it live")
         self.follow = self._action("&Follow live", "Ctrl+L", checkable=True)
@@ -92,45 +94,30 @@ class LivePanel(QObject):
                                      "through the proxy (started with compaction allowed)")
         self.compact_live.setEnabled(False)
         self.compact_dialog: LiveCompactDialog | None = None
-        file_menu = _menu(w, "&File")
-        if file_menu is not None:
-            acts = file_menu.actions()
-            recent = w.actions_.recent_menu.menuAction()
-            pos = acts.index(recent) + 1 if recent in acts else 1
-            for a in (self.attach, self.follow):
-                if pos < len(acts):
-                    file_menu.insertAction(acts[pos], a)
-                else:
-                    file_menu.addAction(a)
-        self.proxy_menu = QMenu("&Proxy", w)
+        h.add_open_actions([self.attach, self.follow])
+        self.proxy_menu = h.menu("&Proxy", before="Go")
         self.proxy_menu.addAction(self.start_proxy)
         self.proxy_menu.addAction(self.stop_proxy)
         self.proxy_menu.addAction(self.compact_live)
-        go = _menu(w, "&Go")
-        w.menuBar().insertMenu(go.menuAction() if go is not None else None, self.proxy_menu)
-        bar = w.findChild(QToolBar, "file_toolbar")
-        if bar is not None:
-            bar.addAction(self.attach)
-            bar.addAction(self.follow)
-            bar.addAction(self.start_proxy)
+        for a in (self.attach, self.follow, self.start_proxy):
+            h.add_toolbar_action(a)
         self.attach.setIconText("Attach…")
         self.follow.setIconText("Follow")
         self.start_proxy.setIconText("Proxy…")
 
     def _build_indicators(self) -> None:
-        status = self.window.status
-        self.live_label = QLabel("● live", status)
+        self.live_label = QLabel("● live")
         self.live_label.setStyleSheet("color: #2eaa4f; font-weight: bold; padding: 0 4px")
         self.live_label.setToolTip("Following the file as it is written (Ctrl+L to stop)")
         self.live_label.hide()
-        self.proxy_label = QLabel(status)
+        self.proxy_label = QLabel()
         self.proxy_label.setStyleSheet("color: #d0702a; padding: 0 4px")
         self.proxy_label.hide()
-        status.addPermanentWidget(self.proxy_label)
-        status.addPermanentWidget(self.live_label)
+        self.host.add_status_widget(self.proxy_label)
+        self.host.add_status_widget(self.live_label)
 
     def _connect(self) -> None:
-        s, f = self.window.state, self.follower
+        s, f = self.host.state, self.follower
         s.session_loaded.connect(self._on_state_session_loaded)
         self.attach.triggered.connect(self.show_attach_dialog)
         self.follow.toggled.connect(self._on_follow_toggled)
@@ -138,7 +125,7 @@ class LivePanel(QObject):
         self.stop_proxy.triggered.connect(self.proxy.stop)
         self.compact_live.triggered.connect(self.show_compact_dialog)
         self.proxy.rewrite_event.connect(
-            lambda m: self.window.status.showMessage(f"Proxy: {m}", 8000))
+            lambda m: self.host.show_message(f"Proxy: {m}", 8000))
         f.following_changed.connect(self._on_follower_following_changed)
         f.failed.connect(self._on_follower_failed)
         f.waiting.connect(self._on_follower_waiting)
@@ -152,14 +139,14 @@ class LivePanel(QObject):
     def follow_file(self, path: str) -> None:
         """Open ``path`` and follow it live."""
         self.follower.follow(path)
-        self.window.status.showMessage(f"Following {os.path.basename(path)}…", 3000)
+        self.host.show_message(f"Following {os.path.basename(path)}…", 3000)
 
     def show_attach_dialog(self) -> AttachDialog:
         if self.attach_dialog is None:
             d = self.attach_dialog = self.make_attach_dialog()
             d.refresh_requested.connect(self.refresh_sessions)
             d.attach_requested.connect(self.follow_file)
-            d.open_requested.connect(self.window.open_file)
+            d.open_requested.connect(self.host.open_file)
         self.refresh_sessions()
         _show(self.attach_dialog)
         return self.attach_dialog
@@ -194,7 +181,7 @@ class LivePanel(QObject):
                 prices = load_prices()
             except ValueError:
                 prices = None  # the preview says there is no price
-            self.compact_dialog = LiveCompactDialog(rewriter, prices, self.window)
+            self.compact_dialog = LiveCompactDialog(rewriter, prices, self.host.window())
         else:
             self.compact_dialog.refresh()
         _show(self.compact_dialog)
@@ -209,7 +196,7 @@ class LivePanel(QObject):
             if self.proxy_dialog is not None:
                 self.proxy_dialog.set_error(reason)
             else:
-                self.window.show_error("Proxy", reason)
+                self.host.show_error("Proxy", reason)
             return False
         if self.proxy_dialog is not None:
             self.proxy_dialog.set_running(self.proxy.url, self.proxy.out)
@@ -222,7 +209,8 @@ class LivePanel(QObject):
 
     def _on_follow_toggled(self, on: bool) -> None:
         if on and not self.follower.is_following():
-            path = self.window.state.session.path if self.window.state.session else None
+            session = self.host.state.session
+            path = session.path if session is not None else None
             if path:
                 self.follower.follow(path)
             else:
@@ -238,19 +226,19 @@ class LivePanel(QObject):
             self.live_label.setToolTip(f"Following {self.follower.path} (Ctrl+L to stop)")
 
     def _on_follower_failed(self, path: str, reason: str) -> None:
-        self.window.show_error("Stopped following", reason)
+        self.host.show_error("Stopped following", reason)
 
     def _on_follower_waiting(self, reason: str) -> None:
-        self.window.status.showMessage(f"Waiting for content: {reason}", 3000)
+        self.host.show_message(f"Waiting for content: {reason}", 3000)
 
     def _on_follower_updated(self, result: Any) -> None:
         session = result.analysis.session
         if not session.requests:
             name = os.path.basename(session.path or "")
-            self.window.status.showMessage(f"Following {name}: waiting for the first request")
+            self.host.show_message(f"Following {name}: waiting for the first request")
         elif result.new and not result.reloaded:
             n = len(result.new)
-            self.window.status.showMessage(f"{n} new request{'s' if n > 1 else ''}", 3000)
+            self.host.show_message(f"{n} new request{'s' if n > 1 else ''}", 3000)
 
     def _on_discover_finished(self, gen: int, result: object) -> None:
         if gen == self._discover_gen and self.attach_dialog is not None:
@@ -282,8 +270,8 @@ class LivePanel(QObject):
         self.proxy_label.setText(f"proxy :{self.proxy.port} NOT recording")
         self.proxy_label.setToolTip(f"The recording stopped ({why}). The proxy still forwards "
                                     "every call; stop it and start it with another file.")
-        self.window.status.showMessage(f"Proxy recording stopped: {why}; calls are still "
-                                       "forwarded but no longer recorded")
+        self.host.show_message(f"Proxy recording stopped: {why}; calls are still "
+                               "forwarded but no longer recorded")
 
     def _on_proxy_stopped(self, count: int) -> None:
         self.stop_proxy.setEnabled(False)
@@ -293,7 +281,7 @@ class LivePanel(QObject):
             self.compact_dialog.deleteLater()
             self.compact_dialog = None
         self.proxy_label.hide()
-        self.window.status.showMessage(f"Proxy stopped: {plural(count, 'exchange')} recorded", 5000)
+        self.host.show_message(f"Proxy stopped: {plural(count, 'exchange')} recorded", 5000)
         if self.proxy_dialog is not None:
             self.proxy_dialog.close()
             self.proxy_dialog.deleteLater()
@@ -321,9 +309,5 @@ def _show(dialog: QDialog) -> None:
         dialog.show()
 
 
-def _menu(window: QMainWindow, title: str) -> QMenu | None:
-    return find_menu(window, title)
-
-
-def install(window: Any) -> LivePanel:
-    return LivePanel(window)
+def install(host: PanelHost) -> LivePanel:
+    return LivePanel(host)

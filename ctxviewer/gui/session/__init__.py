@@ -1,5 +1,7 @@
 """The window around one session: ``main_window.MainWindow`` and the views it is built of.
 
+``window_host.HostWindow`` is its side of ``gui.host.PanelHost``, what panels use.
+
 The request list (``request_table``, ``request_model``), the context bar
 (``bar_panel``), the breakdown tree (``breakdown_panel``, ``breakdown_model``),
 the content pane (``content``, ``content_pane``), the toolbar

@@ -6,12 +6,16 @@ pane shows) or its name and tokens, expand or collapse everything, export the
 breakdown. The timeline's own toggles (time axis, cache view, sub-agents, side
 calls, output, what-if), so far only in the plot's right-click menu, are also
 in View > Timeline shows.
+
+Part of the window itself (``MainWindow`` builds it before installing its
+panels): it reaches into the session's own views. Simulating a compaction asks
+the ``analysis_panels`` panel, when it is installed.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QGuiApplication
@@ -19,15 +23,20 @@ from PySide6.QtWidgets import QMenu
 
 from ctxviewer.analysis.report import point_json
 from ctxviewer.gui.session.content import node_content
-from ctxviewer.gui.widgets.menus import find_menu
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.session.main_window import MainWindow
 
 
-def _view_menu(window: Any) -> QMenu | None:
-    return find_menu(window, "View")
+@runtime_checkable
+class CompactionOpener(Protocol):
+    """The panel that simulates a compaction of the selected request."""
+
+    def open_compaction(self) -> object: ...
 
 
 class ContextMenus(QObject):
-    def __init__(self, window: Any) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
         self.window = window
         self.last_menu: QMenu | None = None  # the menu shown last (for tests)
@@ -37,10 +46,9 @@ class ContextMenus(QObject):
         tree = window.breakdown.tree
         tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         tree.customContextMenuRequested.connect(self._on_tree_menu)
-        plot = window.timeline.plot
-        view = _view_menu(window)
-        if plot is not None and view is not None:
-            sub = view.addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
+        plot = window.timeline_plot()
+        if plot is not None:
+            sub = window.menu("&View").addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
             for key in ("reset", "time", "cache", "subagents", "auxiliary", "output", "whatif"):
                 sub.addAction(plot.menu_actions[key])
 
@@ -58,8 +66,7 @@ class ContextMenus(QObject):
         menu.addSeparator()
         compact = menu.addAction("Simulate compaction of this request…")
         compact.triggered.connect(lambda: self._compact(point.index))
-        panels = getattr(self.window, "panels", {}).get("analysis_panels")
-        compact.setEnabled(panels is not None)
+        compact.setEnabled(isinstance(self.window.panel("analysis_panels"), CompactionOpener))
         self.last_menu = menu
         return menu
 
@@ -70,8 +77,10 @@ class ContextMenus(QObject):
             self.requests_menu(index).popup(table.viewport().mapToGlobal(pos))
 
     def _compact(self, request: int) -> None:
-        self.window.state.select_request(request)
-        self.window.panels["analysis_panels"].open_compaction()
+        self.window.select_request(request)
+        panel = self.window.panel("analysis_panels")
+        if isinstance(panel, CompactionOpener):
+            panel.open_compaction()
 
     # -- the breakdown tree ---------------------------------------------------------
     def tree_menu(self, index: QModelIndex) -> QMenu:
@@ -113,6 +122,3 @@ def actions_of(menu: QMenu) -> dict[str, QAction]:
     """A menu's actions by their text (for tests and the shortcut list)."""
     return {a.text(): a for a in menu.actions() if not a.isSeparator()}
 
-
-def install(window: Any) -> ContextMenus:
-    return ContextMenus(window)

@@ -15,11 +15,10 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QMainWindow,
     QSplitter,
     QTabWidget,
     QVBoxLayout,
@@ -35,6 +34,7 @@ from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
 from ctxviewer.gui.session.content import node_content
 from ctxviewer.gui.session.content_pane import ContentPane
+from ctxviewer.gui.session.context_menus import ContextMenus
 from ctxviewer.gui.session.controls_toolbar import ControlsToolBar
 from ctxviewer.gui.session.file_sessions import FileSessions
 from ctxviewer.gui.session.loader import SessionLoader
@@ -43,6 +43,7 @@ from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.skipped_dialog import SkippedDialog
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
+from ctxviewer.gui.session.window_host import HostWindow
 from ctxviewer.gui.timeline.tab import TimelineTab
 from ctxviewer.gui.widgets import dialogs, file_dialog
 from ctxviewer.model import Session
@@ -51,8 +52,9 @@ from ctxviewer.resources import is_demo
 DEFAULT_SIZE = (1400, 900)
 
 
-class MainWindow(QMainWindow):
-    closing = Signal()  # the window closes (after any confirmation): panels stop their work
+class MainWindow(HostWindow):
+    """The window; its panels see it as a ``PanelHost`` (``HostWindow``)."""
+
     def __init__(self, state: AppState, settings: AppSettings | None = None,
                  loader: SessionLoader | None = None) -> None:
         super().__init__()
@@ -72,12 +74,14 @@ class MainWindow(QMainWindow):
         # on cancel or error (None: no partial shown), and whether this load showed one.
         self._restore: tuple[Analysis | None, int | None] | None = None
         self._partial_shown = False
+        self.panels = {}
         self._build()
         self._connect()
         self._restore_layout()
         self.actions_.set_session_open(False)
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
+        self.context_menus = ContextMenus(self)  # the request list's and the tree's
         self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
         window_layout.restore_choices(self)
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
@@ -88,10 +92,10 @@ class MainWindow(QMainWindow):
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
         self.actions_ = WindowActions(self)
-        file_bar = self.addToolBar("File")
-        file_bar.setObjectName("file_toolbar")
-        file_bar.setMovable(False)
-        file_bar.addAction(self.actions_.open)
+        self.file_bar = self.addToolBar("File")
+        self.file_bar.setObjectName("file_toolbar")
+        self.file_bar.setMovable(False)
+        self.file_bar.addAction(self.actions_.open)
         self.controls = ControlsToolBar(self)
         self.controls.set_options(self.state.options)
         self.addToolBar(self.controls)
@@ -369,7 +373,7 @@ class MainWindow(QMainWindow):
     def quit_concerns(self) -> list[str]:
         """What quitting now would lose, one sentence per panel that says so."""
         out = []
-        for panel in getattr(self, "panels", {}).values():
+        for panel in self.panels.values():
             concern = getattr(panel, "quit_concern", None)
             text = concern() if concern is not None else None
             if text:

@@ -72,11 +72,11 @@ def restore_layout(window: MainWindow) -> bool:
 
 
 def _plot(window: MainWindow) -> Any:  # a TimelinePlot, or None without pyqtgraph
-    return getattr(window.timeline, "plot", None)
+    return window.timeline_plot()
 
 
 def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
-    panel = getattr(window, "panels", {}).get("insights_panel")
+    panel = window.panel("insights_panel")
     return getattr(getattr(panel, "cost", None), "budget", None)
 
 
