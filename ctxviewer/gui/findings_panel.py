@@ -11,11 +11,10 @@ request list and timeline, and its items in the breakdown tree.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -26,7 +25,7 @@ from ctxviewer.fmt import plural, usd
 from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.insights.model import Column, fmt_int
 from ctxviewer.gui.insights.table import InsightsTable
-from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start_soon
+from ctxviewer.gui.widgets.jobs import LatestJob
 
 TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 
@@ -69,10 +68,9 @@ class FindingsPanel(QWidget):
         # the Insights panel, whose redundancy and cache breaks are reused when at hand
         self.insights_of: Callable[[], Any] = lambda: None
         self._dirty = False
-        self._gen = 0
-        self._signals = WorkerSignals()
-        self._signals.finished.connect(self._on_finished)
-        self._signals.failed.connect(self._on_failed)
+        self._jobs = LatestJob(parent=self)
+        self._jobs.finished.connect(self._on_finished)
+        self._jobs.failed.connect(self._on_failed)
         self.table = InsightsTable(COLUMNS, lambda _f: None, self, describe=describe,
                                    tint=lambda f: TINTS.get(f.severity), stretch=TITLE)
         self.table.set_note("Sorted by severity, then tokens carried over the session. "
@@ -104,15 +102,13 @@ class FindingsPanel(QWidget):
         if a is None:
             return
         self._dirty = False
-        self._gen += 1
         ins = getattr(self.insights_of(), "result", None)
         parts: dict[str, Any] = {}
         if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
             parts = {"redundant": ins.insights.redundancy.findings,
                      "breaks": ins.insights.cache.breaks}
         self.table.set_summary("Computing findings…")
-        start_soon(QThreadPool.globalInstance(), Worker(lambda _p, _c: findings(a, prices=load_prices(), **parts),
-                                self._gen, self._signals, threading.Event()), self)
+        self._jobs.start(lambda _p, _c: findings(a, prices=load_prices(), **parts), soon=True)
 
     # -- results ----------------------------------------------------------------------
     def _show(self, found: list[Finding] | None, status: str = "") -> None:
@@ -129,13 +125,11 @@ class FindingsPanel(QWidget):
         self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · unused "
                                f"tools cost {_usd(usd) or '$0'}")
 
-    def _on_finished(self, gen: int, found: object) -> None:
-        if gen == self._gen:
-            self._show(list(found))  # type: ignore[call-overload]
+    def _on_finished(self, found: object) -> None:
+        self._show(list(found))  # type: ignore[call-overload]
 
-    def _on_failed(self, gen: int, reason: str) -> None:
-        if gen == self._gen:
-            self._show(None, f"<span style='color:#d03b3b'>Findings failed: {reason}</span>")
+    def _on_failed(self, reason: str) -> None:
+        self._show(None, f"<span style='color:#d03b3b'>Findings failed: {reason}</span>")
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)

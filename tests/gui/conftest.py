@@ -104,8 +104,8 @@ def window(qtbot):
 
         pool = QThreadPool.globalInstance()
         raise AssertionError(
-            f"loader still busy after 30 s: loading={w.loader._loading} "
-            f"analysing={w.loader._analysing} pool active={pool.activeThreadCount()}/"
+            f"loader still busy after 30 s: loading={w.loader._loads.is_busy()} "
+            f"analysing={w.loader._analyses.is_busy()} pool active={pool.activeThreadCount()}/"
             f"{pool.maxThreadCount()}") from e
 
 

@@ -9,7 +9,6 @@ succeeds) behaves as in qwen-code. A failed summary comes back as
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -18,7 +17,7 @@ from PySide6.QtCore import QObject, QThreadPool, Signal
 from ctxviewer.analysis.compaction import LocalSummarizer, Params, simulate_compaction
 from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
-from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start
+from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.ingest import Cancelled
 from ctxviewer.model import Request
 
@@ -42,19 +41,16 @@ class CompactionRunner(QObject):
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None,
                  anthropic_factory: Callable[[], Any] | None = None) -> None:
         super().__init__(parent)
-        self._pool = pool or QThreadPool.globalInstance()
-        self._gen = 0
-        self._cancel = threading.Event()
-        self._busy = False
         self._factory = anthropic_factory
         self._anthropic: Any = None
-        self._signals = WorkerSignals()
-        self._signals.finished.connect(self._on_finished)
-        self._signals.failed.connect(self._on_failed)
-        self._signals.cancelled.connect(self._on_cancelled)
+        self._jobs = LatestJob(pool, self)
+        self._jobs.finished.connect(self._on_finished)
+        self._jobs.failed.connect(self._on_failed)
+        self._jobs.cancelled.connect(self.cancelled)
+        self._jobs.busy_changed.connect(self.busy_changed)
 
     def is_busy(self) -> bool:
-        return self._busy
+        return self._jobs.is_busy()
 
     def summarizer(self, name: str) -> Any:
         if name != "anthropic":
@@ -71,13 +67,10 @@ class CompactionRunner(QObject):
     def run(self, req: Request, strategy: str, est: Estimator, thresholds: Thresholds,
             params: Params, summarizer: str = "local", inferred: int | None = None,
             force: bool = True) -> None:
-        self._cancel.set()
-        self._gen += 1
-        self._cancel = threading.Event()
-        cancel = self._cancel
+        ticket = self._jobs.begin()
         s = self.summarizer(summarizer)
-        if hasattr(s, "cancelled"):
-            s.cancelled = cancel.is_set
+        if hasattr(s, "cancelled"):  # the API stream stops when the job is cancelled
+            s.cancelled = ticket.cancelled
 
         def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Any:
             from ctxviewer.analysis.compaction.summarize_anthropic import (
@@ -94,32 +87,16 @@ class CompactionRunner(QObject):
             except SummarizerError as e:
                 return _Failure(str(e), isinstance(e, SummarizerStopped))
 
-        start(self._pool, Worker(job, self._gen, self._signals, cancel))
-        self._set_busy(True)
+        self._jobs.run(ticket, job)
 
     def cancel(self) -> None:
-        self._cancel.set()
+        self._jobs.cancel()
 
-    def _set_busy(self, busy: bool) -> None:
-        if busy != self._busy:
-            self._busy = busy
-            self.busy_changed.emit(busy)
-
-    def _on_finished(self, gen: int, result: object) -> None:
-        if gen != self._gen:
-            return
-        self._set_busy(False)
+    def _on_finished(self, result: object) -> None:
         if isinstance(result, _Failure):
             self.failed.emit(result.message, result.stopped)
         else:
             self.finished.emit(result)
 
-    def _on_failed(self, gen: int, reason: str) -> None:
-        if gen == self._gen:
-            self._set_busy(False)
-            self.failed.emit(reason, False)
-
-    def _on_cancelled(self, gen: int) -> None:
-        if gen == self._gen:
-            self._set_busy(False)
-            self.cancelled.emit()
+    def _on_failed(self, reason: str) -> None:
+        self.failed.emit(reason, False)

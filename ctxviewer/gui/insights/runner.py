@@ -3,13 +3,12 @@
 ``compute(session, est)`` runs ``insights(...)`` (prices read from disk,
 the user's override merged) plus the previous request of every request in
 its conversation (for the diff page); ``diff(session, a, b, est)`` runs
-``diff_requests``. Each has its own generation counter so a newer job makes
-older results stale; ``busy_changed`` says when anything is running.
+``diff_requests``. Each is a ``LatestJob`` (a newer job makes older results
+stale); ``busy_changed`` says when anything is running.
 """
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from itertools import pairwise
 
@@ -23,7 +22,7 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
-from ctxviewer.gui.widgets.worker import Job, Worker, WorkerSignals, start_soon
+from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.model import Session
 
 
@@ -57,64 +56,27 @@ class InsightsRunner(QObject):
 
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = pool or QThreadPool.globalInstance()
-        self._gen = {"insights": 0, "diff": 0}
-        self._running: set[str] = set()
-        self._cancel = {"insights": threading.Event(), "diff": threading.Event()}
-        self._signals = {"insights": WorkerSignals(), "diff": WorkerSignals()}  # no parent:
-        # running workers keep them alive; bound slots of this QObject run on its thread
-        self._signals["insights"].finished.connect(self._on_insights_finished)
-        self._signals["insights"].failed.connect(self._on_insights_failed)
-        self._signals["diff"].finished.connect(self._on_diff_finished)
-        self._signals["diff"].failed.connect(self._on_diff_failed)
+        self._busy = False
+        self._insights = LatestJob(pool, self)
+        self._diffs = LatestJob(pool, self)
+        self._insights.finished.connect(self.computed)
+        self._diffs.finished.connect(self.diffed)
+        for jobs in (self._insights, self._diffs):
+            jobs.failed.connect(self.failed)
+            jobs.busy_changed.connect(self._settle)
 
     def is_busy(self) -> bool:
-        return bool(self._running)
+        return self._insights.is_busy() or self._diffs.is_busy()
 
     def compute(self, session: Session, est: Estimator) -> None:
-        self._start("insights", lambda _p, _c: compute_insights(session, est))
+        self._insights.start(lambda _p, _c: compute_insights(session, est), soon=True)
 
     def diff(self, session: Session, a: int, b: int, est: Estimator) -> None:
         ra, rb = session.requests[a], session.requests[b]
-        self._start("diff", lambda _p, _c: diff_requests(ra, rb, est))
+        self._diffs.start(lambda _p, _c: diff_requests(ra, rb, est), soon=True)
 
-    def _start(self, kind: str, job: Job) -> None:
-        self._cancel[kind].set()
-        self._cancel[kind] = threading.Event()
-        self._gen[kind] += 1
-        was_busy = self.is_busy()
-        self._running.add(kind)
-        start_soon(self._pool, Worker(job, self._gen[kind], self._signals[kind],
-                                      self._cancel[kind]), self)
-        if not was_busy:
-            self.busy_changed.emit(True)
-
-    def _ended(self, kind: str, gen: int) -> bool:
-        if gen != self._gen[kind]:
-            return False
-        self._running.discard(kind)
-        return True
-
-    def _on_insights_finished(self, gen: int, result: object) -> None:
-        if self._ended("insights", gen):
-            self.computed.emit(result)
-            self._settle()
-
-    def _on_diff_finished(self, gen: int, result: object) -> None:
-        if self._ended("diff", gen):
-            self.diffed.emit(result)
-            self._settle()
-
-    def _on_insights_failed(self, gen: int, reason: str) -> None:
-        if self._ended("insights", gen):
-            self.failed.emit(reason)
-            self._settle()
-
-    def _on_diff_failed(self, gen: int, reason: str) -> None:
-        if self._ended("diff", gen):
-            self.failed.emit(reason)
-            self._settle()
-
-    def _settle(self) -> None:
-        if not self.is_busy():
-            self.busy_changed.emit(False)
+    def _settle(self, _busy: bool = False) -> None:
+        busy = self.is_busy()
+        if busy != self._busy:
+            self._busy = busy
+            self.busy_changed.emit(busy)

@@ -1,7 +1,7 @@
 """Follow a growing session log and keep ``AppState`` up to date (live attach).
 
 A ``Follower`` (``ctxviewer.ingest.follow``) is polled on a ``QTimer``; each
-poll runs as a ``Worker`` on the thread pool, one at a time, so the GUI never
+poll runs as a job of a ``LatestJob`` on the thread pool, one at a time, so the GUI never
 blocks on a big first read (taken in ``CHUNK_BYTES`` steps, with progress).
 
 Thread safety: the follower's own ``Session`` grows in place on worker
@@ -19,7 +19,6 @@ keeps their selection.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -28,7 +27,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import AppState, Options
 from ctxviewer.gui.session.loader import prepare, snapshot
-from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start
+from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.model import Session
 
@@ -100,16 +99,12 @@ class LiveFollower(QObject):
                  parent: QObject | None = None, interval_ms: int = POLL_MS) -> None:
         super().__init__(parent)
         self.state = state
-        self._pool = pool or QThreadPool.globalInstance()
         self._follower: Follower | None = None
         self._shown: Session | None = None  # the session object AppState shows for us
-        self._gen = 0
-        self._busy = False
-        self._cancel = threading.Event()
-        self._signals = WorkerSignals()  # no parent: running workers keep it alive
-        self._signals.finished.connect(self._on_job_finished)
-        self._signals.failed.connect(self._on_job_failed)
-        self._signals.progressed.connect(self._on_job_progressed)
+        self._polls = LatestJob(pool, self)
+        self._polls.finished.connect(self._on_job_finished)
+        self._polls.failed.connect(self._on_job_failed)
+        self._polls.progressed.connect(self._on_job_progressed)
         self.timer = QTimer(self)
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self._on_timer_timeout)
@@ -125,7 +120,7 @@ class LiveFollower(QObject):
         return self._follower is not None
 
     def is_busy(self) -> bool:
-        return self._busy
+        return self._polls.is_busy()
 
     def follow(self, path: str) -> None:
         """Show ``path`` and keep showing what is appended to it."""
@@ -144,45 +139,35 @@ class LiveFollower(QObject):
 
     def poll_now(self) -> None:
         """Poll at once (when no poll is running) instead of waiting for the timer."""
-        if self._follower is not None and not self._busy:
+        if self._follower is not None and not self.is_busy():
             self._poll()
 
     # -- internals ----------------------------------------------------------------
     def _drop(self) -> None:
         self.timer.stop()
-        self._cancel.set()
-        self._gen += 1
-        self._busy = False
+        self._polls.drop()
         self._follower = None
         self._shown = None
 
     def _poll(self, refresh: bool = False) -> None:
         """Start a poll job; ``refresh`` re-analyses even when the file did not change."""
         assert self._follower is not None
-        self._gen += 1
-        self._cancel = threading.Event()
         job = poll_job(self._follower, self.state.options, first=refresh or self._shown is None)
-        self._busy = True
-        start(self._pool, Worker(job, self._gen, self._signals, self._cancel))
+        self._polls.start(job)
 
     def _on_timer_timeout(self) -> None:
         self.poll_now()
 
-    def _on_job_progressed(self, gen: int, done: int, total: int) -> None:
-        if gen == self._gen and total:
+    def _on_job_progressed(self, done: int, total: int) -> None:
+        if total:
             self.progressed.emit(min(1000, done * 1000 // total))
 
-    def _on_job_failed(self, gen: int, reason: str) -> None:
-        if gen != self._gen:
-            return
+    def _on_job_failed(self, reason: str) -> None:
         path = self.path or ""
         self.stop()
         self.failed.emit(path, reason)
 
-    def _on_job_finished(self, gen: int, result: object) -> None:
-        if gen != self._gen:
-            return
-        self._busy = False
+    def _on_job_finished(self, result: object) -> None:
         assert isinstance(result, PollResult)
         if result.analysis is None:
             if result.waiting:
@@ -233,5 +218,5 @@ class LiveFollower(QObject):
     def _on_state_analysis_changed(self, a: Analysis) -> None:
         """An analysis of our session made (by an option change) while it grew: redo it."""
         if (self._shown is not None and a.session is self._shown
-                and len(a.timeline) != len(self._shown.requests) and not self._busy):
+                and len(a.timeline) != len(self._shown.requests) and not self.is_busy()):
             self._poll(refresh=True)

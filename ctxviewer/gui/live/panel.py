@@ -10,12 +10,11 @@ created through replaceable factories so tests can drive them.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QThreadPool
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QDialog, QLabel
 
@@ -26,7 +25,7 @@ from ctxviewer.gui.live.compact_dialog import LiveCompactDialog
 from ctxviewer.gui.live.follow import LiveFollower
 from ctxviewer.gui.live.proxy_control import ProxyControl, ProxySettings
 from ctxviewer.gui.live.proxy_dialog import ProxyDialog
-from ctxviewer.gui.widgets.worker import Worker, WorkerSignals, start
+from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.ingest.discover import default_roots, discover_sessions
 
 DISCOVER_LIMIT = 1000  # newest files listed (each is probed: its first 64 KiB read)
@@ -59,10 +58,9 @@ class LivePanel(QObject):
             lambda: ProxyDialog(parent=host.window())
         self.attach_dialog: AttachDialog | None = None
         self.proxy_dialog: ProxyDialog | None = None
-        self._discover_gen = 0
-        self._discover_signals = WorkerSignals()
-        self._discover_signals.finished.connect(self._on_discover_finished)
-        self._discover_signals.failed.connect(self._on_discover_failed)
+        self._discover = LatestJob(parent=self)  # the attach dialog's search for sessions
+        self._discover.finished.connect(self._on_discover_finished)
+        self._discover.failed.connect(self._on_discover_failed)
         self._build_actions()
         self._build_indicators()
         self._connect()
@@ -154,10 +152,7 @@ class LivePanel(QObject):
     def refresh_sessions(self) -> None:
         if self.attach_dialog is not None:
             self.attach_dialog.set_searching()
-        self._discover_gen += 1
-        start(QThreadPool.globalInstance(),
-              Worker(discover_job(), self._discover_gen, self._discover_signals,
-                     threading.Event()))
+        self._discover.start(discover_job())
 
     def show_proxy_dialog(self) -> ProxyDialog:
         if self.proxy_dialog is None:
@@ -240,14 +235,14 @@ class LivePanel(QObject):
             n = len(result.new)
             self.host.show_message(f"{n} new request{'s' if n > 1 else ''}", 3000)
 
-    def _on_discover_finished(self, gen: int, result: object) -> None:
-        if gen == self._discover_gen and self.attach_dialog is not None:
+    def _on_discover_finished(self, result: object) -> None:
+        if self.attach_dialog is not None:
             assert isinstance(result, tuple)
             infos, roots, now = result
             self.attach_dialog.set_sessions(list(infos), list(roots), float(now))
 
-    def _on_discover_failed(self, gen: int, reason: str) -> None:
-        if gen == self._discover_gen and self.attach_dialog is not None:
+    def _on_discover_failed(self, reason: str) -> None:
+        if self.attach_dialog is not None:
             self.attach_dialog.set_sessions([], [f"(search failed: {reason})"])
 
     def _on_proxy_started(self, port: int, out: str) -> None:

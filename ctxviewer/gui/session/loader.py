@@ -3,9 +3,9 @@
 ``load(path, options)`` reads a file and prepares its ``Analysis`` (timeline
 and the default breakdown, so that the BPE estimators count off the GUI
 thread); ``analyse(session, options)`` re-prepares a loaded session after the
-estimator, policy or window changed. Generation counters drop the results of
-jobs that a newer one made stale; ``cancel()`` stops the running load
-between records.
+estimator, policy or window changed. Loads and analyses are two ``LatestJob``:
+a newer job makes older results stale (a new load, every analysis too);
+``cancel()`` stops the running load between records.
 
 First view at once: for a line log longer than ``STEP_BYTES`` (not a JSON
 document; compressed or not), the job first reads one step (``head_session``)
@@ -25,7 +25,8 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 from ctxviewer.analysis.agents.sessions import default_session, split
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import Options
-from ctxviewer.gui.widgets.worker import Job, Worker, WorkerSignals, start
+from ctxviewer.gui.widgets.jobs import LatestJob
+from ctxviewer.gui.widgets.worker import Job
 from ctxviewer.ingest import LoadError, load
 from ctxviewer.ingest.loader import head_session
 from ctxviewer.model import Session
@@ -108,79 +109,59 @@ class SessionLoader(QObject):
 
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._pool = pool or QThreadPool.globalInstance()
-        self._load_gen = 0
-        self._analysis_gen = 0
-        self._loading = False
-        self._analysing = False
-        self._load_cancel = threading.Event()
         self._partial_ack = threading.Event()
-        self._analysis_cancel = threading.Event()
         self._path = ""
         self._found: list[list[Session]] = []  # the sessions of the last load, when several
         self._progress_at = 0.0  # when progress was last shown
-        self._load_signals = WorkerSignals()  # no parent: running workers keep it alive
-        self._load_signals.progressed.connect(self._on_load_progressed)
-        self._load_signals.partial.connect(self._on_load_partial)
-        self._load_signals.finished.connect(self._on_load_finished)
-        self._load_signals.failed.connect(self._on_load_failed)
-        self._load_signals.cancelled.connect(self._on_load_cancelled)
-        self._analysis_signals = WorkerSignals()
-        self._analysis_signals.finished.connect(self._on_analysis_finished)
-        self._analysis_signals.failed.connect(self._on_analysis_failed)
-        self._analysis_signals.cancelled.connect(self._on_analysis_cancelled)
-        self._analysis_worker: Worker | None = None
+        self._busy = False  # what busy_changed said last
+        self._loads = LatestJob(pool, self)
+        self._loads.progressed.connect(self._on_load_progressed)
+        self._loads.partial.connect(self._on_load_partial)
+        self._loads.finished.connect(self._on_load_finished)
+        self._loads.failed.connect(self._on_load_failed)
+        self._loads.cancelled.connect(self._on_load_cancelled)
+        # An analysis whose worker has ended counts as done even before its result
+        # arrives: a result lost on the way (its owner going away) must not leave the
+        # window busy for good.
+        self._analyses = LatestJob(pool, self, done_when_ended=True)
+        self._analyses.finished.connect(self._on_analysis_finished)
+        self._analyses.failed.connect(self._on_analysis_failed)
+        self._analyses.cancelled.connect(self._settle)
 
     # -- public API ---------------------------------------------------------------
     def is_busy(self) -> bool:
-        """A load or an analysis runs. An analysis whose worker has ended counts as done
-        even before its result arrives: a result lost on the way (its owner going away)
-        must not leave the window busy for good."""
-        ended = self._analysis_worker is not None and self._analysis_worker.done.is_set()
-        return self._loading or (self._analysing and not ended)
+        """A load or an analysis runs."""
+        return self._loads.is_busy() or self._analyses.is_busy()
 
     def load(self, path: str, options: Options) -> None:
-        self.cancel()
-        self._load_gen += 1
-        self._analysis_gen += 1  # a new session makes pending analyses stale
-        self._analysis_cancel.set()
-        self._analysing = False
+        self._analyses.drop()  # a new session makes pending analyses stale
         self._path = path
-        self._load_cancel = threading.Event()
-        gen, signals = self._load_gen, self._load_signals
-        ack, cancel = threading.Event(), self._load_cancel
-        self._partial_ack = ack
+        ticket = self._loads.begin()  # the running load is cancelled
+        ack = self._partial_ack = threading.Event()
 
         def hand_over(a: Analysis) -> None:
             """Give the window a partial view, then wait while it shows it: the GUI
             thread paints without fighting the parser for the GIL (a blocking hand-off
             on the worker thread, bounded by the cancel flag and a deadline)."""
             ack.clear()
-            signals.partial.emit(gen, a)
+            ticket.partial(a)
             deadline = time.monotonic() + HANDOFF_SECONDS
-            while not ack.wait(0.05) and not cancel.is_set() and time.monotonic() < deadline:
+            while not ack.wait(0.05) and not ticket.cancelled() and \
+                    time.monotonic() < deadline:
                 pass
 
         found: list[list[Session]] = []
         self._found = found
-        job = load_job(path, options, hand_over, found.append)
-        self._start(Worker(job, gen, signals, self._load_cancel))
-        self._loading = True
+        self._loads.run(ticket, load_job(path, options, hand_over, found.append))
+        self._settle(started=True)
         self.load_started.emit(path)
 
     def analyse(self, session: Session, options: Options) -> None:
-        self._analysis_cancel.set()
-        self._analysis_gen += 1
-        self._analysis_cancel = threading.Event()
-
         def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
             return prepare(session, options, cancelled)
 
-        worker = Worker(job, self._analysis_gen, self._analysis_signals, self._analysis_cancel)
-        was_busy = self.is_busy()
-        self._analysis_worker = worker
-        self._analysing = True  # before the worker starts: it may end at once
-        self._start(worker, was_busy)
+        self._analyses.start(job)
+        self._settle(started=True)
 
     def load_sync(self, path: str, options: Options, format: str | None = None,
                   session: int | None = None) -> Analysis:
@@ -195,84 +176,58 @@ class SessionLoader(QObject):
 
     def cancel(self) -> None:
         """Stop the running load (the open session stays)."""
-        self._load_cancel.set()
+        self._loads.cancel()
 
     # -- internals ----------------------------------------------------------------
-    def _start(self, worker: Worker, was_busy: bool | None = None) -> None:
-        was_busy = self.is_busy() if was_busy is None else was_busy
-        start(self._pool, worker)
-        if not was_busy:
-            self.busy_changed.emit(True)
+    def _settle(self, started: bool = False) -> None:
+        """Say when the loader turns busy (``started``: a job was just started) or idle."""
+        busy = started or self.is_busy()
+        if busy != self._busy:
+            self._busy = busy
+            self.busy_changed.emit(busy)
 
-    def _settle(self) -> None:
-        if not self.is_busy():
-            self.busy_changed.emit(False)
-
-    def _on_load_progressed(self, gen: int, done: int, total: int) -> None:
+    def _on_load_progressed(self, done: int, total: int) -> None:
         now = time.monotonic()
-        if gen == self._load_gen and total and (now - self._progress_at >= PROGRESS_SECONDS
-                                                or done >= total):
+        if total and (now - self._progress_at >= PROGRESS_SECONDS or done >= total):
             self._progress_at = now
             self.progressed.emit(min(1000, done * 1000 // total))
 
-    def _on_load_partial(self, gen: int, analysis: object) -> None:
-        if gen == self._load_gen and self._loading:
-            self.partial.emit(analysis)
+    def _on_load_partial(self, analysis: object) -> None:
+        self.partial.emit(analysis)
         # Release the worker once the views have painted the partial. Some repaint
         # again just after (delayed item layouts, scrolling to the selected row):
         # with the parser running those take 3-5x longer (each call from Qt into
         # Python waits for the GIL), so the worker waits for them too.
         QTimer.singleShot(SETTLE_MS, self._partial_ack.set)
 
-    def _load_ended(self, gen: int) -> bool:
-        if gen != self._load_gen:
-            return False
-        self._loading = False
-        return True
-
-    def _on_load_finished(self, gen: int, analysis: object) -> None:
-        if self._load_ended(gen):
-            self.loaded.emit(analysis)
-            self._settle()
-            if self._found:
-                self.sessions_found.emit(self._found.pop())
+    def _on_load_finished(self, analysis: object) -> None:
+        self.loaded.emit(analysis)
+        self._settle()
+        if self._found:
+            self.sessions_found.emit(self._found.pop())
 
     def show_session(self, session: Session, options: Options) -> None:
         """Prepare another session of the file just loaded; it arrives as ``loaded``."""
-        self.cancel()
-        self._load_gen += 1
-        self._load_cancel = threading.Event()
         self._found = []
 
         def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
             return prepare(session, options, cancelled)
 
-        self._start(Worker(job, self._load_gen, self._load_signals, self._load_cancel))
-        self._loading = True
+        self._loads.start(job)  # the running load is cancelled
+        self._settle(started=True)
 
-    def _on_load_failed(self, gen: int, reason: str) -> None:
-        if self._load_ended(gen):
-            self.failed.emit(self._path, reason)
-            self._settle()
+    def _on_load_failed(self, reason: str) -> None:
+        self.failed.emit(self._path, reason)
+        self._settle()
 
-    def _on_load_cancelled(self, gen: int) -> None:
-        if self._load_ended(gen):
-            self.cancelled.emit(self._path)
-            self._settle()
+    def _on_load_cancelled(self) -> None:
+        self.cancelled.emit(self._path)
+        self._settle()
 
-    def _on_analysis_finished(self, gen: int, analysis: object) -> None:
-        if gen == self._analysis_gen:
-            self._analysing = False
-            self.analysed.emit(analysis)
-            self._settle()
+    def _on_analysis_finished(self, analysis: object) -> None:
+        self.analysed.emit(analysis)
+        self._settle()
 
-    def _on_analysis_cancelled(self, gen: int) -> None:
-        if gen == self._analysis_gen:
-            self._analysing = False
-            self._settle()
-
-    def _on_analysis_failed(self, gen: int, reason: str) -> None:
-        if gen == self._analysis_gen:
-            self._analysing = False
-            self.failed.emit("", reason)
-            self._settle()
+    def _on_analysis_failed(self, reason: str) -> None:
+        self.failed.emit("", reason)
+        self._settle()

@@ -3,6 +3,6 @@
 Colours (``palette``), cheap plot repaints (``plot_paint``), menus found by
 title (``menus``), the standard dialogs and the file dialog (``dialogs``,
 ``file_dialog``), item-view sizing (``row_views``), the stacked context bar
-(``context_bar``), background jobs (``worker``) and the GUI-thread-only cyclic
-GC (``gc_guard``).
+(``context_bar``), background jobs (``jobs.LatestJob`` over ``worker``) and the
+GUI-thread-only cyclic GC (``gc_guard``).
 """

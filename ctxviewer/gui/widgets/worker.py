@@ -4,7 +4,8 @@ The job is a plain function ``fn(progress, cancelled) -> result``: it calls
 ``progress(done, total)`` now and then and checks ``cancelled()`` between
 records (``ctxviewer.ingest.load`` takes exactly these two callbacks). Each
 worker carries a generation number so that its owner can drop results that a
-newer job made stale.
+newer job made stale: the window's parts own their workers through
+``jobs.LatestJob``, which does that.
 
 The signals object belongs to the owner, not to the worker, so that queued
 signals never outlive their sender. Python owns the runnable (no auto-delete:
