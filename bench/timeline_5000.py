@@ -25,7 +25,7 @@ from PySide6.QtWidgets import QApplication
 
 from ctxviewer.analysis.thresholds import thresholds, tier
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.gui.timeline_plot import TimelinePlot
+from ctxviewer.gui.timeline.plot import TimelinePlot
 
 REPEAT = 9
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -120,17 +120,26 @@ def _custom(window: int, values: dict[str, int]) -> Thresholds:
                       int(target) if target is not None else None)
 
 
-def tier(tokens: int | None, t: Thresholds) -> str:
-    """``safe`` below warn, then ``warn``, ``auto``, ``hard``."""
+def tier_floors(t: Thresholds) -> tuple[int, int, int]:
+    """Where the tiers above ``safe`` begin, in ``TIERS`` order: a prompt of ``warn``
+    tokens or more is in the warn tier, of ``auto`` or more in auto, of ``hard`` or
+    more in hard. Every policy orders its ladder (warn <= auto <= hard)."""
+    return t.warn, t.auto, t.hard
+
+
+def tier_code(tokens: int | None, t: Thresholds) -> int:
+    """The index in ``TIERS`` of a prompt of ``tokens``: how many tier floors it
+    reaches. None (a request without a count) is ``safe``. The timeline plot counts
+    the same floors over a whole array at once."""
     if tokens is None:
-        return "safe"
-    if tokens >= t.hard:
-        return "hard"
-    if tokens >= t.auto:
-        return "auto"
-    if tokens >= t.warn:
-        return "warn"
-    return "safe"
+        return 0
+    warn, auto, hard = tier_floors(t)
+    return (tokens >= warn) + (tokens >= auto) + (tokens >= hard)
+
+
+def tier(tokens: int | None, t: Thresholds) -> str:
+    """``safe`` below warn, then ``warn``, ``auto``, ``hard`` (``tier_code``)."""
+    return TIERS[tier_code(tokens, t)]
 
 
 def pre_send_estimate(last_api_prompt: int | None, pending_tokens: int, history_tokens: int) -> int:

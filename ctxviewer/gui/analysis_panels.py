@@ -1,6 +1,6 @@
 """The analysis panels of the main window: the Compare tab and compaction simulation.
 
-``install(window)`` adds the Compare tab, a Tools menu with "Simulate
+``install(host)`` adds the Compare tab, a Tools menu with "Simulate
 compaction…" (Ctrl+K, also on the context bar's context menu) and "Back to
 the original session". Applying a compaction loads a *branch* (the session up
 to the request, plus the compacted request) as the window's session; the
@@ -18,45 +18,36 @@ from PySide6.QtWidgets import QMenu
 from ctxviewer.analysis.branch import compacted_branch
 from ctxviewer.analysis.compaction import CompactionResult
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui.compaction_dialog import CompactionDialog
-from ctxviewer.gui.compaction_runner import CompactionRunner
-from ctxviewer.gui.compare_controller import CompareController
-from ctxviewer.gui.menus import find_menu
+from ctxviewer.gui.compaction.dialog import CompactionDialog
+from ctxviewer.gui.compaction.runner import CompactionRunner
+from ctxviewer.gui.compare.controller import CompareController
+from ctxviewer.gui.host import PanelHost
 from ctxviewer.model import Session
 
 
-def tools_menu(window: Any) -> QMenu:
+def tools_menu(host: PanelHost) -> QMenu:
     """The window's Tools menu, created (before Help, if any) when missing."""
-    bar = window.menuBar()
-    found = find_menu(window, "Tools")
-    if found is not None:
-        return found
-    menu = QMenu("&Tools", window)
-    help_ = next((a for a in bar.actions() if a.text().replace("&", "") == "Help"), None)
-    bar.insertMenu(help_, menu) if help_ else bar.addMenu(menu)
-    return menu
+    return host.menu("&Tools", before="Help")
 
 
 class AnalysisPanels(QObject):
-    def __init__(self, window: Any) -> None:
-        super().__init__(window)
-        self.window = window
-        self.state = window.state
-        self.compare = CompareController(window)
+    def __init__(self, host: PanelHost) -> None:
+        super().__init__(host.window())
+        self.host = host
+        self.state = host.state
+        self.compare = CompareController(host)
         self.runner = CompactionRunner(parent=self)  # one API summarizer for the window
         self.dialog: CompactionDialog | None = None
         self.original: Session | None = None  # set while a branch is shown
         self.branches: list[Session] = []
-        self.compact_action = QAction("Simulate &compaction…", window)
+        self.compact_action = QAction("Simulate &compaction…", host.window())
         self.compact_action.setShortcut(QKeySequence("Ctrl+K"))
-        self.back_action = QAction("&Back to the original session", window)
-        menu = tools_menu(window)
+        self.back_action = QAction("&Back to the original session", host.window())
+        menu = tools_menu(host)
         menu.addAction(self.compact_action)
         menu.addAction(self.back_action)
-        window.addAction(self.compact_action)
-        bar = window.bar_panel.bar
-        bar.setContextMenuPolicy(Qt.ContextMenuPolicy.ActionsContextMenu)
-        bar.addAction(self.compact_action)
+        host.add_action(self.compact_action)
+        host.add_context_bar_action(self.compact_action)  # its right-click menu
         self.compact_action.triggered.connect(self.open_compaction)
         self.back_action.triggered.connect(self.back_to_original)
         self.state.session_loaded.connect(self._on_state_session_loaded)
@@ -76,8 +67,8 @@ class AnalysisPanels(QObject):
             return None
         if self.dialog is not None:
             self.dialog.close()
-        self.dialog = CompactionDialog(a, i, self.window,
-                                       ask_save_path=self.window.ask_save_path,
+        self.dialog = CompactionDialog(a, i, self.host.window(),
+                                       ask_save_path=self.host.ask_save_path,
                                        runner=self.runner)
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.apply_requested.connect(self.apply)
@@ -98,7 +89,7 @@ class AnalysisPanels(QObject):
             self.original = session
         self.branches.append(branch)
         self._show(branch)
-        self.window.status.showMessage(
+        self.host.show_message(
             f"Compacted branch ({result.strategy}): request {len(branch.requests) - 1} is "
             f"request {result.request.index} compacted, {result.after:,} tokens (estimate)",
             8000)
@@ -125,5 +116,5 @@ class AnalysisPanels(QObject):
                                        and bool(self.state.session.requests))
 
 
-def install(window: Any) -> AnalysisPanels:
-    return AnalysisPanels(window)
+def install(host: PanelHost) -> AnalysisPanels:
+    return AnalysisPanels(host)

@@ -14,11 +14,12 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 from ctxviewer import __version__
-from ctxviewer.gui import gc_guard, single_instance
+from ctxviewer.gui import single_instance
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
-from ctxviewer.gui.main_window import MainWindow
-from ctxviewer.gui.palette import dark_palette
+from ctxviewer.gui.session.main_window import MainWindow
+from ctxviewer.gui.widgets import gc_guard
+from ctxviewer.gui.widgets.palette import dark_palette
 from ctxviewer.resources import demo_session_path, resource
 
 SWITCH_INTERVAL = 0.0002  # seconds; Python's default is 0.005

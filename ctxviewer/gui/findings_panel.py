@@ -6,16 +6,15 @@ has them for the same session), one row per finding with its code, title,
 tokens per request, tokens carried, cost and the agent's own step to change
 it. Picking a row selects the finding's request (``Finding.shown``) in the
 request list and timeline, and its items in the breakdown tree.
-``install(window)`` adds the tab (View > Findings, Ctrl+5, comes with the tab).
+``install(host)`` adds the tab (View > Findings, Ctrl+5, comes with the tab).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt, QThreadPool, Signal
+from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
@@ -23,9 +22,10 @@ from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural, usd
-from ctxviewer.gui.insights_model import Column, fmt_int
-from ctxviewer.gui.insights_table import InsightsTable
-from ctxviewer.gui.worker import Worker, WorkerSignals, start_soon
+from ctxviewer.gui.host import PanelHost
+from ctxviewer.gui.insights.model import Column, fmt_int
+from ctxviewer.gui.insights.table import InsightsTable
+from ctxviewer.gui.widgets.jobs import LatestJob
 
 TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 
@@ -68,10 +68,9 @@ class FindingsPanel(QWidget):
         # the Insights panel, whose redundancy and cache breaks are reused when at hand
         self.insights_of: Callable[[], Any] = lambda: None
         self._dirty = False
-        self._gen = 0
-        self._signals = WorkerSignals()
-        self._signals.finished.connect(self._on_finished)
-        self._signals.failed.connect(self._on_failed)
+        self._jobs = LatestJob(parent=self)
+        self._jobs.finished.connect(self._on_finished)
+        self._jobs.failed.connect(self._on_failed)
         self.table = InsightsTable(COLUMNS, lambda _f: None, self, describe=describe,
                                    tint=lambda f: TINTS.get(f.severity), stretch=TITLE)
         self.table.set_note("Sorted by severity, then tokens carried over the session. "
@@ -103,15 +102,13 @@ class FindingsPanel(QWidget):
         if a is None:
             return
         self._dirty = False
-        self._gen += 1
         ins = getattr(self.insights_of(), "result", None)
         parts: dict[str, Any] = {}
         if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
             parts = {"redundant": ins.insights.redundancy.findings,
                      "breaks": ins.insights.cache.breaks}
         self.table.set_summary("Computing findings…")
-        start_soon(QThreadPool.globalInstance(), Worker(lambda _p, _c: findings(a, prices=load_prices(), **parts),
-                                self._gen, self._signals, threading.Event()), self)
+        self._jobs.start(lambda _p, _c: findings(a, prices=load_prices(), **parts), soon=True)
 
     # -- results ----------------------------------------------------------------------
     def _show(self, found: list[Finding] | None, status: str = "") -> None:
@@ -128,13 +125,11 @@ class FindingsPanel(QWidget):
         self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · unused "
                                f"tools cost {_usd(usd) or '$0'}")
 
-    def _on_finished(self, gen: int, found: object) -> None:
-        if gen == self._gen:
-            self._show(list(found))  # type: ignore[call-overload]
+    def _on_finished(self, found: object) -> None:
+        self._show(list(found))  # type: ignore[call-overload]
 
-    def _on_failed(self, gen: int, reason: str) -> None:
-        if gen == self._gen:
-            self._show(None, f"<span style='color:#d03b3b'>Findings failed: {reason}</span>")
+    def _on_failed(self, reason: str) -> None:
+        self._show(None, f"<span style='color:#d03b3b'>Findings failed: {reason}</span>")
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -148,21 +143,21 @@ class FindingsPanel(QWidget):
                 self.finding_picked.emit(f)
 
 
-def show_finding(window: Any, f: Finding) -> None:
+def show_finding(host: PanelHost, f: Finding) -> None:
     """Select ``f``'s request in the list and timeline and its items in the breakdown."""
     if f.shown is not None:
-        window.state.select_request(f.shown)
-    window.breakdown.select_items(f.items, f.messages, f.category)
+        host.select_request(f.shown)
+    host.show_in_breakdown(f.items, f.messages, f.category)
 
 
-def install(window: Any) -> FindingsPanel:
-    """Add the Findings tab to ``window`` (a ``MainWindow``) and wire it to its state."""
-    state = window.state
-    panel = FindingsPanel(window)
-    panel.insights_of = lambda: getattr(window, "panels", {}).get("insights_panel")
-    window.tabs.addTab(panel, "Findings")  # View > Findings: the help menu's tab actions
+def install(host: PanelHost) -> FindingsPanel:
+    """Add the Findings tab to the window and wire it to its state."""
+    state = host.state
+    panel = FindingsPanel(host.window())
+    panel.insights_of = lambda: host.panel("insights_panel")
+    host.add_tab(panel, "Findings")  # View > Findings: the help menu's tab actions
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
-    panel.finding_picked.connect(lambda f: show_finding(window, f))
+    panel.finding_picked.connect(lambda f: show_finding(host, f))
     if state.analysis is not None:
         panel.set_analysis(state.analysis)
     return panel

@@ -8,8 +8,6 @@ program is, its version, and where its documentation lives (no network).
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -23,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer import __version__
+from ctxviewer.gui.host import PanelHost
 
 ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
          "<p>What fills the context window of an LLM coding agent: Claude Code, Codex, "
@@ -31,12 +30,6 @@ ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
          "estimate with its error.</p>"
          "<p>Documentation: <code>README.md</code> and <code>docs/</code> in the source; "
          "<code>ctxviewer --help</code> on a terminal.</p>")
-from ctxviewer.gui.menus import find_menu
-
-
-def _menu(window: Any, title: str) -> QMenu:
-    menu = find_menu(window, title)
-    return menu if menu is not None else window.menuBar().addMenu(f"&{title}")
 
 
 def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:
@@ -74,29 +67,27 @@ class ShortcutsDialog(QDialog):
 
 
 class HelpMenu:
-    def __init__(self, window: Any) -> None:
-        self.window = window
+    def __init__(self, host: PanelHost) -> None:
+        self.host = host
         self.dialog: ShortcutsDialog | None = None
-        view = _menu(window, "View")
+        view = host.menu("&View")
         self.tab_actions: list[QAction] = []
-        tabs = window.tabs
-        for i in range(tabs.count()):
+        for i, (title, page) in enumerate(host.tab_pages()):
             if i < 2:  # Breakdown and Timeline have theirs (WindowActions)
                 continue
-            action = QAction(f"&{tabs.tabText(i)}", window)
+            action = QAction(f"&{title}", host.window())
             action.setShortcut(QKeySequence(f"Ctrl+{i + 1}"))
-            widget = tabs.widget(i)
-            action.triggered.connect(lambda _c=False, w=widget: tabs.setCurrentWidget(w))
-            window.addAction(action)
+            action.triggered.connect(lambda _c=False, w=page: host.show_tab(w))
+            host.add_action(action)
             view.addAction(action)
             self.tab_actions.append(action)
         self.theme_actions = self._theme_menu(view)
-        help_ = _menu(window, "Help")
-        self.shortcuts = QAction("&Keyboard shortcuts", window)
+        help_ = host.menu("&Help")
+        self.shortcuts = QAction("&Keyboard shortcuts", host.window())
         self.shortcuts.setShortcut(QKeySequence(QKeySequence.StandardKey.HelpContents))
-        self.about = QAction("&About ctxviewer", window)
+        self.about = QAction("&About ctxviewer", host.window())
         for action in (self.shortcuts, self.about):
-            window.addAction(action)
+            host.add_action(action)
             help_.addAction(action)
         self.shortcuts.triggered.connect(self.show_shortcuts)
         self.about.triggered.connect(self.show_about)
@@ -107,7 +98,7 @@ class HelpMenu:
         menu = view.addMenu("T&heme")
         group = QActionGroup(menu)
         actions = {}
-        current = self.window.settings.theme()
+        current = self.host.settings.theme()
         for key, text in (("auto", "&System"), ("light", "&Light"), ("dark", "&Dark")):
             action = QAction(text, menu)
             action.setCheckable(True)
@@ -119,21 +110,21 @@ class HelpMenu:
         return actions
 
     def _choose_theme(self, theme: str) -> None:
-        self.window.settings.set_theme(theme)
+        self.host.settings.set_theme(theme)
         names = {"auto": "the system's colours", "light": "light", "dark": "dark"}
-        self.window.status.showMessage(f"Theme: {names[theme]}, from the next start on "
-                                       "(or: ctxviewer --theme)", 8000)
+        self.host.show_message(f"Theme: {names[theme]}, from the next start on "
+                               "(or: ctxviewer --theme)", 8000)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         if self.dialog is None:
-            self.dialog = ShortcutsDialog(self.window)
+            self.dialog = ShortcutsDialog(self.host.window())
         self.dialog.show()
         self.dialog.activateWindow()
         return self.dialog
 
     def show_about(self) -> None:
-        QMessageBox.about(self.window, "About ctxviewer", ABOUT)
+        QMessageBox.about(self.host.window(), "About ctxviewer", ABOUT)
 
 
-def install(window: Any) -> HelpMenu:
-    return HelpMenu(window)
+def install(host: PanelHost) -> HelpMenu:
+    return HelpMenu(host)

@@ -1,31 +1,44 @@
 """Registry of the main window's optional panels and dialogs.
 
-Each entry is a module under ``ctxviewer.gui`` with ``install(window) ->
-object``: it adds its tab, dock or menu actions to a built ``MainWindow``
-and connects itself to ``window.state``. The window calls ``install_all``
-once, at the end of its construction; a panel that fails to install is
-reported on stderr and left out, never taking the window down.
+Each entry names a module with ``install(host: PanelHost) -> object``: it adds
+its tab, dock or menu actions to the window through the host
+(``gui/host.py``) and connects itself to ``host.state``. The window calls
+``install_all`` once, at the end of its construction. A panel that fails to
+install is a bug: ``PanelError`` says which, and the window is not built (its
+test fails) instead of opening without it.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
-# module names under ctxviewer.gui, in the order their tabs / menus appear
-PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel", "findings_panel",
-                     "context_menus",
-                     "help_menu"]
+if TYPE_CHECKING:
+    from ctxviewer.gui.host import PanelHost
+
+# panel name (its key in ``MainWindow.panels``) -> its module, in the order their tabs
+# and menus appear
+PANELS: dict[str, str] = {
+    "live_panel": "ctxviewer.gui.live.panel",
+    "analysis_panels": "ctxviewer.gui.analysis_panels",
+    "insights_panel": "ctxviewer.gui.insights.panel",
+    "findings_panel": "ctxviewer.gui.findings_panel",
+    "help_menu": "ctxviewer.gui.help_menu",  # last: it lists every tab and shortcut
+}
 
 
-def install_all(window: Any) -> dict[str, object]:
+class PanelError(RuntimeError):
+    """A panel could not be imported or installed."""
+
+
+def install_all(host: PanelHost) -> dict[str, object]:
+    """Install every panel of ``PANELS`` into ``host``; the panels by name."""
     installed: dict[str, object] = {}
-    for name in PANELS:
+    for name, module_name in PANELS.items():
         try:
-            module = importlib.import_module(f"ctxviewer.gui.{name}")
-            installed[name] = module.install(window)
-        except Exception as e:  # noqa: BLE001 - one broken panel must not break the window
-            print(f"ctxviewer: panel {name} not available: {type(e).__name__}: {e}",
-                  file=sys.stderr)
+            module = importlib.import_module(module_name)
+            installed[name] = module.install(host)
+        except Exception as e:
+            raise PanelError(f"panel {name} ({module_name}) failed to install: "
+                             f"{type(e).__name__}: {e}") from e
     return installed

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QWidget
 from ctxviewer.gui.app import build_main_window, create_app
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState, Options
-from ctxviewer.gui.main_window import MainWindow
+from ctxviewer.gui.session.main_window import MainWindow
 
 VIEWS = ("main", "timeline", "bar", "tree")
 # Qt's offscreen platform says this whenever a window is shown; it means nothing here.

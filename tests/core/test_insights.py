@@ -160,8 +160,15 @@ def test_session_cost_saved_and_unknown_models():
 
 def test_budget_warning_and_hard_limit():
     s = Session(None, "test", [req(i, usage=USAGE) for i in range(5)])  # $0.021 each
-    b = evaluate_budget(session_cost(s), Budget(0.05, warn_fraction=0.8, hard=True))
+    budget = Budget(0.05, warn_fraction=0.8, hard=True)
+    assert budget.warn_at == pytest.approx(0.04)  # 0.8 of the limit
+    assert (budget.threshold("warn"), budget.threshold("limit")) == (budget.warn_at, 0.05)
+    with pytest.raises(ValueError):
+        budget.threshold("hard")
+    b = evaluate_budget(session_cost(s), budget)
     assert [(x.kind, x.request) for x in b.crossings] == [("warn", 1), ("limit", 2)]
+    assert [x.threshold for x in b.crossings] == [budget.warn_at, budget.limit]
+    assert b.crossings[0].spent >= budget.warn_at > session_cost(s).requests[0].total_usd
     assert b.stopped_at == 2 and b.skipped_requests == 2 and b.exceeded
     soft = evaluate_budget(session_cost(s), Budget(1.0))
     assert soft.crossings == () and soft.spent == pytest.approx(0.105)

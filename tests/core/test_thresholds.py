@@ -2,7 +2,15 @@ from __future__ import annotations
 
 import pytest
 
-from ctxviewer.analysis.thresholds import POLICIES, pre_send_estimate, thresholds, tier
+from ctxviewer.analysis.thresholds import (
+    POLICIES,
+    TIERS,
+    pre_send_estimate,
+    thresholds,
+    tier,
+    tier_code,
+    tier_floors,
+)
 from ctxviewer.analysis.windows import context_window
 
 # qwen-code's ladder (docs/estimators.md): must hold exactly.
@@ -55,6 +63,19 @@ def test_tiers():
     t = thresholds(200_000)
     assert [tier(x, t) for x in (0, 146_999, 147_000, 167_000, 176_999, 177_000)] == [
         "safe", "safe", "warn", "auto", "auto", "hard"]
+
+
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p != "agent"])
+@pytest.mark.parametrize("window", [10_000, 128_000, 200_000])
+def test_a_prompt_is_in_the_tier_of_the_highest_floor_it_reaches(policy, window):
+    t = thresholds(window, policy)
+    floors = tier_floors(t)
+    assert floors == (t.warn, t.auto, t.hard)
+    for tokens in sorted({0, window, *floors, *(f - 1 for f in floors), *(f + 1 for f in floors)}):
+        reached = [name for name, floor in zip(TIERS[1:], floors, strict=True) if tokens >= floor]
+        expected = reached[-1] if reached else "safe"
+        assert tier(tokens, t) == TIERS[tier_code(tokens, t)] == expected
+    assert tier(None, t) == TIERS[tier_code(None, t)] == "safe"  # no count: nothing to warn of
 
 
 def test_pre_send_estimate_closes_both_gaps():

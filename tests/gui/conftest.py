@@ -32,9 +32,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _gc_on_gui_thread(qapp):
-    """As in the app: the cyclic GC never runs on a loader thread (see gui/gc_guard.py)."""
-    from ctxviewer.gui import gc_guard
-
+    """As in the app: the cyclic GC never runs on a loader thread (see gui/widgets/gc_guard.py)."""
+    from ctxviewer.gui.widgets import gc_guard
     gc_guard.install(qapp)
     yield
 
@@ -105,8 +104,8 @@ def window(qtbot):
 
         pool = QThreadPool.globalInstance()
         raise AssertionError(
-            f"loader still busy after 30 s: loading={w.loader._loading} "
-            f"analysing={w.loader._analysing} pool active={pool.activeThreadCount()}/"
+            f"loader still busy after 30 s: loading={w.loader._loads.is_busy()} "
+            f"analysing={w.loader._analyses.is_busy()} pool active={pool.activeThreadCount()}/"
             f"{pool.maxThreadCount()}") from e
 
 

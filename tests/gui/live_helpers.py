@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxviewer.gui import live_panel
+from ctxviewer.gui.live import panel as live_panel
 from ctxviewer.ingest import load
 
 

@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication
 
 from ctxviewer.analysis.compaction import simulate_compaction
 from ctxviewer.gui import analysis_panels
-from ctxviewer.gui.compaction_model import FATE_ROLE
+from ctxviewer.gui.compaction.model import FATE_ROLE
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def test_lists_and_totals_equal_core(window, dialog, qtmodeltester):
     assert sum(s.tokens for s in dialog.after_bar.segments
                if s.name not in ("free_space", "autocompact_buffer")) == r.projected_after
     assert dialog.before_breakdown.total == r.before
-    from ctxviewer.gui.compaction_dialog import _fmt
+    from ctxviewer.gui.compaction.dialog import _fmt
 
     totals = dialog.totals.text()  # estimate against estimate
     assert f"{_fmt(r.before_estimate)} → {_fmt(r.after)}</b> tokens (local estimates)" in totals
@@ -94,7 +94,7 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     # the branch's request is shown as simulated, never as an API count
     import numpy as np
 
-    from ctxviewer.gui.request_model import COL_EVENTS, COL_PROMPT
+    from ctxviewer.gui.session.request_model import COL_EVENTS, COL_PROMPT
     assert last.simulated and window.state.analysis.timeline[-1].simulated
     model = window.requests.request_model
     assert model.index(n, COL_PROMPT).data() == f"~{last.api_prompt_tokens:,}"

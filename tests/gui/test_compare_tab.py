@@ -10,7 +10,7 @@ from ctxviewer.analysis.compare import compare
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.analysis.counters import default_names
 from ctxviewer.gui import analysis_panels
-from ctxviewer.gui.compare_model import CompareTableModel
+from ctxviewer.gui.compare.model import CompareTableModel
 
 
 @pytest.fixture

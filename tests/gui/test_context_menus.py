@@ -6,13 +6,13 @@ import json
 
 from PySide6.QtGui import QGuiApplication
 
-from ctxviewer.gui.content import node_content
-from ctxviewer.gui.context_menus import actions_of
+from ctxviewer.gui.session.content import node_content
+from ctxviewer.gui.session.context_menus import actions_of
 
 
 def test_request_list_menu_copies_and_simulates(qtbot, window, open_and_wait, trace_path):
     a = open_and_wait(window, trace_path)
-    menus = window.panels["context_menus"]
+    menus = window.context_menus
     model = window.requests.request_model
     row = 20
     menu = menus.requests_menu(model.index(row, 0))
@@ -34,7 +34,7 @@ def test_request_list_menu_copies_and_simulates(qtbot, window, open_and_wait, tr
 
 def test_breakdown_tree_menu_copies_the_exact_text(qtbot, window, open_and_wait, trace_path):
     open_and_wait(window, trace_path)
-    menus = window.panels["context_menus"]
+    menus = window.context_menus
     tree = window.breakdown.tree
     system = next(tree.model().index(r, 0) for r in range(tree.model().rowCount())
                   if tree.model().index(r, 0).data() == "System prompt")

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QFileInfo, Qt, QTimer
 from PySide6.QtWidgets import QCompleter, QFileDialog, QFileIconProvider, QLineEdit
 
-from ctxviewer.gui.file_dialog import FileDialog, NameOnlyIcons
+from ctxviewer.gui.widgets.file_dialog import FileDialog, NameOnlyIcons
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 

@@ -7,11 +7,11 @@ from PySide6.QtCore import QPointF, Qt
 
 from ctxviewer.analysis.insights import Budget, diff_requests, evaluate_budget, insights
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui import insights_panel
-from ctxviewer.gui.insights_cost import total_texts
-from ctxviewer.gui.insights_model import InsightsTableModel
-from ctxviewer.gui.insights_panel import InsightsPanel, budget_marks
-from ctxviewer.gui.timeline_plot import TimelinePlot
+from ctxviewer.gui.insights import panel as insights_panel
+from ctxviewer.gui.insights.cost import total_texts
+from ctxviewer.gui.insights.model import InsightsTableModel
+from ctxviewer.gui.insights.panel import InsightsPanel, budget_marks
+from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.resources import demo_session_path
 
@@ -62,7 +62,10 @@ def test_models_pass_qtmodeltester(qtmodeltester, source, request):
     ins = insights(a.session, a.estimator)
     s = a.session
     diff = diff_requests(s.requests[-2], s.requests[-1], a.estimator)
-    from ctxviewer.gui import insights_cache, insights_diff, insights_redundancy, insights_subagents
+    from ctxviewer.gui.insights import cache as insights_cache
+    from ctxviewer.gui.insights import diff as insights_diff
+    from ctxviewer.gui.insights import redundancy as insights_redundancy
+    from ctxviewer.gui.insights import subagents as insights_subagents
     for columns, rows in ((insights_cache.COLUMNS, ins.cache.breaks),
                           (insights_redundancy.COLUMNS, ins.redundancy.findings),
                           (insights_subagents.COLUMNS, ins.subagents),
@@ -76,7 +79,7 @@ def test_models_pass_qtmodeltester(qtmodeltester, source, request):
 
 
 def test_empty_model_passes_qtmodeltester(qtmodeltester):
-    from ctxviewer.gui import insights_redundancy
+    from ctxviewer.gui.insights import redundancy as insights_redundancy
     qtmodeltester.check(InsightsTableModel(insights_redundancy.COLUMNS))
 
 
@@ -144,6 +147,10 @@ def test_budget_draws_marks_on_the_timeline(window, qtbot, open_and_wait, transc
     assert [ln.value() for ln in panel.cost.plot.budget_marks[::2]] == \
         [c.request for c in report.crossings]
     assert panel.cost.plot.budget_lines["limit"].value() == 5.0
+    # the warn line sits where the core warns: at the crossing's threshold
+    assert panel.cost.plot.budget_lines["warn"].value() == budget.warn_at == \
+        report.crossings[0].threshold
+    assert "warn $4.00" in panel.cost.plot.budget_lines["warn"].label.format
     # picking a crossing selects its request
     item = panel.cost.budget.crossings.item(1)
     panel.cost.budget.crossings.setCurrentItem(item)
@@ -269,7 +276,7 @@ def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_an
 @pytest.mark.parametrize(("width", "columns", "short"), [(900, 2, False), (260, 1, False),
                                                        (220, 1, True)])
 def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns, short):
-    from ctxviewer.gui.insights_cost_plot import CostPlot
+    from ctxviewer.gui.insights.cost_plot import CostPlot
 
     plot = CostPlot(dark=False)
     qtbot.addWidget(plot)

@@ -26,7 +26,7 @@ def test_the_request_list_gives_way_in_a_narrower_window(qtbot, window, width, h
 def test_a_wider_window_gives_the_centre_more(width):
     """The default split: the centre is half the window or more at every size, and
     never narrower in a wider window (at 1400 it was narrower than at 1024)."""
-    from ctxviewer.gui.window_layout import default_split
+    from ctxviewer.gui.session.window_layout import default_split
 
     need = 480  # a request list with a wide Events column
     left, centre, right = default_split(width, need)

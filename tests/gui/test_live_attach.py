@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from live_helpers import lines_of, panel_of, requests_in, shown
 
-from ctxviewer.gui.attach_dialog import (
+from ctxviewer.gui.live.attach_dialog import (
     ACTIVE_MARK,
     COL_ACTIVE,
     COL_AGENT,

@@ -76,7 +76,7 @@ def test_proxy_start_failure_is_shown_in_the_dialog(qtbot, window, tmp_path: Pat
 
 def test_closing_the_window_stops_the_proxy(qtbot, window, upstream: FakeUpstream,
                                             tmp_path: Path) -> None:
-    from ctxviewer.gui.proxy_control import ProxySettings
+    from ctxviewer.gui.live.proxy_control import ProxySettings
 
     panel = panel_of(window)
     assert panel.start_proxy_with(ProxySettings(0, upstream.url, upstream.url,

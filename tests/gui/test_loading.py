@@ -297,7 +297,7 @@ def test_cli_without_subcommand_opens_the_window(qtbot, monkeypatch, trace_path)
     """``ctxviewer FILE`` through ``cli.main``: the window opens and loads FILE (the
     application's own event loop is replaced by qtbot's)."""
     from ctxviewer.cli import main
-    from ctxviewer.gui.main_window import MainWindow
+    from ctxviewer.gui.session.main_window import MainWindow
 
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     assert main([trace_path]) == 0
@@ -374,7 +374,7 @@ def test_cancel_after_a_partial_with_nothing_open_shows_nothing(qtbot, window, t
 
 def test_an_error_after_a_partial_restores_the_open_session(qtbot, window, open_and_wait,
                                                             trace_path, tmp_path, monkeypatch):
-    from ctxviewer.gui import session_loader
+    from ctxviewer.gui.session import loader as session_loader
     from ctxviewer.ingest import LoadError
 
     open_and_wait(window, trace_path)
@@ -425,8 +425,8 @@ def test_cli_theme_dark_opens_a_dark_window(qtbot, monkeypatch, trace_path,
     """``ctxviewer FILE --theme dark``: the option is the window's, not an unknown
     command, and the palette is dark."""
     from ctxviewer.cli import main
-    from ctxviewer.gui.main_window import MainWindow
-    from ctxviewer.gui.palette import is_dark
+    from ctxviewer.gui.session.main_window import MainWindow
+    from ctxviewer.gui.widgets.palette import is_dark
 
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     assert main(["--theme", "dark", trace_path, "--new-instance"]) == 0
@@ -475,8 +475,8 @@ def test_the_theme_chosen_in_view_applies_at_start(qtbot, monkeypatch, trace_pat
                                                    restore_app_palette) -> None:
     from ctxviewer.cli import main
     from ctxviewer.gui.app_settings import AppSettings
-    from ctxviewer.gui.main_window import MainWindow
-    from ctxviewer.gui.palette import is_dark
+    from ctxviewer.gui.session.main_window import MainWindow
+    from ctxviewer.gui.widgets.palette import is_dark
 
     AppSettings().set_theme("dark")
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)

@@ -14,8 +14,8 @@ from PySide6.QtTest import QTest
 
 from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui.content import ref_text
-from ctxviewer.gui.context_bar import shown_categories
+from ctxviewer.gui.session.content import ref_text
+from ctxviewer.gui.widgets.context_bar import shown_categories
 from ctxviewer.ingest import load
 
 USER = Qt.ItemDataRole.UserRole
@@ -254,8 +254,7 @@ def test_skipped_records_button(qtbot, window, open_and_wait, corpus, monkeypatc
     button = window.status.skipped_button
     assert button.isEnabled() and button.text() == f"{len(a.session.skipped)} skipped"
     shown = []
-    from ctxviewer.gui import main_window
-
+    from ctxviewer.gui.session import main_window
     monkeypatch.setattr(main_window.SkippedDialog, "exec", lambda self: shown.append(self))
     button.click()
     dialog = shown[0]
@@ -322,7 +321,7 @@ def test_view_theme_is_kept_for_the_next_start(qtbot, window):
 def test_the_view_menu_lists_each_tab_once(qtbot, window) -> None:
     """Every tab has one entry in View (Insights had two: its own and the tab action),
     and Ctrl+Shift+I still brings the Insights tab forward."""
-    from ctxviewer.gui.menus import find_menu
+    from ctxviewer.gui.widgets.menus import find_menu
 
     view = find_menu(window, "View")
     assert view is not None

@@ -6,8 +6,13 @@ from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 
 from ctxviewer.analysis.breakdown import Category, Item
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.gui.breakdown_model import REF_ROLE, SORT_ROLE, BreakdownModel
-from ctxviewer.gui.request_model import COL_PROMPT, RequestListModel, short_model, short_time
+from ctxviewer.gui.session.breakdown_model import REF_ROLE, SORT_ROLE, BreakdownModel
+from ctxviewer.gui.session.request_model import (
+    COL_PROMPT,
+    RequestListModel,
+    short_model,
+    short_time,
+)
 from ctxviewer.ingest import load
 
 USER = Qt.ItemDataRole.UserRole
@@ -81,7 +86,7 @@ def test_breakdown_model_percent_columns_and_reset(qtmodeltester, transcript_pat
 
 
 def test_proxy_filter_keeps_parents_and_sorts_numerically(qtmodeltester, trace_path):
-    from ctxviewer.gui.breakdown_panel import BreakdownPanel
+    from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
 
     a = Analysis(load(trace_path))
     panel = BreakdownPanel()

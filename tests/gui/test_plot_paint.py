@@ -8,7 +8,7 @@ import pytest
 from PySide6.QtGui import QColor, QImage
 from PySide6.QtWidgets import QGraphicsItem
 
-from ctxviewer.gui.plot_paint import paint_cheaply
+from ctxviewer.gui.widgets.plot_paint import paint_cheaply
 
 
 def _plot(qtbot, cheap: bool, text: str, data: bool = False

@@ -10,11 +10,11 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.analysis.thresholds import POLICIES, TIERS, thresholds, tier
+from ctxviewer.analysis.thresholds import POLICIES, TIERS, thresholds, tier, tier_code, tier_floors
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.whatif import replay, request_events
-from ctxviewer.gui import timeline_data as td
-from ctxviewer.gui.timeline_plot import TimelinePlot
+from ctxviewer.gui.timeline import data as td
+from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY, Event
 
@@ -133,6 +133,17 @@ def test_tiers_colour_the_points(plot):
     expected = [plot._tier_brushes[TIERS.index(p.tier)].color().name() for p in main]
     assert brushes == expected
     assert {"safe", "warn", "auto", "hard"} <= {p.tier for p in main}
+
+
+@pytest.mark.parametrize("policy", [p for p in POLICIES if p != "agent"])
+def test_tier_codes_are_the_cores_tier_code_of_every_value(policy):
+    """The plot colours a whole array at once, by the core's rule (its tier floors)."""
+    t = thresholds(128_000, policy)
+    floors = tier_floors(t)
+    values = sorted({0, t.window, *floors, *(f - 1 for f in floors), *(f + 1 for f in floors)})
+    codes = td.tier_codes(np.array([*values, np.nan], dtype=float), t)
+    assert codes.tolist() == [tier_code(v, t) for v in values] + [tier_code(None, t)]
+    assert codes.dtype == np.int8
 
 
 # -- threshold lines ------------------------------------------------------------------
@@ -540,7 +551,7 @@ def test_render_corpus(qtbot, corpus, tmp_path, name):
         assert len(w.auxiliary_scatter.getData()[0]) > 0
 
 
-# -- cheap repaints (gui/plot_paint.py) ----------------------------------
+# -- cheap repaints (gui/widgets/plot_paint.py) ----------------------------------
 def test_text_items_and_axes_are_cached_after_a_paint(plot):
     from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 

@@ -11,12 +11,12 @@ from PySide6.QtGui import QImage, QPalette
 from PySide6.QtTest import QTest
 
 from ctxviewer.analysis.report import Analysis, breakdown_json
-from ctxviewer.gui import export
-from ctxviewer.gui.bar_panel import BarPanel
-from ctxviewer.gui.breakdown_model import BreakdownModel
-from ctxviewer.gui.content import Content, node_content, ref_text
-from ctxviewer.gui.content_pane import MAX_CHARS, ContentPane
-from ctxviewer.gui.palette import (
+from ctxviewer.gui.session import export
+from ctxviewer.gui.session.bar_panel import BarPanel
+from ctxviewer.gui.session.breakdown_model import BreakdownModel
+from ctxviewer.gui.session.content import Content, node_content, ref_text
+from ctxviewer.gui.session.content_pane import MAX_CHARS, ContentPane
+from ctxviewer.gui.widgets.palette import (
     category_color,
     dark_palette,
     is_dark,

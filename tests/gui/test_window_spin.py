@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import Qt
 
-from ctxviewer.gui.window_spin import SIZES, parse_window
+from ctxviewer.gui.session.window_spin import SIZES, parse_window
 
 
 @pytest.mark.parametrize(("text", "value"), [

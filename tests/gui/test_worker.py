@@ -6,7 +6,7 @@ import threading
 
 import shiboken6
 
-from ctxviewer.gui.worker import Worker, WorkerSignals
+from ctxviewer.gui.widgets.worker import Worker, WorkerSignals
 
 
 def test_a_finished_job_reports_its_result(qtbot):

@@ -232,6 +232,20 @@ class Budget:
                 self.scope not in ("session", "task") or not 0 < self.warn_fraction <= 1:
             raise ValueError(f"invalid budget {self}")
 
+    @property
+    def warn_at(self) -> float:
+        """The spend (in ``unit``, per ``scope``) from which the budget warns:
+        ``warn_fraction`` of the limit."""
+        return self.limit * self.warn_fraction
+
+    def threshold(self, kind: str) -> float:
+        """The spend a crossing of ``kind`` is about: ``warn`` (``warn_at``) or ``limit``."""
+        if kind == "warn":
+            return self.warn_at
+        if kind == "limit":
+            return self.limit
+        raise ValueError(f"a budget crossing is 'warn' or 'limit', not {kind!r}")
+
 
 @dataclass(frozen=True)
 class BudgetCrossing:
@@ -289,7 +303,7 @@ def evaluate_budget(cost: SessionCost, budget: Budget,
     them the whole session is one task).
     """
     starts = set(task_starts(requests)) if budget.scope == "task" and requests else set()
-    warn_at = budget.limit * budget.warn_fraction
+    warn_at = budget.warn_at
     crossings: list[BudgetCrossing] = []
     spent, task, peak = 0.0, 0, 0.0
     warned = limited = False

@@ -1,0 +1,392 @@
+"""The main window: lays out the views and wires them to ``AppState``.
+
+Left: the request navigator. Centre: the stacked bar and legend above tabs
+(Breakdown tree | Timeline). Right: the content pane. Toolbar on top, status
+bar below. No computation here: the core ``Analysis`` computes, the
+``SessionLoader`` runs it off the GUI thread, the views display.
+
+Dialogs go through small replaceable callables (``ask_open_path``,
+``ask_save_path``, ``show_error``, ``confirm``) so that tests can answer them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import replace
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ctxviewer.analysis.report import Analysis
+from ctxviewer.gui import panels
+from ctxviewer.gui.app_settings import AppSettings
+from ctxviewer.gui.app_state import AppState
+from ctxviewer.gui.session import export, window_layout
+from ctxviewer.gui.session.bar_panel import BarPanel
+from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+from ctxviewer.gui.session.content import node_content
+from ctxviewer.gui.session.content_pane import ContentPane
+from ctxviewer.gui.session.context_menus import ContextMenus
+from ctxviewer.gui.session.controls_toolbar import ControlsToolBar
+from ctxviewer.gui.session.file_sessions import FileSessions
+from ctxviewer.gui.session.loader import SessionLoader
+from ctxviewer.gui.session.request_model import role_text, short_model
+from ctxviewer.gui.session.request_table import RequestTable
+from ctxviewer.gui.session.skipped_dialog import SkippedDialog
+from ctxviewer.gui.session.status_bar import SessionStatusBar
+from ctxviewer.gui.session.window_actions import WindowActions
+from ctxviewer.gui.session.window_host import HostWindow
+from ctxviewer.gui.timeline.tab import TimelineTab
+from ctxviewer.gui.widgets import dialogs, file_dialog
+from ctxviewer.model import Session
+from ctxviewer.resources import is_demo
+
+DEFAULT_SIZE = (1400, 900)
+
+
+class MainWindow(HostWindow):
+    """The window; its panels see it as a ``PanelHost`` (``HostWindow``)."""
+
+    def __init__(self, state: AppState, settings: AppSettings | None = None,
+                 loader: SessionLoader | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.settings = settings or AppSettings()
+        self.loader = loader or SessionLoader(parent=self)
+        self.ask_open_path: Callable[[], str] = lambda: dialogs.ask_open_path(self)
+        self.ask_save_path: Callable[[str, str, str], str] = \
+            lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
+        self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
+        self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
+        file_dialog.guard_plot_exports()  # the plots' own Export... too
+        self.setWindowTitle("ctxviewer")
+        self.setAcceptDrops(True)
+        self._auto_split = False  # fit the panes to the first session (no saved layout)
+        # A progressive load shows partial sessions: what was open before, to restore
+        # on cancel or error (None: no partial shown), and whether this load showed one.
+        self._restore: tuple[Analysis | None, int | None] | None = None
+        self._partial_shown = False
+        self.panels = {}
+        self._build()
+        self._connect()
+        self._restore_layout()
+        self.actions_.set_session_open(False)
+        self.actions_.set_recent(self.settings.recent_files())
+        self.actions_.reopen_last.setChecked(self.settings.reopen_last())
+        self.context_menus = ContextMenus(self)  # the request list's and the tree's
+        self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+        window_layout.restore_choices(self)
+        for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
+            tab = self.tabs.widget(i)
+            if tab is not None:
+                tab.setMinimumSize(120, 80)
+
+    # -- layout -------------------------------------------------------------------
+    def _build(self) -> None:
+        self.actions_ = WindowActions(self)
+        self.file_bar = self.addToolBar("File")
+        self.file_bar.setObjectName("file_toolbar")
+        self.file_bar.setMovable(False)
+        self.file_bar.addAction(self.actions_.open)
+        self.controls = ControlsToolBar(self)
+        self.controls.set_options(self.state.options)
+        self.addToolBar(self.controls)
+        self.status = SessionStatusBar(self)
+        self.setStatusBar(self.status)
+        self.requests = RequestTable(self)
+        self.bar_panel = BarPanel(self)
+        self.breakdown = BreakdownPanel(self)
+        self.timeline = TimelineTab(self)
+        self.tabs = QTabWidget(self)
+        self.tabs.addTab(self.breakdown, "Breakdown")
+        self.tabs.addTab(self.timeline, "Timeline")
+        self.content = ContentPane(self)
+        centre = QWidget(self)
+        box = QVBoxLayout(centre)
+        box.setContentsMargins(4, 0, 4, 0)
+        box.addWidget(self.bar_panel)
+        box.addWidget(self.tabs, 1)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter.setObjectName("main_splitter")
+        for w in (self.requests, centre, self.content):
+            self.splitter.addWidget(w)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        self.setCentralWidget(self.splitter)
+        self.resize(*DEFAULT_SIZE)
+        self.reset_pane_sizes(DEFAULT_SIZE[0])
+
+    def resizeEvent(self, event: object) -> None:
+        super().resizeEvent(event)  # type: ignore[arg-type]
+        self.give_centre_room()
+
+    def showEvent(self, event: object) -> None:
+        super().showEvent(event)  # type: ignore[arg-type]
+        QTimer.singleShot(0, self.give_centre_room)  # once the restored layout is applied
+
+    def give_centre_room(self) -> None:
+        """The side panes give way first (``window_layout.centre_room``)."""
+        sizes = window_layout.centre_room(self.splitter.sizes()) if self.isVisible() else None
+        if sizes is not None:
+            self.splitter.setSizes(sizes)
+
+    def reset_pane_sizes(self, width: int) -> None:
+        self.splitter.setSizes(window_layout.default_split(width, self.requests.needed_width()))
+
+    def _connect(self) -> None:
+        s, a = self.state, self.actions_
+        s.session_loaded.connect(self._on_state_session_loaded)
+        s.analysis_changed.connect(self._on_state_analysis_changed)
+        s.request_changed.connect(self._on_state_request_changed)
+        s.breakdown_changed.connect(self._on_state_breakdown_changed)
+        s.options_changed.connect(self._on_state_options_changed)
+        s.recompute_requested.connect(self._on_state_recompute_requested)
+        self.loader.load_started.connect(self._on_loader_started)
+        self.loader.progressed.connect(self.status.show_progress)
+        self.loader.partial.connect(self._on_loader_partial)
+        self.loader.loaded.connect(self._on_loader_loaded)
+        self.file_sessions = FileSessions(self.state, self.loader, self.actions_.sessions, self)
+        self.loader.analysed.connect(s.update_analysis)
+        self.loader.failed.connect(self._on_loader_failed)
+        self.loader.cancelled.connect(self._on_loader_cancelled)
+        self.loader.busy_changed.connect(self._on_loader_busy_changed)
+        self.controls.estimator_chosen.connect(s.set_estimator)
+        self.controls.policy_chosen.connect(s.set_policy)
+        self.controls.counts_chosen.connect(s.set_counts)
+        self.controls.window_chosen.connect(s.set_window_override)
+        self.requests.request_selected.connect(s.select_request)
+        self.timeline.request_clicked.connect(s.select_request)
+        self.bar_panel.category_clicked.connect(self._on_bar_category_clicked)
+        self.breakdown.node_selected.connect(self._on_breakdown_node_selected)
+        self.status.cancel_clicked.connect(self.loader.cancel)
+        self.status.skipped_clicked.connect(self._on_status_skipped_clicked)
+        a.open.triggered.connect(self._on_open_triggered)
+        a.recent_chosen.connect(self.open_file)
+        a.recent_cleared.connect(self._on_recent_cleared)
+        a.reopen_last.toggled.connect(self.settings.set_reopen_last)
+        for kind, action in (("json", a.export_json), ("csv", a.export_csv),
+                             ("png", a.export_png)):
+            action.triggered.connect(lambda _c=False, k=kind: export.export_view(self, k))
+        a.quit.triggered.connect(self.close)
+        a.find.triggered.connect(self._on_find_triggered)
+        a.previous.triggered.connect(lambda: s.step_request(-1))
+        a.next.triggered.connect(lambda: s.step_request(1))
+        a.first.triggered.connect(s.select_first)
+        a.last.triggered.connect(s.select_last)
+        a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
+        a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
+
+    # -- opening ------------------------------------------------------------------
+    def open_file(self, path: str) -> None:
+        """Start loading ``path`` in the background; the open session stays until it is done.
+
+        A window size typed for the file open now is not carried over: the new file
+        opens with its agent's own window."""
+        self.loader.load(path, replace(self.state.options, window=0))
+
+    def show_analysis(self, analysis: Analysis) -> None:
+        """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""
+        self.state.set_session_analysis(analysis)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if files:
+            event.acceptProposedAction()
+            self.open_file(files[0])
+
+    # -- state -> views -------------------------------------------------------------
+    def _on_state_session_loaded(self, a: Analysis) -> None:
+        name = os.path.basename(a.session.path or "") or "session"
+        empty = not a.session.path and not a.session.requests
+        self.setWindowTitle("ctxviewer" if empty else f"{name} — ctxviewer")
+        self.actions_.set_session_open(bool(a.session.requests))
+        self.controls.set_options(self.state.options)
+        self.content.clear()
+
+    def _on_state_analysis_changed(self, a: Analysis) -> None:
+        self.requests.set_timeline(a.timeline)
+        if self._auto_split:  # first session, no saved layout: fit the request list
+            self._auto_split = False
+            self.reset_pane_sizes(self.splitter.width())
+        self.timeline.set_analysis(a)
+        self.status.set_analysis(a)
+        self.controls.set_agent(a.identity.profile.label, a.identity.era.policy.label)
+
+    def _on_state_request_changed(self, index: int) -> None:
+        self.requests.set_current(index)
+        self.timeline.set_current(index)
+
+    def _on_state_breakdown_changed(self, b: object) -> None:
+        self.bar_panel.set_breakdown(b, self._heading())  # type: ignore[arg-type]
+        self.breakdown.set_breakdown(b)  # type: ignore[arg-type]
+
+    def _heading(self) -> str:
+        s, i = self.state.session, self.state.index
+        if s is None or i is None:
+            return ""
+        r = s.requests[i]
+        p = self.state.analysis.timeline[i] if self.state.analysis else None
+        role = role_text(p) if p is not None else r.role
+        return f"Request {i} · {short_model(r.model)} · {role}"
+
+    def _on_state_options_changed(self, options: object) -> None:
+        self.controls.set_options(self.state.options)
+
+    def _on_state_recompute_requested(self, options: object) -> None:
+        if self.state.session is not None:
+            self.loader.analyse(self.state.session, self.state.options)
+
+    def _on_breakdown_node_selected(self, obj: object) -> None:
+        a = self.state.analysis
+        if a is None or obj is None:
+            self.content.clear()
+            return
+        self.content.set_content(node_content(obj, a.estimator, self.state.breakdown),
+                                 a.estimator_name)
+
+    def _on_bar_category_clicked(self, name: str) -> None:
+        self.tabs.setCurrentWidget(self.breakdown)
+        self.breakdown.select_category(name)
+
+    # -- loader -> window -------------------------------------------------------------
+    def _on_loader_started(self, path: str) -> None:
+        self.status.showMessage(f"Loading {os.path.basename(path)}…")
+        self.status.show_progress(0)
+        self._partial_shown = False  # a partial of an abandoned load stays restorable
+
+    def _on_loader_partial(self, a: Analysis) -> None:
+        """The loading file read so far: the first part replaces the open session."""
+        if self._partial_shown:
+            self.state.grow_analysis(a)
+            return
+        if self._restore is None:
+            self._restore = (self.state.analysis, self.state.index)
+        self._partial_shown = True
+        self.state.set_session_analysis(a, loading=True)
+        self._paint_soon()
+
+    def _paint_soon(self) -> None:
+        """``_paint_now`` from a timer: after this update, with input and other events
+        handled in between, and before the analyses it asked for start
+        (``worker.start_soon``). A 0 ms single shot would run in this same pass."""
+        QTimer.singleShot(1, self, self._paint_now)
+
+    def _paint_now(self) -> None:
+        """Lay out and paint the window at once, before background work goes on.
+
+        Views paint through Python (model data, plot items), and each call from
+        Qt into Python waits for the GIL: beside a parsing or analysing thread,
+        a paint takes several times longer. So the deferred work (posted
+        events, item view layouts) runs now and the window paints once, while
+        the loader waits for it (a partial view) or has finished, and before
+        the analyses the new session asked for start (``worker.start_soon``)."""
+        QCoreApplication.sendPostedEvents()
+        for view in self.findChildren(QAbstractItemView):
+            if view.isVisible():
+                view.executeDelayedItemsLayout()
+        QCoreApplication.sendPostedEvents()
+        if self.isVisible():
+            self.repaint()
+
+    def _on_loader_loaded(self, a: Analysis) -> None:
+        self.status.clearMessage()
+        keep = None if self.state.in_tail() or not self._partial_shown else self.state.index
+        self._restore, self._partial_shown = None, False
+        self.state.set_session_analysis(a)
+        if keep is not None:  # the user chose a request while the file loaded
+            self.state.select_request(keep)
+        self._paint_soon()
+        if a.session.path and not is_demo(a.session.path):  # the demo is not "recent"
+            self.settings.add_recent(a.session.path)
+            self.actions_.set_recent(self.settings.recent_files())
+
+    def _on_loader_failed(self, path: str, reason: str) -> None:
+        self.status.clearMessage()
+        self.status.hide_progress()  # not left showing behind the error dialog
+        if path and not os.path.exists(path) and path in self.settings.recent_files():
+            self.settings.remove_recent(path)  # a file that is gone leaves Open Recent
+            self.actions_.set_recent(self.settings.recent_files())
+        if path:
+            self._restore_open_session()
+        self.show_error("Cannot open file" if path else "Analysis failed", reason)
+
+    def _on_loader_cancelled(self, path: str) -> None:
+        self._restore_open_session()
+        self.status.showMessage(f"Loading {os.path.basename(path)} cancelled", 5000)
+
+    def _restore_open_session(self) -> None:
+        """A load that showed partial sessions ended early: show what was open before."""
+        restore, self._restore, self._partial_shown = self._restore, None, False
+        if restore is None:
+            return
+        before, index = restore
+        if before is None:  # nothing was open: show nothing
+            before = self.state.options.analysis(Session(path=None, format=""))
+        self.state.set_session_analysis(before)
+        if index is not None:
+            self.state.select_request(index)
+
+    def _on_loader_busy_changed(self, busy: bool) -> None:
+        if not busy:
+            self.status.hide_progress()
+        elif self.status.progress.isHidden():
+            self.status.show_progress(None, cancellable=False)
+
+    # -- user actions -----------------------------------------------------------------
+    def _on_open_triggered(self) -> None:
+        path = self.ask_open_path()
+        if path:
+            self.open_file(path)
+
+    def _on_recent_cleared(self) -> None:
+        self.settings.clear_recent()
+        self.actions_.set_recent([])
+
+    def _on_find_triggered(self) -> None:
+        self.tabs.setCurrentWidget(self.breakdown)
+        self.breakdown.focus_filter()
+
+    def _on_status_skipped_clicked(self) -> None:
+        s = self.state.session
+        if s is not None:
+            SkippedDialog(s.skipped, s.path or "", self).exec()
+
+    # -- persistence (gui/session/window_layout.py) ------------------------------------------------
+    def _restore_layout(self) -> None:
+        self._auto_split = not window_layout.restore_layout(self)
+
+    def save_layout(self) -> None:
+        window_layout.save(self)
+
+    def quit_concerns(self) -> list[str]:
+        """What quitting now would lose, one sentence per panel that says so."""
+        out = []
+        for panel in self.panels.values():
+            concern = getattr(panel, "quit_concern", None)
+            text = concern() if concern is not None else None
+            if text:
+                out.append(text)
+        return out
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        concerns = self.quit_concerns()
+        if concerns and not self.confirm("Close ctxviewer?", "\n\n".join(concerns)
+                                         + "\n\nClose the window anyway?"):
+            event.ignore()
+            return
+        self.closing.emit()
+        self.loader.cancel()
+        self.save_layout()
+        super().closeEvent(event)

@@ -1,0 +1,119 @@
+"""How the main window is laid out and what it remembers between runs.
+
+The split of its three panes (request list | centre | content): the default
+for a first session, and the side panes giving way first when the window is
+narrower than the one they were sized in. What is saved at close and restored
+at start: geometry, toolbars, the split, the estimator, policy, counts, the
+tab in front, the timeline's toggles and the Insights budget (a Window size
+stays with its file: never restored).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from ctxviewer.analysis.estimators import names
+from ctxviewer.analysis.thresholds import POLICIES
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.session.main_window import MainWindow
+
+def _caps(width: int) -> tuple[float, float, int]:
+    """(request list's largest share, content pane's share, content pane's least width),
+    from (26%, 15%, 150 px) at 1024 px to (30%, 20%, 180 px) at 1600 px and over: the
+    narrower the window, the more the side panes give way (the list keeps its number,
+    time, model and prompt columns and scrolls sideways to the rest), and a wider
+    window never gives the centre less."""
+    t = min(max((width - 1024) / (1600 - 1024), 0.0), 1.0)
+    return 0.26 + 0.04 * t, 0.15 + 0.05 * t, int(150 + 30 * t)
+
+
+def default_split(width: int, need: int) -> list[int]:
+    """The request list as wide as its columns ``need`` (within ``_caps``' share and 4
+    points less), the content pane its share, the rest for the centre: 59% of a
+    1024 px window (it had 53%), half of a 1600 px one."""
+    list_cap, content, least = _caps(width)
+    left = max(int(width * min(0.22, list_cap - 0.04)), min(need, int(width * list_cap)))
+    right = max(least, int(width * content))
+    return [left, width - left - right, right]
+
+
+def centre_room(sizes: list[int]) -> list[int] | None:
+    """``sizes`` with the side panes within the shares ``default_split`` gives them;
+    None when they already are (or the split is not laid out yet)."""
+    total = sum(sizes)
+    if len(sizes) != 3 or total < 600:
+        return None
+    list_cap, content, least = _caps(total)
+    left = min(sizes[0], int(total * list_cap))
+    right = min(sizes[2], max(least, int(total * content)))
+    if (left, right) == (sizes[0], sizes[2]):
+        return None
+    return [left, total - left - right, right]
+
+
+def _tab_name(window: MainWindow, index: int) -> str:
+    return window.tabs.tabText(index).replace("&", "")
+
+
+def restore_layout(window: MainWindow) -> bool:
+    """Geometry, toolbars and split of the last run; False when no split was saved."""
+    s = window.settings
+    geometry = s.state("geometry")
+    if geometry is not None:
+        window.restoreGeometry(geometry)
+    for key, restore in (("window_state", window.restoreState),
+                         ("splitter", window.splitter.restoreState)):
+        value = s.state(key)
+        if value is not None:
+            restore(value)
+    return s.state("splitter") is not None
+
+
+def _plot(window: MainWindow) -> Any:  # a TimelinePlot, or None without pyqtgraph
+    return window.timeline_plot()
+
+
+def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
+    panel = window.panel("insights_panel")
+    return getattr(getattr(panel, "cost", None), "budget", None)
+
+
+def restore_choices(window: MainWindow) -> None:
+    """The estimator, policy, counts, tab, timeline toggles and budget chosen in the
+    last run."""
+    saved = window.settings.analysis_options()
+    valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
+    chosen: dict[str, Any] = {k: v for k, v in saved.items() if v in valid[k]}
+    if chosen:
+        window.state.options = replace(window.state.options, **chosen)
+        window.controls.set_options(window.state.options)
+    tab = window.settings.tab()
+    for i in range(window.tabs.count()):
+        if _tab_name(window, i) == tab:
+            window.tabs.setCurrentIndex(i)
+    plot, box = _plot(window), _budget_box(window)
+    if plot is not None:
+        plot.set_toggles(window.settings.timeline_toggles())
+    budget = window.settings.budget()
+    if box is not None and budget is not None:
+        on, values = budget
+        box.set_budget(values)
+        if not on:
+            box.set_budget(None)  # switched off, its values kept
+
+
+def save(window: MainWindow) -> None:
+    s, o = window.settings, window.state.options
+    s.set_analysis_options(o.estimator, o.policy, o.counts)
+    s.set_tab(_tab_name(window, window.tabs.currentIndex()))
+    plot, box = _plot(window), _budget_box(window)
+    if plot is not None:
+        s.set_timeline_toggles(plot.toggles())
+    if box is not None:
+        s.set_budget(box.isChecked(), box.values())
+    s.set_state("geometry", window.saveGeometry())
+    s.set_state("window_state", window.saveState())
+    s.set_state("splitter", window.splitter.saveState())
+    s.sync()
