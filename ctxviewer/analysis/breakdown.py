@@ -22,8 +22,8 @@ from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.fmt import short_text
+from ctxviewer.ingest.base import messages_unsure
 from ctxviewer.ingest.classify import skills_in
-from ctxviewer.ingest.otel_body import messages_unsure
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     MCP,

