@@ -9,11 +9,12 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
+from ctxviewer.analysis import timeline_series as ts
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import POLICIES, TIERS, thresholds, tier, tier_code, tier_floors
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.whatif import replay, request_events
-from ctxviewer.gui.timeline import data as td
+from ctxviewer.gui.timeline import geometry as td
 from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY, Event
@@ -141,7 +142,7 @@ def test_tier_codes_are_the_cores_tier_code_of_every_value(policy):
     t = thresholds(128_000, policy)
     floors = tier_floors(t)
     values = sorted({0, t.window, *floors, *(f - 1 for f in floors), *(f + 1 for f in floors)})
-    codes = td.tier_codes(np.array([*values, np.nan], dtype=float), t)
+    codes = ts.tier_codes(np.array([*values, np.nan], dtype=float), t)
     assert codes.tolist() == [tier_code(v, t) for v in values] + [tier_code(None, t)]
     assert codes.dtype == np.int8
 
@@ -232,8 +233,9 @@ def test_set_thresholds_moves_lines_without_rebuilding(plot, monkeypatch):
     plot.set_timeline(pts, QWEN_200K)
     api_before = plot.api_curve.getOriginalDataset()
     rebuilt = []
-    monkeypatch.setattr(plot, "_draw_series", lambda: rebuilt.append(1))
-    monkeypatch.setattr(plot, "_draw_events", lambda: rebuilt.append(1))
+    for layer, method in ((plot.curves, "draw_series"), (plot.bars, "draw_series"),
+                          (plot.marks_layer, "draw_events")):
+        monkeypatch.setattr(layer, method, lambda *_: rebuilt.append(1))
     t = thresholds(128_000, "qwen")
     plot.set_thresholds(t)
     assert not rebuilt
@@ -286,10 +288,10 @@ def test_compaction_marker_on_the_time_axis(plot, spotter):
     plot.set_timeline(spotter.timeline, spotter.thresholds, request_events(spotter.session),
                       x_mode="time")
     [line] = plot.event_lines
-    assert line.value() == td.parse_time("2026-02-12T16:13:25.613Z")  # the log's own time
+    assert line.value() == ts.parse_time("2026-02-12T16:13:25.613Z")  # the log's own time
     after = _boundary(spotter)
     last = max(p.index for p in spotter.timeline if p.role == "main" and p.index < after)
-    before, after = (td.parse_time(spotter.timeline[i].timestamp) for i in (last, after))
+    before, after = (ts.parse_time(spotter.timeline[i].timestamp) for i in (last, after))
     assert before < line.value() < after
 
 

@@ -1,7 +1,9 @@
 """The Timeline tab: prompt tokens per request against the thresholds (pyqtgraph).
 
-``tab.TimelineTab`` is what the window builds; it imports the plot (``plot``,
-composed with ``marks``, ``pick`` and ``toggles``) and shows a placeholder when
-pyqtgraph is missing. ``data`` turns the core's timeline into numpy arrays
-(no Qt), ``style`` holds the colours and pens other plots share.
+``tab.TimelineTab`` is what the window builds; it imports the plot (``plot``, a
+host of layers: ``curves``, ``bars``, ``thresholds``, ``marks``, ``whatif``,
+``pick``, with ``legend`` and ``toggles``) and shows a placeholder when
+pyqtgraph is missing. The plot draws the core's view model
+(``analysis.timeline_view``); ``geometry`` holds its pixel arithmetic (no Qt),
+``style`` the colours and pens other plots share.
 """

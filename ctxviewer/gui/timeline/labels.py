@@ -9,17 +9,16 @@ no lane loses its label (the line stays; the hover readout names the event).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 
-from ctxviewer.analysis.thresholds import Thresholds
-from ctxviewer.fmt import fmt_tokens
-from ctxviewer.gui.timeline import data as td
+from ctxviewer.analysis.timeline_series import EventMark
+from ctxviewer.analysis.timeline_view import THRESHOLD_KEYS, ThresholdLine
+from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.style import label_fill, series_color, threshold_pen
 
-THRESHOLD_KEYS = ("warn", "auto", "hard", "effective", "window", "target")
 ABOVE, BELOW = [(0, 1), (0, 1)], [(0, 0), (0, 0)]  # text anchors of a horizontal line
 EVENT_LANES = 2
 
@@ -34,39 +33,25 @@ def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, pg.Infinite
             "fill": pg.mkBrush(label_fill(dark))})
         line.setVisible(False)
         line.setZValue(2)
-        line.texts = (key, key)  # (full, compact) label texts: apply_thresholds sets them
+        line.texts = (key, key)  # (full, compact) label texts: apply_lines sets them
         plot_item.addItem(line, ignoreBounds=True)
         lines[key] = line
     return lines
 
 
-def threshold_values(t: Thresholds) -> dict[str, int]:
-    """The line values of ``t`` (``target`` only when the policy has one)."""
-    values = {"warn": t.warn, "auto": t.auto, "hard": t.hard, "effective": t.effective,
-              "window": t.window, "target": t.target}
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def apply_thresholds(lines: dict[str, pg.InfiniteLine], t: Thresholds) -> None:
-    """Move every line to its value in ``t`` and relabel it; no item is rebuilt."""
-    shown = threshold_values(t)
-    groups: dict[int, list[str]] = {}
-    for key in THRESHOLD_KEYS:
-        if key in shown:
-            groups.setdefault(shown[key], []).append(key)
-    for key, line in lines.items():
-        line.setVisible(key in shown)
-        if key not in shown:
+def apply_lines(lines: dict[str, pg.InfiniteLine], spec: Sequence[ThresholdLine]) -> None:
+    """Move every line to its value in ``spec`` and relabel it; no item is rebuilt."""
+    for s in spec:
+        line = lines[s.key]
+        line.setVisible(s.value is not None)
+        if s.value is None:
             continue
-        v = shown[key]
-        same = groups[v]
-        line.setValue(v)
-        line.texts = (f"{' = '.join(same)}  {v:,} ({v / t.window:.0%})",  # full, compact
-                      f"{' = '.join(same)} {fmt_tokens(v)}")
-        line.label.setFormat(line.texts[0])
-        line.label.setVisible(same[0] == key)
+        line.setValue(s.value)
+        line.texts = (s.full, s.compact)
+        line.label.setFormat(s.full)
+        line.label.setVisible(s.labelled)
         # the ceiling's label hangs below it, the others sit on their line
-        line.label.anchors = BELOW if "window" in same else ABOVE
+        line.label.anchors = BELOW if s.below else ABOVE
         line.label.updatePosition()
 
 
@@ -74,7 +59,7 @@ RIGHT_OF_LINE = (0, 0)  # label anchors: its top-left corner on the line
 LEFT_OF_LINE = (1, 0)  # its top-right corner on the line
 
 
-def event_line(mark: td.EventMark, dark: bool) -> pg.InfiniteLine:
+def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
     color = series_color("event" if mark.kind in ("compaction", "simulated") else "overflow",
                          dark)
     style = Qt.PenStyle.DotLine if mark.kind in ("failed", "simulated") else Qt.PenStyle.DashLine
@@ -103,7 +88,7 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
         heights = [ln.label.boundingRect().height() for ln in shown]
         centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
                    for ln, h in zip(shown, heights, strict=True)]
-        slots = td.stack_slots(centers, [h - 6 for h in heights])  # margins may touch
+        slots = geometry.stack_slots(centers, [h - 6 for h in heights])  # margins may touch
         step = (max(ln.label.boundingRect().width() for ln in shown) + 10) / width
         ends = [0.01 + max(slot, 0) * step + (ln.label.boundingRect().width() + 4) / width
                 for ln, slot in zip(shown, slots, strict=True)]

@@ -62,3 +62,11 @@ class TimelineLegend:
             self.legend.setColumnCount(columns)
             if fits:
                 return
+
+    def headroom(self, label_room: float) -> float:
+        """How much higher than the highest line or point the view's top must be: room
+        for the legend and ``label_room`` pixels (at most a third of the view)."""
+        height = float(self.view.height())
+        room = float(self.legend.boundingRect().height()) + label_room
+        share = min(room / height, 1 / 3) if height > 0 else 0.1
+        return 1 / (1 - share)

@@ -1,77 +1,66 @@
 """The timeline: prompt tokens per request, thresholds, compactions, what-if.
 
-``TimelinePlot`` is a thin ``PlotWidget``: ``set_timeline`` takes the core
-result (a list of ``Point`` and the ``Thresholds``), every plot item is a
-public attribute so tests read ``getData()``/``value()`` instead of pixels,
-and user intent leaves as signals (``request_clicked``). The arrays come from
-``data``; colours from ``widgets.palette`` and ``style``.
+``TimelinePlot`` is a thin ``PlotWidget`` hosting one layer per group of items
+(``layer``): ``set_view(view)`` hands the core's view model
+(``analysis.timeline_view.TimelineView``) to every layer, each redrawing only what
+is new in it. ``set_analysis``, ``set_timeline``, ``set_thresholds``,
+``set_predicted``, ``set_budget_marks`` and ``set_x_mode`` make that view. User
+intent leaves as signals (``request_clicked``, ``request_hovered``).
 
-Items (x is the request index, or epoch seconds with ``x_mode="time"``):
+The layers and their items (x: the request index, or epoch seconds with ``x_mode``
+"time"), each named by the plot too (tests read ``getData()``, not pixels):
 
-- ``api_curve``: API prompt tokens of main requests where known;
-- ``estimate_curve``: the estimator's count of every main request (dashed);
-- ``tier_scatter``: main requests, coloured by tier; ``tier_codes`` indexes
-  ``TIERS`` per main point;
-- ``subagent_scatter``/``auxiliary_scatter``: sub-agent and side calls
-  (``set_show_subagents``, ``set_show_auxiliary``; side calls hidden by default);
-- ``threshold_lines``: ``warn``/``auto``/``hard``/``effective``/``window``
-  (and ``target``, shown when the policy has one), labelled with their value;
-- ``event_lines``: real compactions (before -> after tokens) and overflows,
-  half a step before the request that follows them;
-- ``cache_areas``: stacked cache read / cache write / uncached (``set_cache_view``);
-  each item's data is the *top edge* of its band (cumulative); they live in
-  ``cache_box``, a view linked to the main one and drawn under ``output_view``,
-  so the output bars stand in front of the bands and the curves in front of both;
-- ``output_curve`` in ``output_view``, a ViewBox on the right axis: one bar per
-  main request (``getData()`` -> x, output tokens), or one per pixel column
-  (its largest value) when requests are denser than pixels;
-- ``whatif_markers``/``whatif_curve``/``whatif_label``: the core what-if replay
-  (``whatif``) for the current thresholds;
-- ``selection_marker`` (``select_request``) and ``hover_label``;
-- ``budget_lines``: vertical markers where a spending budget's warning or
-  limit was crossed (``set_budget_marks``; kept across redraws).
-
-Mixed in: ``pick.PickingMixin`` (hover, clicks), ``marks.MarksMixin``
-(event, budget and what-if markers) and ``toggles.TogglesMixin`` (menu
-actions, show/hide setters).
+- ``curves`` (``curves.CurvesLayer``): ``api_curve``, ``estimate_curve``,
+  ``tier_scatter``, ``subagent_scatter``, ``auxiliary_scatter``;
+- ``bars`` (``bars.BarsLayer``): ``cache_areas`` in ``cache_box`` and
+  ``output_curve`` in ``output_view`` (the right axis);
+- ``lines`` (``thresholds.ThresholdLayer``): ``threshold_lines``;
+- ``marks`` (``marks.MarksLayer``): ``event_lines``, ``predicted_markers``,
+  ``budget_lines`` (budget crossings, kept across redraws);
+- ``whatif_layer`` (``whatif.WhatIfLayer``): ``whatif_markers``,
+  ``whatif_curve``, ``whatif_label`` (the title);
+- ``picker`` (``pick.PickLayer``): ``selection_marker``, ``hover_label``;
+- ``legend_layout`` (``legend.TimelineLegend``) and ``menu`` (``toggles``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QGraphicsItem, QWidget
+from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QWidget
 
+from ctxviewer.analysis import timeline_view as tv
 from ctxviewer.analysis.report import Analysis
-from ctxviewer.analysis.thresholds import TIERS, Thresholds
+from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import WhatIf, request_events
-from ctxviewer.gui.timeline import data as td
-from ctxviewer.gui.timeline import labels as tl
+from ctxviewer.analysis.timeline_series import X_MODES, EventMark, TimelineData
+from ctxviewer.analysis.timeline_series import build as build_series
+from ctxviewer.analysis.whatif import WhatIf
+from ctxviewer.gui.timeline import geometry
+from ctxviewer.gui.timeline.bars import BarsLayer
+from ctxviewer.gui.timeline.curves import CurvesLayer
+from ctxviewer.gui.timeline.layer import Layer, Shown
 from ctxviewer.gui.timeline.legend import TimelineLegend
-from ctxviewer.gui.timeline.marks import MarksMixin
-from ctxviewer.gui.timeline.pick import PickingMixin
-from ctxviewer.gui.timeline.style import (
-    Bars,
-    TokenAxis,
-    blend,
-    faint,
-    label_fill,
-    series_color,
-)
-from ctxviewer.gui.timeline.toggles import TogglesMixin
-from ctxviewer.gui.widgets.palette import is_dark, tier_color
+from ctxviewer.gui.timeline.marks import MarksLayer
+from ctxviewer.gui.timeline.pick import Hit, PickLayer
+from ctxviewer.gui.timeline.style import TokenAxis, faint, series_color, set_bottom_axis, style_axes
+from ctxviewer.gui.timeline.thresholds import ThresholdLayer
+from ctxviewer.gui.timeline.toggles import TimelineMenu
+from ctxviewer.gui.timeline.whatif import WhatIfLayer
+from ctxviewer.gui.widgets.palette import is_dark
 from ctxviewer.gui.widgets.plot_paint import paint_cheaply
-from ctxviewer.model import Event, Session
+from ctxviewer.model import Event
 
-CACHE_KEYS = ("cache_read", "cache_write", "uncached")  # bottom band first
 LABEL_ROOM_PX = 26  # above the highest line, under the legend: that line's label
+EMPTY = build_series([])
 
 
-class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
+class TimelinePlot(pg.PlotWidget):
     """Prompt tokens per request over time, with the policy's thresholds."""
 
     request_clicked = Signal(int)  # request index of the clicked point
@@ -82,154 +71,123 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         super().__init__(parent, background=series_color("background", self.dark),
                          axisItems={"left": TokenAxis("left"), "right": TokenAxis("right")})
         paint_cheaply(self)  # repaints cost a tenth (gui/widgets/plot_paint.py)
-        self.points: list[Point] = []
-        self.thresholds: Thresholds | None = None
-        self.events: list[tuple[int, Event]] | None = None
-        self.data: td.TimelineData = td.build([])
-        self.x_mode = "index"
-        self.tier_codes = np.empty(0, dtype=np.int8)
-        self.marks: list[td.EventMark] = []
-        self.budget_marks: list[tuple[int, str, str]] = []
-        self.budget_lines: list[pg.InfiniteLine] = []
-        self.whatif: WhatIf | None = None
+        self.view: tv.TimelineView | None = None
+        self.x_mode = "index"  # as asked (``data.x_mode``: in use)
         self.selected_index: int | None = None
         self.hovered_index = -1
-        self.show_subagents, self.show_auxiliary = True, False
-        self.cache_view, self.show_output, self.show_whatif = False, True, True
+        self.shown = Shown()
         self._auto_view = True
-        self._source: tuple[Session, str, int] | None = None  # what set_analysis showed
-        self._output_xy: tuple[np.ndarray, np.ndarray] = (np.empty(0), np.empty(0))
-        self._brushed = False
-        self._tier_brushes = np.array([pg.mkBrush(tier_color(t, self.dark)) for t in TIERS],
-                                      dtype=object)
-        self._setup_plot()
-        self._setup_items()
-        self._setup_menu()
-
-    # -- construction -------------------------------------------------------------
-    def _setup_plot(self) -> None:
-        pi = self.getPlotItem()
-        pi.setDownsampling(auto=True, mode="peak")
-        pi.setClipToView(True)
-        pi.hideButtons()
-        pi.vb.disableAutoRange()
-        self._style_axes()
-        pi.setLabel("left", "prompt tokens")
-        pi.showAxis("right")
-        pi.setLabel("right", "output tokens")
-        self.output_view = pg.ViewBox(enableMenu=False)
-        self.output_view.setMouseEnabled(x=False, y=False)
-        # under the main view (mouse and paint go to it), over the grid (gui/widgets/plot_paint.py)
-        self.output_view.setParentItem(pi)
-        self.output_view.setFlag(QGraphicsItem.GraphicsItemFlag.ItemNegativeZStacksBehindParent)
-        self.output_view.setZValue(-0.5)
-        pi.getAxis("right").linkToView(self.output_view)
-        self.output_view.setXLink(pi.vb)
-        # the cache bands under the output bars: a view of their own, moved with the main one
-        self.cache_box = pg.ViewBox(enableMenu=False)
-        self.cache_box.setMouseEnabled(x=False, y=False)
-        self.cache_box.setParentItem(pi)
-        self.cache_box.setFlag(QGraphicsItem.GraphicsItemFlag.ItemNegativeZStacksBehindParent)
-        self.cache_box.setZValue(-0.7)
-        self.cache_box.setXLink(pi.vb)
-        self.cache_box.setYLink(pi.vb)
+        # predicted compactions and budget marks set before the first view
+        self._pending: tuple[tuple[int, ...], tuple[tv.BudgetMark, ...]] = ((), ())
+        pi, dark = self.getPlotItem(), self.dark
+        self._setup_plot(pi)
+        self.bars = BarsLayer(pi)
         pi.vb.sigResized.connect(self._on_view_resized)
         pi.vb.sigRangeChanged.connect(self._on_view_range_changed)
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
         pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
         self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
-                                   labelTextColor=series_color("foreground", self.dark),
-                                   brush=faint(series_color("background", self.dark), 210))
+                                   labelTextColor=series_color("foreground", dark),
+                                   brush=faint(series_color("background", dark), 210))
         self.legend_layout = TimelineLegend(self.legend, pi.vb)
-        self.whatif_label = pi.titleLabel
-        self._set_bottom_axis("index")
+        set_bottom_axis(pi, "index", dark)
+        self.bars.add_items(dark)
+        self.curves = CurvesLayer(pi, dark)
+        self.whatif_layer = WhatIfLayer(self, pi, dark)
+        self.marks_layer = MarksLayer(pi, dark)
+        self.picker = PickLayer(pi, dark, self.shown)
+        self.lines = ThresholdLayer(pi, dark)
+        self.picker.add_hover_label(pi)
+        self.layers: tuple[Layer, ...] = (self.curves, self.bars, self.marks_layer, self.lines,
+                                          self.whatif_layer, self.picker)
+        self.menu = TimelineMenu(pi.vb.menu, self.reset_view, {
+            "time": self._toggle_time, "cache": self.set_cache_view,
+            "subagents": self.set_show_subagents, "auxiliary": self.set_show_auxiliary,
+            "output": self.set_show_output, "whatif": self.set_show_whatif})
+        # the layers' items, by name (tests read them; panels add to the plot)
+        c, b, m, w, p = self.curves, self.bars, self.marks_layer, self.whatif_layer, self.picker
+        self.api_curve, self.estimate_curve = c.api_curve, c.estimate_curve
+        self.tier_scatter, self._tier_brushes = c.tier_scatter, c.tier_brushes
+        self.subagent_scatter, self.auxiliary_scatter = c.subagent_scatter, c.auxiliary_scatter
+        self.cache_box, self.cache_areas = b.cache_box, b.cache_areas
+        self.output_view, self.output_curve = b.output_view, b.output_curve
+        self.output_brushes = b.output_brushes
+        self.threshold_lines = self.lines.threshold_lines
+        self.predicted_markers = m.predicted_markers
+        self.event_lines, self.budget_lines = m.event_lines, m.budget_lines
+        self.whatif_markers, self.whatif_curve = w.whatif_markers, w.whatif_curve
+        self.whatif_label = w.whatif_label
+        self.selection_marker, self.hover_label = p.selection_marker, p.hover_label
+        self.menu_actions = self.menu.menu_actions
 
-    def _style_axes(self) -> None:
-        fg = series_color("foreground", self.dark)
-        for name in ("left", "right", "bottom"):
-            axis = self.getPlotItem().getAxis(name)
-            axis.setPen(fg)
-            axis.setTextPen(fg)
-        self.getPlotItem().showGrid(x=True, y=True, alpha=0.12)
+    def _setup_plot(self, pi: pg.PlotItem) -> None:
+        pi.setDownsampling(auto=True, mode="peak")
+        pi.setClipToView(True)
+        pi.hideButtons()
+        pi.vb.disableAutoRange()
+        style_axes(pi, self.dark)
+        pi.setLabel("left", "prompt tokens")
+        pi.showAxis("right")
+        pi.setLabel("right", "output tokens")
 
-    def _setup_items(self) -> None:
-        pi, dark = self.getPlotItem(), self.dark
-        self.cache_areas: dict[str, pg.PlotDataItem] = {}
-        for z, key in enumerate(reversed(CACHE_KEYS)):  # widest band behind
-            item = pg.PlotDataItem(pen=None, fillLevel=0, brush=series_color(key, dark))
-            item.setZValue(-10 + z)
-            item.setVisible(False)
-            self.cache_box.addItem(item)
-            self.cache_areas[key] = item
-        self.estimate_curve = pi.plot(pen=pg.mkPen(series_color("estimate", dark), width=1.5,
-                                                   style=Qt.PenStyle.DashLine))
-        self.api_curve = pi.plot(pen=pg.mkPen(series_color("api", dark), width=2))
-        self.tier_scatter = pg.ScatterPlotItem(size=6, pen=None)
-        self.subagent_scatter = pg.ScatterPlotItem(
-            size=7, symbol="d", pen=None, brush=series_color("subagent", dark))
-        self.auxiliary_scatter = pg.ScatterPlotItem(
-            size=5, pen=None, brush=faint(series_color("auxiliary", dark), 140))
-        self.auxiliary_scatter.setVisible(False)
-        self.whatif_curve = pg.PlotDataItem(
-            pen=pg.mkPen(series_color("whatif", dark), width=1.3, style=Qt.PenStyle.DashLine),
-            connect="finite")
-        self.whatif_markers = pg.ScatterPlotItem(
-            size=13, symbol="t", pen=pg.mkPen(series_color("background", dark)),
-            brush=series_color("whatif", dark))
-        # where the agent's own policy predicts its compactions, along the real curve
-        self.predicted_markers = pg.ScatterPlotItem(
-            size=12, symbol="x", pen=pg.mkPen(series_color("foreground", dark), width=1.2),
-            brush=series_color("foreground", dark))
-        self.predicted: tuple[int, ...] = ()
-        self.attribution: list | None = None  # Analysis.attribution, for the hover readout
-        self.selection_marker = pg.ScatterPlotItem(
-            size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2))
-        self.selection_marker.setVisible(False)
-        for item in (self.tier_scatter, self.subagent_scatter, self.auxiliary_scatter,
-                     self.whatif_curve, self.whatif_markers, self.predicted_markers,
-                     self.selection_marker):
-            pi.addItem(item)
-        self.whatif_markers.setZValue(5)
-        self.predicted_markers.setZValue(5)
-        self.selection_marker.setZValue(6)
-        # one bar per request: output is per call, not a flow
-        # faint over the background; full strength over the cache bands (set_cache_view)
-        self.output_brushes = (blend(series_color("output", dark),
-                                     series_color("background", dark), 150),
-                               pg.mkBrush(series_color("output", dark)))
-        self.output_curve = Bars(x=[], height=[], width=0.6, pen=None,
-                                 brush=self.output_brushes[0])
-        self.output_view.addItem(self.output_curve)
-        self.threshold_lines: dict[str, pg.InfiniteLine] = tl.threshold_lines(pi, dark)
-        self.event_lines: list[pg.InfiniteLine] = []
-        self.hover_label = pg.TextItem(
-            "", color=series_color("foreground", dark), fill=label_fill(dark),
-            border=pg.mkPen(series_color("foreground", dark)))
-        self.hover_label.setZValue(20)
-        self.hover_label.setVisible(False)
-        pi.addItem(self.hover_label, ignoreBounds=True)
+    @property
+    def points(self) -> list[Point]:
+        return list(self.view.points) if self.view is not None else []
 
-    def _update_legend(self) -> None:
-        """Top left, naming only what is drawn: one row, or as few as fit the view."""
-        d, w = self.data, self.whatif
-        entries = [
-            (self.api_curve, "API prompt tokens", bool((~np.isnan(d.api)).any())),
-            (self.estimate_curve, "estimate", len(d.main) > 0),
-            (self.subagent_scatter, "sub-agents", self.show_subagents and len(d.subagent) > 0),
-            (self.auxiliary_scatter, "side calls", self.show_auxiliary and len(d.auxiliary) > 0),
-            (self.whatif_markers, "what-if compaction", self.show_whatif and bool(w and w.count)),
-            (self.whatif_curve, "what-if tokens", self.show_whatif and bool(w and w.count)),
-            (self.predicted_markers, "predicted compaction", bool(self.predicted)),
-            (self.cache_areas["cache_read"], "cache read", self.cache_view),
-            (self.cache_areas["cache_write"], "cache write", self.cache_view),
-            (self.cache_areas["uncached"], "uncached", self.cache_view),
-            (self.output_curve, "output (right axis)",
-             self.show_output and bool((~np.isnan(d.output)).any())),
-        ]
-        self.legend_layout.show(entries)
+    @property
+    def data(self) -> TimelineData:
+        return self.view.data if self.view is not None else EMPTY
+
+    @property
+    def events(self) -> list[tuple[int, Event]] | None:
+        events = self.view.events if self.view is not None else None
+        return list(events) if events is not None else None
+
+    @property
+    def marks(self) -> list[EventMark]:
+        return list(self.view.marks) if self.view is not None else []
+
+    @property
+    def tier_codes(self) -> np.ndarray:
+        return self.view.tiers if self.view is not None else np.empty(0, dtype=np.int8)
+
+    @property
+    def whatif(self) -> WhatIf | None:
+        return self.view.whatif.replay if self.view is not None else None
+
+    @property
+    def predicted(self) -> tuple[int, ...]:
+        return self.view.predicted if self.view is not None else self._pending[0]
+
+    @property
+    def budget_marks(self) -> list[tv.BudgetMark]:
+        return list(self.view.budget if self.view is not None else self._pending[1])
 
     # -- the setters --------------------------------------------------------------
+    def set_view(self, view: tv.TimelineView) -> None:
+        """Show ``view``: each layer redraws what is new in it; a new series puts
+        everything in view, new thresholds too unless the user zoomed or panned."""
+        old, self.view = self.view, view
+        rebuilt = old is None or view.data is not old.data
+        if rebuilt:
+            set_bottom_axis(self.getPlotItem(), view.data.x_mode, self.dark)
+        for layer in self.layers:
+            layer.set_view(view, old)
+        # the legend as it was before the predicted compactions changed, then as it is:
+        # pyqtgraph's legend lays its rows out by the ones it had before (``legend``)
+        carried = bool(old and any(i < len(view.points) for i in old.predicted))
+        if carried != bool(view.predicted):
+            self._update_legend(predicted=carried)
+        self._update_legend()
+        if rebuilt:
+            self.picker.select(self.selected_index)
+            self.reset_view()
+        else:  # new lines: new thresholds (the same ones again too)
+            if old is not None and view.lines is not old.lines and self._auto_view:
+                self.reset_view()
+            self._layout_labels()
+
     def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
                      events: Iterable[tuple[int, Event]] | None = None, *,
                      x_mode: str | None = None) -> None:
@@ -241,146 +199,198 @@ class TimelinePlot(PickingMixin, MarksMixin, TogglesMixin, pg.PlotWidget):
         from each point's ``events`` and read before/after off the curve.
         """
         if x_mode is not None:
-            if x_mode not in td.X_MODES:
-                raise ValueError(f"x_mode must be one of {td.X_MODES}, not {x_mode!r}")
+            if x_mode not in X_MODES:
+                raise ValueError(f"x_mode must be one of {X_MODES}, not {x_mode!r}")
             self.x_mode = x_mode
-        self.points = list(points)
-        self.events = list(events) if events is not None else None
-        self._source = None
-        self.data = td.build(self.points, self.x_mode)
-        self._set_bottom_axis(self.data.x_mode)
-        self._draw_series()
-        self._draw_events()
-        self.set_budget_marks(self.budget_marks)
-        self.set_thresholds(thresholds, _rescale=False)
-        self.set_predicted([i for i in self.predicted if i < len(self.points)])
-        self._refresh_selection()
-        self.reset_view()
+        self.set_view(tv.build(points, thresholds, events, x_mode=self.x_mode,
+                               predicted=self.predicted, budget=self.budget_marks,
+                               attribution=self.view.attribution if self.view else None))
 
     def set_analysis(self, analysis: Analysis) -> None:
-        """Convenience for the main window: the same session analysed with another
-        policy or window only moves the lines; anything else redraws everything."""
-        s = analysis.session
-        key = (analysis.estimator_name, len(s.requests))  # a followed file grows
-        if self._source is not None and self._source[0] is s and self._source[1:] == key:
-            self.set_thresholds(analysis.thresholds)
-        else:
-            self.set_timeline(analysis.timeline, analysis.thresholds, request_events(s))
-            self._source = (s, *key)
-        self.set_predicted(analysis.compactions.predicted)
-        self.attribution = analysis.attribution
+        """The view of ``analysis``: the same session analysed with another policy or
+        window only moves the lines; anything else redraws everything."""
+        self.set_view(tv.from_analysis(analysis, x_mode=self.x_mode, budget=self.budget_marks,
+                                       previous=self.view))
 
-    def set_thresholds(self, thresholds: Thresholds, *, _rescale: bool = True) -> None:
+    def set_thresholds(self, thresholds: Thresholds) -> None:
         """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""
-        self.thresholds = thresholds
-        tl.apply_thresholds(self.threshold_lines, thresholds)
-        codes = td.tier_codes(self.data.main.y, thresholds)
-        if len(codes) and not (self._brushed and np.array_equal(codes, self.tier_codes)):
-            self.tier_scatter.setBrush(self._tier_brushes[codes])  # per-point: only on change
-        self.tier_codes, self._brushed = codes, True
-        self._draw_whatif()
-        self._update_legend()
-        if _rescale and self._auto_view:
-            self.reset_view()
-        self._layout_labels()
+        if self.view is None:
+            self.set_timeline([], thresholds)
+        else:
+            self.set_view(tv.with_thresholds(self.view, thresholds))
+
+    def set_predicted(self, indices: Sequence[int]) -> None:
+        """Mark the requests before which the policy predicts a compaction."""
+        if self.view is None:
+            self._pending = (tuple(indices), self._pending[1])
+        else:
+            self.set_view(tv.with_predicted(self.view, indices))
+
+    def set_budget_marks(self, marks: Iterable[tuple[int, str, str]]) -> None:
+        """Vertical markers at the requests where a budget was crossed.
+
+        ``marks`` are ``(request index, kind, label)``; kind ``"warn"`` draws in
+        the warn tier's colour, anything else (``"limit"``) in the hard tier's.
+        An empty list removes them. They survive new timelines (x mode changes).
+        """
+        if self.view is None:  # no session yet: on the request numbers
+            self._pending = (self._pending[0], tuple(marks))
+            self.marks_layer.draw_budget(tv.budget_spots(EMPTY, self._pending[1]))
+        else:
+            self.set_view(tv.with_budget(self.view, marks))
+
+    def set_x_mode(self, mode: str) -> str:
+        """``"index"`` or ``"time"``; returns the mode in use (index without timestamps)."""
+        if mode not in X_MODES:
+            raise ValueError(f"x_mode must be one of {X_MODES}, not {mode!r}")
+        self.x_mode = mode
+        if self.view is not None:
+            self.set_view(tv.with_x_mode(self.view, mode))
+        # no session yet: the mode asked for (kept for the next start); else the one in use
+        self.menu.sync("time", (mode if self.view is None else self.data.x_mode) == "time")
+        return self.data.x_mode
 
     def select_request(self, index: int | None) -> None:
         """Mirror a selection made elsewhere: ring the point and pan to it if off-screen."""
         self.selected_index = index
-        pos = self._position(index)
-        self.selection_marker.setVisible(pos is not None)
-        if pos is None:
-            return
-        self.selection_marker.setData([pos[0]], [pos[1]])
-        (x0, x1), _ = self.getPlotItem().vb.viewRange()
-        if not x0 <= pos[0] <= x1:
-            half = (x1 - x0) / 2
-            self.getPlotItem().vb.setXRange(pos[0] - half, pos[0] + half, padding=0)
-
-    def _refresh_selection(self) -> None:
-        self.select_request(self.selected_index)
+        self.picker.select(index)
 
     def reset_view(self) -> None:
         """Everything in view: all requests, 0 up to the window (or the peak)."""
-        d, vb = self.data, self.getPlotItem().vb
-        window = self.thresholds.window if self.thresholds is not None else None
-        (x0, x1), y_top = td.full_range(d, window, [m.x for m in self.marks],
-                                        self.show_subagents, self.show_auxiliary)
-        top = y_top * self._headroom()
+        vb, view = self.getPlotItem().vb, self.view
+        window = view.thresholds.window if view is not None else None
+        (x0, x1), y_top = geometry.full_range(
+            self.data, window, view.marks_x() if view is not None else [],
+            self.shown.subagents, self.shown.auxiliary)
+        top = y_top * self.legend_layout.headroom(LABEL_ROOM_PX)
         span = max(x1 - x0, 1.0)
         # zooming out stops at zero tokens and half the session's span either side
         vb.setLimits(xMin=x0 - span / 2, xMax=x1 + span / 2, yMin=0, yMax=max(top * 4, 1.0))
         vb.setRange(xRange=(x0, x1), yRange=(0, top), padding=0)
-        out = d.output[~np.isnan(d.output)]
-        self.output_view.setYRange(0, max(float(out.max()) if len(out) else 1.0, 1.0) * 3.2,
-                                   padding=0)
+        self.bars.reset_range(view)
         self._auto_view = True
         self._layout_labels()
 
-    # -- drawing ------------------------------------------------------------------
-    def _draw_series(self) -> None:
+    # -- toggles (the menu's actions call them) ------------------------------------
+    def toggles(self) -> dict[str, bool]:
+        """What the menu's check marks ask for (the time axis: as asked, even when a
+        session without timestamps falls back to request numbers)."""
+        return {**self.menu.checked(), "time": self.x_mode == "time"}
+
+    def set_toggles(self, toggles: dict[str, bool]) -> None:
+        """Tick the menu's actions as ``toggles`` says (unknown keys ignored)."""
+        self.menu.set_checked(toggles)
+
+    def _toggle_time(self, on: bool) -> None:
+        self.set_x_mode("time" if on else "index")
+
+    def set_show_subagents(self, show: bool) -> None:
+        self._set_shown("subagents", show, self.curves.show_subagents)
+
+    def set_show_auxiliary(self, show: bool) -> None:
+        self._set_shown("auxiliary", show, self.curves.show_auxiliary)
+
+    def set_cache_view(self, on: bool) -> None:
+        """Stacked cache read / cache write / uncached areas under the curves."""
+        self._set_shown("cache", on, self.bars.show_cache)
+
+    def set_show_output(self, show: bool) -> None:
+        self._set_shown("output", show, self.bars.show_output)
+
+    def set_show_whatif(self, show: bool) -> None:
+        self._set_shown("whatif", show, self.whatif_layer.show)
+
+    def _set_shown(self, key: str, on: bool, layer_show: Callable[[bool], None]) -> None:
+        setattr(self.shown, key, bool(on))
+        layer_show(bool(on))
+        self._update_legend()
+        self.menu.sync(key, on)
+        if key in ("subagents", "auxiliary"):  # the selection and the range follow
+            self.picker.select(self.selected_index)
+            if self._auto_view:
+                self.reset_view()
+
+    def _update_legend(self, *, predicted: bool | None = None) -> None:
+        """Top left, naming only what is drawn: one row, or as few as fit the view."""
+        v, s = self.view, self.shown
         d = self.data
-        known = ~np.isnan(d.api)
-        self.api_curve.setData(d.main.x[known], d.api[known])
-        self.estimate_curve.setData(d.main.x, d.estimate)
-        self.tier_scatter.setData(d.main.x, d.main.y)
-        self._brushed = False  # new spots: set_thresholds brushes them
-        self.subagent_scatter.setData(d.subagent.x, d.subagent.y)
-        self.auxiliary_scatter.setData(d.auxiliary.x, d.auxiliary.y)
-        bottom = np.zeros(len(d.cache_x))
-        for key in CACHE_KEYS:
-            bottom = bottom + d.cache[key]
-            self.cache_areas[key].setData(d.cache_x, bottom)
-        has_out = ~np.isnan(d.output)
-        self._output_xy = (d.main.x[has_out], d.output[has_out])
-        self._fit_bars()
-        self.hover_label.setVisible(False)
+        fires = s.whatif and v is not None and bool(v.whatif.replay.count)
+        self.legend_layout.show([
+            (self.api_curve, "API prompt tokens", v is not None and v.has_api),
+            (self.estimate_curve, "estimate", len(d.main) > 0),
+            (self.subagent_scatter, "sub-agents", s.subagents and len(d.subagent) > 0),
+            (self.auxiliary_scatter, "side calls", s.auxiliary and len(d.auxiliary) > 0),
+            (self.whatif_markers, "what-if compaction", fires),
+            (self.whatif_curve, "what-if tokens", fires),
+            (self.predicted_markers, "predicted compaction",
+             bool(self.predicted) if predicted is None else predicted),
+            (self.cache_areas["cache_read"], "cache read", s.cache),
+            (self.cache_areas["cache_write"], "cache write", s.cache),
+            (self.cache_areas["uncached"], "uncached", s.cache),
+            (self.output_curve, "output (right axis)", s.output and bool(v and v.has_output)),
+        ])
 
-    def _set_bottom_axis(self, mode: str) -> None:
-        pi = self.getPlotItem()
-        current = pi.getAxis("bottom")
-        want_date = mode == "time"
-        if isinstance(current, pg.DateAxisItem) != want_date:
-            axis = pg.DateAxisItem("bottom") if want_date else pg.AxisItem("bottom")
-            pi.setAxisItems({"bottom": axis})
-            self._style_axes()
-        pi.setLabel("bottom", "time" if want_date else "request #")
-
-    def _headroom(self) -> float:
-        """The top of the y range over the highest line or point: room for the
-        legend and ``LABEL_ROOM_PX`` (at most a third of the view's height)."""
-        height = self.getPlotItem().vb.height()
-        room = self.legend.boundingRect().height() + LABEL_ROOM_PX
-        share = min(room / height, 1 / 3) if height > 0 else 0.1
-        return 1 / (1 - share)
+    def _layout_labels(self) -> None:
+        """Keep threshold and event labels from overlapping at the current zoom."""
+        vb = self.getPlotItem().vb
+        self.lines.layout(vb)
+        ceiling = self.view.thresholds.window if self.view is not None else None
+        self.marks_layer.layout(vb, ceiling, self.lines.label_rects())
 
     def _on_view_resized(self) -> None:
-        vb = self.getPlotItem().vb
-        for box in (self.cache_box, self.output_view):
-            box.setGeometry(vb.geometry())
-            box.linkedViewChanged(vb, box.XAxis)
-        self.cache_box.linkedViewChanged(vb, self.cache_box.YAxis)
+        self.bars.follow()
         self.legend_layout.fit()
-        self._fit_title()
-        if self._auto_view and self.points:  # the legend's room is in pixels
-            self.reset_view()
+        self.whatif_layer.fit_title()
+        if self._auto_view and self.view is not None and self.view.points:
+            self.reset_view()  # the legend's room is in pixels
         self._layout_labels()
 
     def _on_view_range_changed(self, *_: object) -> None:
         self._layout_labels()
-        self._fit_bars()
-
-    def _fit_bars(self) -> None:
-        """Output bars stay at least a pixel wide; denser than the screen, they
-        become one bar per pixel column showing its largest value."""
-        x, y = self._output_xy
-        vb = self.getPlotItem().vb
-        px_w, _ = vb.viewPixelSize()
-        step = td.bar_width(x)
-        if len(x) and px_w > 0 and step < px_w:  # bins from the first request: pans keep them
-            x, y = td.peak_bins(x, y, float(x.min()), px_w)
-            step = px_w
-        self.output_curve.setData(x, y, step)
+        self.bars.fit_bars()
 
     def _on_view_changed_manually(self, *_: object) -> None:
         self._auto_view = False
+
+    # -- the pointer --------------------------------------------------------------
+    # pyqtgraph leaves presses on empty plot space unaccepted; the plot does use
+    # every click (pick, double-click reset, pan), so say so to Qt.
+    def mousePressEvent(self, ev: QMouseEvent) -> None:
+        super().mousePressEvent(ev)
+        ev.accept()
+
+    def mouseReleaseEvent(self, ev: QMouseEvent) -> None:
+        super().mouseReleaseEvent(ev)
+        ev.accept()
+
+    def mouseDoubleClickEvent(self, ev: QMouseEvent) -> None:
+        super().mouseDoubleClickEvent(ev)
+        ev.accept()
+
+    def leaveEvent(self, ev: Any) -> None:
+        super().leaveEvent(ev)
+        self._on_hover(None)
+
+    def show_hover(self, hit: Hit | None) -> None:
+        """Show the readout of ``(index, x, y)`` next to the point, or hide it."""
+        self.picker.show_hover(hit)
+
+    def _on_scene_mouse_clicked(self, ev: Any) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton:
+            return
+        if ev.double():
+            self.reset_view()
+            return
+        hit = self.picker.pick(ev.scenePos())
+        if hit is not None:
+            self.request_clicked.emit(hit[0])
+
+    def _on_scene_mouse_moved(self, scene_pos: QPointF) -> None:
+        self._on_hover(self.picker.pick(scene_pos))
+
+    def _on_hover(self, hit: Hit | None) -> None:
+        index = -1 if hit is None else hit[0]
+        if index != self.hovered_index:
+            self.hovered_index = index
+            self.request_hovered.emit(index)
+        self.picker.show_hover(hit)

@@ -8,6 +8,7 @@ has a light and a dark variant, picked by ``palette.is_dark()``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
@@ -63,8 +64,9 @@ def blend(color: QColor, background: QColor, alpha: int) -> QColor:
     """``color`` at ``alpha`` over ``background``, as an opaque colour (opaque fills
     paint about twice as fast as translucent ones when thousands overlap)."""
     a = alpha / 255
-    return QColor.fromRgbF(*(a * c + (1 - a) * b for c, b in zip(
-        color.getRgbF()[:3], background.getRgbF()[:3], strict=True)))
+    fg = (color.redF(), color.greenF(), color.blueF())
+    bg = (background.redF(), background.greenF(), background.blueF())
+    return QColor.fromRgbF(*(a * c + (1 - a) * b for c, b in zip(fg, bg, strict=True)))
 
 
 def faint(color: QColor, alpha: int) -> QColor:
@@ -106,14 +108,34 @@ def format_tokens(n: float) -> str:
     return f"{n:.0f}"
 
 
+def style_axes(plot_item: pg.PlotItem, dark: bool) -> None:
+    """Axes in the foreground colour, a faint grid."""
+    fg = series_color("foreground", dark)
+    for name in ("left", "right", "bottom"):
+        axis = plot_item.getAxis(name)
+        axis.setPen(fg)
+        axis.setTextPen(fg)
+    plot_item.showGrid(x=True, y=True, alpha=0.12)
+
+
+def set_bottom_axis(plot_item: pg.PlotItem, mode: str, dark: bool) -> None:
+    """Dates on the bottom axis for ``mode`` "time", request numbers for "index"."""
+    want_date = mode == "time"
+    if isinstance(plot_item.getAxis("bottom"), pg.DateAxisItem) != want_date:
+        axis = pg.DateAxisItem("bottom") if want_date else pg.AxisItem("bottom")
+        plot_item.setAxisItems({"bottom": axis})
+        style_axes(plot_item, dark)
+    plot_item.setLabel("bottom", "time" if want_date else "request #")
+
+
 class TokenAxis(pg.AxisItem):
     """An axis whose ticks read ``150k`` instead of ``1.5e5`` or ``150 (x1000)``."""
 
-    def __init__(self, orientation: str, **kwargs) -> None:
+    def __init__(self, orientation: str, **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
 
-    def tickStrings(self, values, scale, spacing):
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         return [format_tokens(v * scale) for v in values]
 
 
