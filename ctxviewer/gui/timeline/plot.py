@@ -174,10 +174,11 @@ class TimelinePlot(pg.PlotWidget):
             set_bottom_axis(self.getPlotItem(), view.data.x_mode, self.dark)
         for layer in self.layers:
             layer.set_view(view, old)
-        # the legend as it was before the predicted compactions changed, then as it is:
-        # pyqtgraph's legend lays its rows out by the ones it had before (``legend``)
+        # pyqtgraph's legend lays its rows out from the grid counts of its earlier fills:
+        # a new series or new predictions fill it first as the old calls did (with the
+        # predictions carried over), then as it is, so it looks as it always did
         carried = bool(old and any(i < len(view.points) for i in old.predicted))
-        if carried != bool(view.predicted):
+        if rebuilt or carried != bool(view.predicted):
             self._update_legend(predicted=carried)
         self._update_legend()
         if rebuilt:
