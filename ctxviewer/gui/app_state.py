@@ -6,6 +6,13 @@ Recomputing an analysis after an option change is the owner's job (it runs
 on the thread pool): ``recompute_requested`` asks for it and ``update_analysis``
 brings the result back. ``options_changed`` only says the options changed (the
 controls and the views that show them follow).
+
+A growing session (a progressive load's partial analyses, live follow's polls)
+takes one path: a sequence of snapshots, each a ``Session`` of its own that
+nothing changes once it is shown, with its ``Analysis``. The first is published
+by ``set_session_analysis``, each next one by ``grow_analysis``. A view holding
+the previous step's analysis keeps it whole; ``update_analysis`` takes analyses
+of the step shown only (one of an earlier step is stale).
 """
 
 from __future__ import annotations
@@ -82,15 +89,17 @@ class AppState(QObject):
         self._publish()
 
     def update_analysis(self, analysis: Analysis) -> None:
-        """The current session analysed with other options; stale sessions are ignored."""
+        """The current session analysed with other options; stale sessions (another
+        file, an earlier step of a growing one) are ignored."""
         if self.analysis is None or analysis.session is not self.analysis.session:
             return
         self.analysis = analysis
         self._publish()
 
     def grow_analysis(self, analysis: Analysis) -> None:
-        """The session being loaded, read further (a longer copy of the one shown):
-        keeps the selected request, or follows the last one when that was selected."""
+        """The session shown, one step further: ``analysis`` of a new snapshot (a longer
+        copy of the one shown, read further by a progressive load or live follow). Keeps
+        the selected request, or follows the last one when that was selected."""
         if self.analysis is None:
             self.set_session_analysis(analysis)
             return

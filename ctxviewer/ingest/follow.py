@@ -3,7 +3,8 @@
 ``Follower(path).poll()`` reads what was appended since the last call and
 feeds it through the same reader and ``SessionBuilder`` rules that ``load``
 uses, so one ``Session`` object grows in place; the ``Update`` says which
-request indices are new and which changed. Callers poll on a timer (the GUI
+request indices are new and which changed. That session is the follower's own:
+``snapshot()`` is the copy to show (the window shows one snapshot per step). Callers poll on a timer (the GUI
 from a QTimer, ``ctxviewer tail`` in a loop); nothing here blocks or sleeps.
 
 - Cheap when idle: ``os.stat`` first; nothing is opened when size, mtime and
@@ -92,6 +93,17 @@ class Follower:
     @property
     def offset(self) -> int:
         return self._offset
+
+    def snapshot(self) -> Session | None:
+        """The session read so far, as a copy later polls never touch (new lists, the
+        same immutable requests): what a caller may hand to other threads or views.
+        ``session`` itself grows in place, for this follower alone."""
+        s = self.session
+        if s is None:
+            return None
+        return Session(path=s.path, format=s.format, requests=list(s.requests),
+                       skipped=list(s.skipped), events=list(s.events), title=s.title,
+                       session_id=s.session_id, token_counts=list(s.token_counts), cwd=s.cwd)
 
     def poll(self, max_bytes: int | None = None) -> Update:
         """Read what was appended since the last poll.

@@ -382,3 +382,19 @@ def test_an_in_place_rewrite_with_the_same_first_bytes_reloads(corpus: Path,
     up = f.poll()
     assert up.reloaded
     assert len(f.session.requests) == len(load(str(path)).requests) == 35
+
+
+def test_a_snapshot_is_not_touched_by_later_polls(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    append(path, user("u1", None) + reply("a1", "u1", "msg_1", 20_000))
+    f = Follower(path)
+    assert f.snapshot() is None  # nothing read yet
+    f.poll()
+    snap = f.snapshot()
+    assert snap is not None and snap is not f.session
+    assert snap.requests == f.session.requests and len(snap.requests) == 1
+    append(path, user("u2", "a1") + reply("a2", "u2", "msg_2", 21_500, request="req-2"))
+    up = f.poll()
+    assert up.new == [1] and len(f.session.requests) == 2
+    assert len(snap.requests) == 1  # the copy did not grow
+    assert snap.requests[0] is f.session.requests[0]  # requests are shared, not copied

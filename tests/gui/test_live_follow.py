@@ -110,3 +110,42 @@ def test_follow_waits_for_a_file_that_is_still_empty(qtbot, window, trace_path,
     assert window.errors == [] and panel.follower.is_following()
     live.write_bytes(b"".join(lines_of(trace_path)[:3]))
     qtbot.waitUntil(lambda: _views_show(window, 3), timeout=3000)
+
+
+def test_a_view_holding_the_previous_step_is_unaffected_by_the_next(
+        qtbot, window, transcript_path, tmp_path: Path) -> None:
+    """Live follow publishes one snapshot per step: the analysis a view holds (and its
+    session, timeline and breakdowns) stays as it was when the file grows."""
+    lines = lines_of(transcript_path)
+    live = tmp_path / "live.jsonl"
+    live.write_bytes(b"".join(lines[:300]))
+    panel = panel_of(window)
+    panel.follow_file(str(live))
+    n1 = requests_in(live)
+    qtbot.waitUntil(lambda: _views_show(window, n1), timeout=5000)
+    held = window.state.analysis  # what a view holds
+    requests = list(held.session.requests)
+    timeline = list(held.timeline)
+    last = held.resolve_index("last")
+    breakdown = held.breakdown(last)
+    plot_view = window.timeline.plot.view if window.timeline.available else None
+
+    with live.open("ab") as f:
+        f.write(b"".join(lines[300:600]))
+    n2 = requests_in(live)
+    assert n2 > n1
+    qtbot.waitUntil(lambda: _views_show(window, n2), timeout=3000)
+    now = window.state.analysis
+    assert now is not held and now.session is not held.session
+    assert now.session.path == held.session.path
+    assert now.session.requests[:n1] == requests  # the same requests, and more
+    # the held step is whole: its session did not grow under it
+    assert held.session.requests == requests and len(held.session.requests) == n1
+    assert held.timeline == timeline and len(held.timeline) == n1
+    assert held.resolve_index("last") == last and held.breakdown(last) == breakdown
+    if plot_view is not None:  # the timeline's previous view model too
+        assert len(plot_view.points) == n1 and window.timeline.plot.view is not plot_view
+        assert len(window.timeline.plot.view.points) == n2
+    # an analysis of the earlier step is stale for the state
+    window.state.update_analysis(held)
+    assert window.state.analysis is now

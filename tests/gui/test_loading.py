@@ -346,6 +346,25 @@ def test_a_large_file_shows_its_first_requests_while_the_rest_loads(qtbot, windo
     qtbot.waitUntil(lambda: not window.status.progress.isVisibleTo(window))
 
 
+def test_a_view_holding_the_partial_analysis_keeps_it_whole(qtbot, window, trace_path,
+                                                            tmp_path):
+    """The first part of a progressive load is a snapshot: when the whole file
+    arrives, the analysis a view held of the first part has not changed."""
+    path = str(big_trace(trace_path, tmp_path))
+    with qtbot.waitSignal(window.loader.partial, timeout=30000):
+        window.open_file(path)
+    held = window.state.analysis
+    assert window.state.loading and held.session.path == path
+    requests, timeline = list(held.session.requests), list(held.timeline)
+    with qtbot.waitSignal(window.loader.loaded, timeout=60000):
+        pass
+    whole = window.state.analysis
+    assert whole is not held and whole.session is not held.session
+    assert len(whole.session.requests) >= len(requests)  # the big trace repeats: keys dedupe
+    assert held.session.requests == requests and held.timeline == timeline
+    assert len(held.timeline) == len(held.session.requests)
+
+
 def test_cancel_after_a_partial_restores_the_open_session(qtbot, window, open_and_wait,
                                                           trace_path, tmp_path):
     open_and_wait(window, trace_path)

@@ -4,16 +4,17 @@ A ``Follower`` (``ctxviewer.ingest.follow``) is polled on a ``QTimer``; each
 poll runs as a job of a ``LatestJob`` on the thread pool, one at a time, so the GUI never
 blocks on a big first read (taken in ``CHUNK_BYTES`` steps, with progress).
 
-Thread safety: the follower's own ``Session`` grows in place on worker
-threads, so the GUI never looks at it. After each poll the job copies it into
-a snapshot (new lists, the same immutable requests) and prepares an
-``Analysis`` of the snapshot there. On the GUI thread the first snapshot
-becomes the *shown* session (``set_session_analysis``); later ones are copied
-into that same shown session object (``AppState.update_analysis`` only takes
-analyses of the session it shows) with the prepared analysis re-bound to it.
+One snapshot per step: the follower's own ``Session`` grows in place on worker
+threads, so nothing else looks at it. After each poll that brought something,
+the job takes ``Follower.snapshot()`` (new lists, the same immutable requests)
+and prepares an ``Analysis`` of it there. On the GUI thread the first snapshot
+is a new session (``AppState.set_session_analysis``); each later one is the
+same session one step further (``AppState.grow_analysis``), the path a
+progressive load takes too. No session is changed once shown: a view holding
+the previous step's analysis keeps it whole.
 
-Tail mode: a user on the last request follows the newest one; anyone else
-keeps their selection.
+Tail mode (``AppState.grow_analysis``): a user on the last request follows the
+newest one; anyone else keeps their selection.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.app_state import AppState, Options
-from ctxviewer.gui.session.loader import prepare, snapshot
+from ctxviewer.gui.session.loader import prepare
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.model import Session
@@ -46,17 +47,6 @@ class PollResult:
     waiting: str | None = None  # why nothing can be shown yet (file empty, format unknown)
 
 
-def rebind(a: Analysis, session: Session) -> Analysis:
-    """``a`` for ``session``, an identical copy of ``a.session``: the computed parts carry over."""
-    b = Analysis(session, a.estimator_name, a.policy, a.window_override, a.custom,
-                 pct_override=a.pct_override, counts=a.counts, _inferred=dict(a._inferred))
-    for name in ("estimator", "identity", "window_info", "agent_view", "thresholds", "timeline",
-                 "attribution", "compactions", "disk_items"):
-        if name in a.__dict__:  # functools.cached_property keeps its value there
-            b.__dict__[name] = a.__dict__[name]
-    return b
-
-
 def poll_job(follower: Follower, options: Options, first: bool) -> Callable[..., PollResult]:
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> PollResult:
         up = follower.poll(max_bytes=CHUNK_BYTES)
@@ -68,13 +58,13 @@ def poll_job(follower: Follower, options: Options, first: bool) -> Callable[...,
                 new, changed, reloaded = set(), set(), True
             new |= set(up.new)
             changed |= set(up.changed)
-        s = follower.session
-        if s is None:
+        if follower.session is None:
             return PollResult(None, reloaded=reloaded, waiting=follower.error)
         if not (first or new or changed or reloaded):
             return PollResult(None)
-        return PollResult(prepare(snapshot(s), options, cancelled), sorted(new), sorted(changed),
-                          reloaded)
+        s = follower.snapshot()
+        assert s is not None
+        return PollResult(prepare(s, options, cancelled), sorted(new), sorted(changed), reloaded)
 
     return job
 
@@ -100,7 +90,7 @@ class LiveFollower(QObject):
         super().__init__(parent)
         self.state = state
         self._follower: Follower | None = None
-        self._shown: Session | None = None  # the session object AppState shows for us
+        self._shown: Session | None = None  # the snapshot AppState shows for us
         self._polls = LatestJob(pool, self)
         self._polls.finished.connect(self._on_job_finished)
         self._polls.failed.connect(self._on_job_failed)
@@ -109,7 +99,6 @@ class LiveFollower(QObject):
         self.timer.setInterval(interval_ms)
         self.timer.timeout.connect(self._on_timer_timeout)
         state.session_loaded.connect(self._on_state_session_loaded)
-        state.analysis_changed.connect(self._on_state_analysis_changed)
 
     # -- public API ---------------------------------------------------------------
     @property
@@ -179,17 +168,11 @@ class LiveFollower(QObject):
             self._show_grown(result.analysis)
         self.updated.emit(result)
 
-    def _in_tail(self) -> bool:
-        a, i = self.state.analysis, self.state.index
-        if a is None or i is None or not a.session.requests:
-            return True
-        return i >= a.resolve_index("last")
-
     def _show_new(self, a: Analysis) -> None:
         """First poll or reload: a new session object for the views."""
         old = self.state.analysis
         keep = None
-        if (old is not None and not self._in_tail() and self.state.index is not None
+        if (old is not None and not self.state.in_tail() and self.state.index is not None
                 and old.session.path == a.session.path and self._shown is None):
             keep = self.state.index  # the same file was open: keep the user's place
         self._shown = a.session
@@ -198,25 +181,10 @@ class LiveFollower(QObject):
             self.state.select_request(keep)
 
     def _show_grown(self, a: Analysis) -> None:
-        shown = self._shown
-        assert shown is not None
-        tail = self._in_tail()
-        fresh = a.session
-        shown.requests[:] = fresh.requests
-        shown.skipped[:] = fresh.skipped
-        shown.events[:] = fresh.events
-        shown.title, shown.session_id = fresh.title, fresh.session_id
-        b = rebind(a, shown)
-        self.state.update_analysis(b)
-        if tail and shown.requests:
-            self.state.select_request(b.resolve_index("last"))
+        """The next step: a new snapshot of the same session (see the module docstring)."""
+        self._shown = a.session
+        self.state.grow_analysis(a)
 
     def _on_state_session_loaded(self, a: Analysis) -> None:
         if self._follower is not None and self._shown is not None and a.session is not self._shown:
             self.stop()  # another file was opened
-
-    def _on_state_analysis_changed(self, a: Analysis) -> None:
-        """An analysis of our session made (by an option change) while it grew: redo it."""
-        if (self._shown is not None and a.session is self._shown
-                and len(a.timeline) != len(self._shown.requests) and not self.is_busy()):
-            self._poll(refresh=True)

@@ -37,13 +37,6 @@ SETTLE_MS = 60  # after a partial view: the window's follow-up paints, before pa
 PROGRESS_SECONDS = 0.1  # the least time between two progress updates (each one repaints)
 
 
-def snapshot(s: Session) -> Session:
-    """A copy of ``s`` whose lists the follower will not touch (requests are immutable)."""
-    return Session(path=s.path, format=s.format, requests=list(s.requests),
-                   skipped=list(s.skipped), events=list(s.events), title=s.title,
-                   session_id=s.session_id, token_counts=list(s.token_counts), cwd=s.cwd)
-
-
 def prepare(session: Session, options: Options,
             cancelled: Callable[[], bool] = lambda: False) -> Analysis:
     """The ``Analysis`` of ``session`` with its lazy parts computed (for a worker thread)."""
