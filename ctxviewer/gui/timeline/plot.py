@@ -15,7 +15,7 @@ The layers and their items (x: the request index, or epoch seconds with ``x_mode
 - ``bars`` (``bars.BarsLayer``): ``cache_areas`` in ``cache_box`` and
   ``output_curve`` in ``output_view`` (the right axis);
 - ``lines`` (``thresholds.ThresholdLayer``): ``threshold_lines``;
-- ``marks`` (``marks.MarksLayer``): ``event_lines``, ``predicted_markers``,
+- ``marks_layer`` (``marks.MarksLayer``): ``event_lines``, ``predicted_markers``,
   ``budget_lines`` (budget crossings, kept across redraws);
 - ``whatif_layer`` (``whatif.WhatIfLayer``): ``whatif_markers``,
   ``whatif_curve``, ``whatif_label`` (the title);
