@@ -16,7 +16,7 @@ from ctxviewer.commands.common import REQUEST_HELP
 from ctxviewer.resources import demo_session_path
 
 EVERYDAY_FIRST = ["report", "insights", "findings", "compare", "compact", "tail", "sessions",
-                  "proxy", "snapshot", "formats"]
+                  "library", "proxy", "snapshot", "formats"]
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:

@@ -1,0 +1,227 @@
+"""The session library on a machine's worth of sessions: first index, rescans, search.
+
+    python bench/library.py [TREE] [--sessions 2000] [--gb 2.0] [--workers N]
+
+TREE (default /tmp/ctxviewer-library-tree) is made by ``tools/make_library_tree.py``
+when it is not there: a home folder with every agent's layout and a folder of proxy
+recordings. The index goes to a fresh folder under /tmp. Printed, with the baseline
+measured in the same run:
+
+- the baseline: a raw ``orjson`` parse of every file (each line of a log, the whole
+  of a JSON document), in one process and in ``--workers`` processes;
+- the first index (``ctxviewer library --json`` as a user runs it, a fresh process):
+  its time and the ratio to the baseline (target at most 1.5x), with the default
+  reader states (files of the last 7 days) and once more keeping every file's state;
+- a rescan with nothing changed (target under 0.3 s), in-process and as a command;
+- a rescan after one file grew: the bytes read (target: only the appended bytes)
+  and the time; and an old file (no kept state) that grew, read whole;
+- full-text searches (target under 100 ms each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from baseline import _open  # noqa: E402
+
+DEFAULT_TREE = Path("/tmp/ctxviewer-library-tree")
+
+
+def raw_parse(path: str) -> int:
+    """orjson of every line (a JSON document: of the whole); returns the bytes."""
+    with _open(path) as f:
+        data = f.read()
+    first = data.split(b"\n", 1)[0]
+    try:
+        orjson.loads(first)
+        whole = False
+    except orjson.JSONDecodeError:
+        whole = True
+    if whole:
+        try:
+            orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        return len(data)
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+    return len(data)
+
+
+def files_of(tree: Path) -> list[str]:
+    out = []
+    for folder, _, names in os.walk(tree):
+        out += [os.path.join(folder, n) for n in names]
+    return out
+
+
+def baseline(files: list[str], workers: int) -> tuple[float, float]:
+    t = time.perf_counter()
+    for f in files:
+        raw_parse(f)
+    one = time.perf_counter() - t
+    t = time.perf_counter()
+    with cf.ProcessPoolExecutor(workers) as pool:
+        list(pool.map(raw_parse, files, chunksize=16))
+    many = time.perf_counter() - t
+    return one, many
+
+
+def command(tree: Path, lib: Path, *args: str, **env: str) -> tuple[float, dict]:
+    environ = {**os.environ, "HOME": str(tree / "home"), "CTXVIEWER_LIBRARY_DIR": str(lib),
+               **env}
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "ctxviewer", "library", "--json", "--limit",
+                          "1", *args], capture_output=True, env=environ, timeout=3600,
+                         cwd=ROOT)
+    took = time.perf_counter() - t
+    if out.returncode:
+        raise SystemExit(out.stderr.decode())
+    return took, json.loads(out.stdout)
+
+
+def grow(path: Path) -> int:
+    """Append one more turn (a prompt and its reply) to a Claude Code transcript."""
+    last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    user = {**last, "type": "user", "uuid": "bench-u", "parentUuid": last.get("uuid"),
+            "timestamp": stamp, "message": {"role": "user", "content": "one more thing: "
+                                            "rename the flux capacitor"}}
+    user.pop("requestId", None)
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 900,
+             "cache_read_input_tokens": 30_000, "output_tokens": 50}
+    reply = {**user, "type": "assistant", "uuid": "bench-a", "parentUuid": "bench-u",
+             "requestId": "req_bench", "message": {
+                 "id": "msg_bench", "type": "message", "role": "assistant",
+                 "model": "claude-opus-4-6", "usage": usage, "stop_reason": "end_turn",
+                 "content": [{"type": "text", "text": "Renamed it."}]}}
+    data = orjson.dumps(user) + b"\n" + orjson.dumps(reply) + b"\n"
+    with open(path, "ab") as f:
+        f.write(data)
+    return len(data)
+
+
+def claude_files(tree: Path) -> list[Path]:
+    return sorted((tree / "home" / ".claude" / "projects").glob("*/*.jsonl"),
+                  key=lambda p: p.stat().st_mtime)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("tree", nargs="?", type=Path, default=DEFAULT_TREE)
+    p.add_argument("--sessions", type=int, default=2000)
+    p.add_argument("--gb", type=float, default=2.0)
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--skip-all-states", action="store_true",
+                   help="skip the second first index that keeps every file's state")
+    args = p.parse_args()
+    tree: Path = args.tree
+    if not (tree / "home").is_dir():
+        print(f"generating {tree} ...", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "tools" / "make_library_tree.py"),
+                        str(tree), "--sessions", str(args.sessions), "--gb", str(args.gb)],
+                       check=True, timeout=7200)
+    files = files_of(tree)
+    size = sum(os.path.getsize(f) for f in files)
+    print(f"tree: {tree}: {len(files):,} files, {size / 1e9:.2f} GB; {os.cpu_count()} CPUs, "
+          f"{args.workers} workers")
+    one, many = baseline(files, args.workers)
+    print(f"baseline raw orjson parse: {one:.2f} s in 1 process ({size / one / 1e6:.0f} MB/s), "
+          f"{many:.2f} s in {args.workers}")
+    work = Path(tempfile.mkdtemp(prefix="ctxviewer-library-bench-"))
+    lib = work / "library"
+    folder = str(tree / "recordings")
+    took, out = command(tree, lib, "--add-folder", folder, "--workers", str(args.workers))
+    scan = out["scan"]
+    db = lib / "library.sqlite3"
+    print(f"first index: {took:.2f} s as a command (scan {scan['seconds']:.2f} s, "
+          f"{scan['workers']} workers): {took / one:.1f}x the 1-process baseline, "
+          f"{took / many:.1f}x the {args.workers}-process one (target 1.5x); "
+          f"{out['counts']['sessions']:,} sessions, {out['counts']['requests']:,} requests, "
+          f"{len(out['bad_files'])} bad files; index {_db_size(lib) / 1e6:.0f} MB, "
+          f"reader states {_states(db) / 1e6:.0f} MB")
+    if not args.skip_all_states:
+        lib2 = work / "library-all-states"
+        took2, out2 = command(tree, lib2, "--add-folder", folder, "--workers",
+                              str(args.workers), CTXVIEWER_LIBRARY_STATE_DAYS="100000")
+        print(f"first index keeping every file's reader state: {took2:.2f} s "
+              f"({took2 / one:.1f}x / {took2 / many:.1f}x); reader states "
+              f"{_states(lib2 / 'library.sqlite3') / 1e6:.0f} MB")
+    sys.path.insert(0, str(ROOT))
+    os.environ.update(HOME=str(tree / "home"), CTXVIEWER_LIBRARY_DIR=str(lib))
+    from ctxviewer.library import Library
+
+    with Library() as library:
+        t = time.perf_counter()
+        stats = library.scan()
+        idle = time.perf_counter() - t
+        took_cmd, _ = command(tree, lib)
+        print(f"rescan, nothing changed: {idle * 1000:.0f} ms in-process ({stats.files:,} files "
+              f"looked at, {stats.read} read), {took_cmd:.2f} s as a command with its start "
+              "(target 0.3 s)")
+        recent, old = claude_files(tree)[-1], claude_files(tree)[0]
+        added = grow(recent)
+        t = time.perf_counter()
+        stats = library.scan()
+        grown = time.perf_counter() - t
+        print(f"rescan after {recent.name} ({recent.stat().st_size / 1e6:.1f} MB) grew by "
+              f"{added} bytes: read {stats.bytes_read} bytes ({stats.resumed} file resumed), "
+              f"{grown * 1000:.0f} ms")
+        added = grow(old)
+        t = time.perf_counter()
+        stats = library.scan()
+        grown = time.perf_counter() - t
+        print(f"rescan after an old file ({old.stat().st_size / 1e6:.1f} MB, no kept state) "
+              f"grew by {added} bytes: read {stats.bytes_read:,} bytes (whole), "
+              f"{grown * 1000:.0f} ms")
+        for text in ("function", "TICKET-1234", "flux capacitor", "\"cache request\" budget",
+                     "zzqqxx"):
+            times, found = [], []
+            for _ in range(5):
+                t = time.perf_counter()
+                found = library.sessions(search=text, limit=50)  # as the command lists them
+                times.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            every = library.sessions(search=text, snippets=False)
+            all_ms = (time.perf_counter() - t) * 1000
+            matches = sum(e["match_count"] for e in every)
+            print(f"search {text!r}: {statistics.median(times) * 1000:.1f} ms (median of 5) for "
+                  f"the first {len(found)} sessions with snippets; {all_ms:.1f} ms for all "
+                  f"{len(every):,} matching sessions ({matches:,} requests) without "
+                  "(target 100 ms)")
+    return 0
+
+
+def _db_size(lib: Path) -> int:
+    return sum(f.stat().st_size for f in lib.iterdir())
+
+
+def _states(db: Path) -> int:
+    import sqlite3
+
+    con = sqlite3.connect(str(db))
+    try:
+        return int(con.execute("SELECT coalesce(sum(length(blob)), 0) FROM states").fetchone()[0])
+    finally:
+        con.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
