@@ -15,7 +15,7 @@ from typing import Any
 
 # module names under ctxviewer.gui, in the order their tabs / menus appear
 PANELS: list[str] = ["live_panel", "analysis_panels", "insights_panel", "findings_panel",
-                     "context_menus",
+                     "context_menus", "library",
                      "help_menu"]
 
 

@@ -99,6 +99,7 @@ class Library:
     def clear(self) -> None:
         """Forget every file read (the folders stay): the next scan reads all again."""
         self.db.execute("BEGIN IMMEDIATE")
-        for table in ("files", "states", "sessions", "texts"):
+        for table in ("files", "states", "sessions", "bodies"):
             self.db.execute(f"DELETE FROM {table}")
+        self.db.execute("INSERT INTO texts (texts) VALUES ('delete-all')")
         self.db.execute("COMMIT")

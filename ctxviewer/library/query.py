@@ -11,6 +11,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.library.schema import REQUEST_BITS
+from ctxviewer.library.store import body
 
 # --sort name -> (column, descending)
 SORTS: dict[str, tuple[str, bool]] = {
@@ -69,22 +70,32 @@ def search(db: sqlite3.Connection, text: str, limit: int = MATCH_ROWS) -> Hits:
 
 
 def snippets(db: sqlite3.Connection, text: str, hits: Hits, sessions: list[int]) -> None:
-    """Fill ``hits.snippets`` for ``sessions`` (the ones shown)."""
-    q = fts_query(text)
-    if q is None:
+    """Fill ``hits.snippets`` for ``sessions`` (the ones shown): each of their first
+    ``SNIPPETS`` matching requests with its text around the first word found."""
+    words = [w.lower() for w in _WORD.findall(text)]
+    if not words:
         return
-    wanted = [(sid << REQUEST_BITS) | r for sid in sessions
-              for r in sorted(hits.requests.get(sid, []))[:SNIPPETS]]
-    for i in range(0, len(wanted), 500):
-        chunk = wanted[i:i + 500]
-        marks = ",".join("?" * len(chunk))
-        for rowid, snip in db.execute(
-                f"SELECT rowid, snippet(texts, 0, '[', ']', '…', 12) FROM texts "
-                f"WHERE texts MATCH ? AND rowid IN ({marks})", (q, *chunk)):
-            hits.snippets.setdefault(rowid >> REQUEST_BITS, []).append(
-                Match(rowid & ((1 << REQUEST_BITS) - 1), " ".join(snip.split())))
-    for found in hits.snippets.values():
-        found.sort(key=lambda m: m.request)
+    for sid in sessions:
+        for r in sorted(hits.requests.get(sid, []))[:SNIPPETS]:
+            found = body(db, (sid << REQUEST_BITS) | r)
+            if found is not None:
+                hits.snippets.setdefault(sid, []).append(Match(r, snippet(found, words)))
+
+
+def snippet(text: str, words: list[str], width: int = 100) -> str:
+    """``text`` around the first of ``words`` it holds, each word found in ``[`` ``]``."""
+    low = text.lower()
+    at = min((i for i in (_find_word(low, w) for w in words) if i >= 0), default=0)
+    start = max(0, at - width // 3)
+    part = " ".join(text[start:start + width].split())
+    marked = re.sub("|".join(rf"\b{re.escape(w)}\b" for w in words),
+                    lambda m: f"[{m.group(0)}]", part, flags=re.IGNORECASE)
+    return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
+
+
+def _find_word(low: str, word: str) -> int:
+    m = re.search(rf"\b{re.escape(word)}\b", low)
+    return m.start() if m else -1
 
 
 def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str | None = None,

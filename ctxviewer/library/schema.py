@@ -10,7 +10,10 @@
   holds several), with the columns lists sort and filter on and the whole
   ``SessionSummary.as_dict()`` as JSON.
 - ``texts``: FTS5, one row per request with text: rowid = session id × 2^20 +
-  request index.
+  request index. Contentless (it keeps the words' index, not the text): the text
+  itself is in ``bodies``, zlib-compressed, with its CRC to tell a changed text
+  without reading it; a row leaves ``texts`` by FTS5's ``delete`` command, which
+  needs the text it was indexed with.
 - ``folders``: the folders the user added.
 
 A schema change (``SCHEMA``) drops the index and builds it again: it is a cache.
@@ -21,7 +24,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-SCHEMA = 1
+SCHEMA = 2
 REQUEST_BITS = 20  # texts' rowid: session id << 20 | request index
 MAX_REQUEST = (1 << REQUEST_BITS) - 1
 
@@ -66,7 +69,13 @@ CREATE TABLE IF NOT EXISTS sessions (
     series TEXT NOT NULL,
     UNIQUE(path, part)
 );
-CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(body, tokenize='unicode61 remove_diacritics 2');
+CREATE TABLE IF NOT EXISTS bodies (
+    id INTEGER PRIMARY KEY,
+    crc INTEGER NOT NULL,
+    z BLOB NOT NULL
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
+    body, content='', tokenize='unicode61 remove_diacritics 2');
 """
 
 

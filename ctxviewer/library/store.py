@@ -1,7 +1,7 @@
 """Write what a read found into the library's tables, one session file at a time.
 
 Every change of one session file (its rows in ``files``, ``states``,
-``sessions`` and ``texts``) is made inside the caller's transaction, so a scan
+``sessions``, ``bodies`` and ``texts``) is made inside the caller's transaction, so a scan
 killed half way leaves each file either as it was or as it is now.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import zlib
 from collections.abc import Sequence
 
 import orjson
@@ -75,14 +76,32 @@ def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
     """The session's request texts: rows that changed are replaced, the rest kept (a grown
     file adds its new requests without indexing the old ones again)."""
     base = sid << REQUEST_BITS
-    old = dict(db.execute("SELECT rowid, body FROM texts WHERE rowid BETWEEN ? AND ?",
-                          (base, base + MAX_REQUEST)).fetchall())
+    old = {r: crc for r, crc in db.execute(
+        "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))}
     new = {base + i: t for i, t in enumerate(texts[:MAX_REQUEST + 1]) if t}
-    gone = [(r,) for r, body in old.items() if new.get(r) != body]
-    if gone:
-        db.executemany("DELETE FROM texts WHERE rowid = ?", gone)
+    crcs = {r: zlib.crc32(t.encode()) for r, t in new.items()}
+    _drop_texts(db, [r for r, crc in old.items() if crcs.get(r) != crc])
+    rows = [(r, crcs[r], t) for r, t in new.items() if old.get(r) != crcs[r]]
+    db.executemany("INSERT INTO bodies (id, crc, z) VALUES (?, ?, ?)",
+                   [(r, crc, zlib.compress(t.encode(), 1)) for r, crc, t in rows])
     db.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)",
-                   [(r, t) for r, t in new.items() if old.get(r) != t])
+                   [(r, t) for r, _, t in rows])
+
+
+def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
+    """Take rows out of the contentless ``texts`` (with the text they were indexed with)."""
+    for r in ids:
+        row = db.execute("SELECT z FROM bodies WHERE id = ?", (r,)).fetchone()
+        if row is None:
+            continue
+        db.execute("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)",
+                   (r, zlib.decompress(row[0]).decode()))
+        db.execute("DELETE FROM bodies WHERE id = ?", (r,))
+
+
+def body(db: sqlite3.Connection, rowid: int) -> str | None:
+    row = db.execute("SELECT z FROM bodies WHERE id = ?", (rowid,)).fetchone()
+    return zlib.decompress(row[0]).decode() if row is not None else None
 
 
 def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
@@ -90,7 +109,8 @@ def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
     for (sid,) in db.execute("SELECT id FROM sessions WHERE path = ? AND part >= ?",
                              (path, keep)).fetchall():
         base = sid << REQUEST_BITS
-        db.execute("DELETE FROM texts WHERE rowid BETWEEN ? AND ?", (base, base + MAX_REQUEST))
+        _drop_texts(db, [r for (r,) in db.execute(
+            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))])
         db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
 
 

@@ -190,21 +190,27 @@ def test_bad_files_are_listed_with_their_reason(corpus: Path, home: Path,
 
 
 def test_search_returns_the_session_and_the_request(corpus: Path, home: Path) -> None:
+    import re
+
     files = lay_out(corpus, home)
     with Library() as lib:
         lib.scan()
         session = load(str(files["codex"]))
         texts = request_texts(session.requests)
-        i, text = next((i, t) for i, t in enumerate(texts) if "hello" in t.lower().split()
-                       or len(t.split()) > 5)
-        word = max(text.split(), key=len).strip(".,:;()[]{}'\"`")
+        # a word of the session's text that occurs in few of its requests
+        counts: dict[str, set[int]] = {}
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[A-Za-z]{7,}", t):
+                counts.setdefault(w.lower(), set()).add(i)
+        word, where = min(counts.items(), key=lambda kv: (len(kv[1]), kv[0]))
         hits = [e for e in lib.sessions(search=word) if e["path"] == str(files["codex"])]
-        assert hits and i in [m["request"] for m in hits[0]["matches"]] or \
-            hits[0]["match_count"] > len(hits[0]["matches"])
-        assert all(word.lower() in m["snippet"].lower() for m in hits[0]["matches"])
+        assert hits and hits[0]["match_count"] == len(where)
+        assert {m["request"] for m in hits[0]["matches"]} == where
+        assert all(f"[{word}]" in m["snippet"].lower() for m in hits[0]["matches"])
         assert lib.sessions(search="zzqqxxnotaword") == []
-        # two words must both occur; a quoted phrase as written
-        assert lib.sessions(search=f'{word} zzqqxxnotaword') == []
+        # every word must occur; a quoted phrase as written
+        assert lib.sessions(search=f"{word} zzqqxxnotaword") == []
+        assert lib.sessions(search=word.upper()) == lib.sessions(search=word)
 
 
 def test_a_file_that_vanishes_mid_scan(corpus: Path, home: Path) -> None:
@@ -247,7 +253,7 @@ def _consistent(db_file: Path) -> None:
         orphans = db.execute("SELECT count(*) FROM sessions WHERE path NOT IN "
                              "(SELECT path FROM files)").fetchone()[0]
         ids = {i for (i,) in db.execute("SELECT id FROM sessions")}
-        texts = {r >> REQUEST_BITS for (r,) in db.execute("SELECT rowid FROM texts")}
+        texts = {r >> REQUEST_BITS for (r,) in db.execute("SELECT id FROM bodies")}
         assert orphans == 0 and texts <= ids
         assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     finally:
