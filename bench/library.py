@@ -11,7 +11,10 @@ measured in the same run:
   of a JSON document), in one process and in ``--workers`` processes;
 - the first index (``ctxviewer library --json`` as a user runs it, a fresh process):
   its time and the ratio to the baseline (target at most 1.5x), with the default
-  reader states (files of the last 7 days) and once more keeping every file's state;
+  reader states (files of the last 7 days), and the machine's load meanwhile (the
+  2 CPUs may be shared);
+- what keeping a file's reader state costs: a sample of sessions read with and
+  without it (``--all-states`` also runs a whole first index keeping every state);
 - a rescan with nothing changed (target under 0.3 s), in-process and as a command;
 - a rescan after one file grew: the bytes read (target: only the appended bytes)
   and the time; and an old file (no kept state) that grew, read whole;
@@ -129,8 +132,10 @@ def main() -> int:
     p.add_argument("--sessions", type=int, default=2000)
     p.add_argument("--gb", type=float, default=2.0)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    p.add_argument("--skip-all-states", action="store_true",
-                   help="skip the second first index that keeps every file's state")
+    p.add_argument("--all-states", action="store_true",
+                   help="also run a whole first index that keeps every file's reader state")
+    p.add_argument("--sample", type=int, default=150,
+                   help="sessions read with and without their state (default 150)")
     args = p.parse_args()
     tree: Path = args.tree
     if not (tree / "home").is_dir():
@@ -141,7 +146,7 @@ def main() -> int:
     files = files_of(tree)
     size = sum(os.path.getsize(f) for f in files)
     print(f"tree: {tree}: {len(files):,} files, {size / 1e9:.2f} GB; {os.cpu_count()} CPUs, "
-          f"{args.workers} workers")
+          f"{args.workers} workers; load average {_load()}")
     one, many = baseline(files, args.workers)
     print(f"baseline raw orjson parse: {one:.2f} s in 1 process ({size / one / 1e6:.0f} MB/s), "
           f"{many:.2f} s in {args.workers}")
@@ -157,7 +162,9 @@ def main() -> int:
           f"{out['counts']['sessions']:,} sessions, {out['counts']['requests']:,} requests, "
           f"{len(out['bad_files'])} bad files; index {_db_size(lib) / 1e6:.0f} MB, "
           f"reader states {_states(db) / 1e6:.0f} MB")
-    if not args.skip_all_states:
+    print(f"  (load average during it: {_load()})")
+    state_cost(tree, args.sample)
+    if args.all_states:
         lib2 = work / "library-all-states"
         took2, out2 = command(tree, lib2, "--add-folder", folder, "--workers",
                               str(args.workers), CTXVIEWER_LIBRARY_STATE_DAYS="100000")
@@ -207,6 +214,64 @@ def main() -> int:
                   f"{len(every):,} matching sessions ({matches:,} requests) without "
                   "(target 100 ms)")
     return 0
+
+
+def state_cost(tree: Path, n: int) -> None:
+    """Read a sample of sessions with and without keeping their reader state."""
+    import random
+
+    sys.path.insert(0, str(ROOT))
+    from ctxviewer.library.reading import FileJob, Job, read_group
+
+    files = sorted(p for p in (tree / "home").rglob("*.jsonl") if "subagents" not in p.parts)
+    sample = random.Random(1).sample(files, min(n, len(files)))
+    times = {False: 0.0, True: 0.0}
+    kept = 0
+    for keep in (False, True, False, True):  # twice each, in turn: the load evens out
+        for f in sample:
+            t = time.perf_counter()
+            out = read_group(Job((FileJob(str(f), keep_state=keep),)))
+            times[keep] += time.perf_counter() - t
+            if keep:
+                kept += len(out.files[0].state or b"")
+    size = sum(f.stat().st_size for f in sample)
+    where_time_goes(sample)
+    extra = times[True] / times[False] - 1
+    print(f"keeping the reader state ({len(sample)} line logs, {size / 1e6:.0f} MB): "
+          f"{extra * 100:+.0f}% read time, {kept / 2 / size * 100:.0f}% of the logs' size "
+          f"stored (compressed pickles)")
+
+
+def where_time_goes(sample: list[Path]) -> None:
+    """Of one session's read: the raw parse, the reader (``load``), the analysis
+    ``report`` runs (``summarize``), and the text kept for search."""
+    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.session_summary import summarize
+    from ctxviewer.ingest.loader import load
+    from ctxviewer.library.content import prompt_series, request_texts
+
+    t = dict.fromkeys(("raw", "load", "summarize", "texts"), 0.0)
+    for f in sample:
+        t0 = time.perf_counter()
+        raw_parse(str(f))
+        t1 = time.perf_counter()
+        session = load(str(f), subagents=False)
+        t2 = time.perf_counter()
+        a = Analysis(session)
+        summarize(a)
+        prompt_series(a.timeline)
+        t3 = time.perf_counter()
+        request_texts(session.requests)
+        t4 = time.perf_counter()
+        for k, d in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            t[k] += d
+    print(f"where a read's time goes, per raw parse (the same {len(sample)} logs): reader "
+          f"(ingest.load) {t['load'] / t['raw']:.1f}x, analysis and summary "
+          f"{t['summarize'] / t['raw']:.1f}x, text for search {t['texts'] / t['raw']:.1f}x")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def _db_size(lib: Path) -> int:

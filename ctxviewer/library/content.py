@@ -13,8 +13,8 @@ index as large as the logs for little use.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from ctxviewer.analysis.timeline import Point
 from ctxviewer.model import (
     IMAGE,
     MEMORY,
@@ -27,6 +27,9 @@ from ctxviewer.model import (
     Message,
     Request,
 )
+
+if TYPE_CHECKING:
+    from ctxviewer.analysis.timeline import Point
 
 SERIES_POINTS = 48  # points of the prompt-size sparkline
 RESULT_CHARS = 2_000  # of each tool result

@@ -23,10 +23,13 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ctxviewer.library import store
-from ctxviewer.library.reading import FileJob, Job, JobResult, read_group
 from ctxviewer.library.walk import Found, find_files, groups
+
+if TYPE_CHECKING:  # reading imports the analysis: only a scan with work to do needs it
+    from ctxviewer.library.reading import Job, JobResult
 
 STATE_DAYS = 7.0  # reader states kept for files written in the last days
 COMMIT_SECONDS = 0.5
@@ -115,6 +118,8 @@ def _changed(f: Found, was: tuple[int, int, int, str | None] | None) -> bool:
 
 
 def _job(db: sqlite3.Connection, group: list[Found], now: float, keep: float) -> Job:
+    from ctxviewer.library.reading import FileJob, Job
+
     files = []
     for f in group:
         row = db.execute("SELECT blob FROM states WHERE path = ?", (f.path,)).fetchone()
@@ -183,10 +188,11 @@ def _in_pool(jobs: list[tuple[Job, list[Found]]], n: int, writer: _Writer,
 
 def safe_read(job: Job) -> JobResult:
     """``read_group``; a bug in an analysis marks the file bad instead of ending the scan."""
+    from ctxviewer.library.reading import FileResult, JobResult, read_group
+
     try:
         return read_group(job)
     except Exception as e:  # noqa: BLE001 - one session must not stop the library
-        from ctxviewer.library.reading import FileResult
 
         try:
             st = os.stat(job.path)

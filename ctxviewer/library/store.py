@@ -11,12 +11,15 @@ import sqlite3
 import time
 import zlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import orjson
 
-from ctxviewer.library.reading import JobResult, PartResult
 from ctxviewer.library.schema import MAX_REQUEST, REQUEST_BITS
-from ctxviewer.library.walk import Found
+
+if TYPE_CHECKING:  # reading imports the analysis: kept off a rescan with nothing to read
+    from ctxviewer.library.reading import JobResult, PartResult
+    from ctxviewer.library.walk import Found
 
 
 def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> None:
