@@ -167,22 +167,23 @@ def _in_pool(jobs: list[tuple[Job, list[Found]]], n: int, writer: _Writer,
     ctx = multiprocessing.get_context("spawn")  # no fork: the window's threads
     pending: dict[cf.Future[JobResult], tuple[Job, list[Found]]] = {}
     queue = list(reversed(jobs))
-    with cf.ProcessPoolExecutor(n, mp_context=ctx) as pool:
-        try:
-            while queue or pending:
-                if cancelled is not None and cancelled():
-                    writer.stats.cancelled = True
-                    for fut in pending:
-                        fut.cancel()
-                    return []
-                while queue and len(pending) < 3 * n:
-                    item = queue.pop()
-                    pending[pool.submit(safe_read, item[0])] = item
-                done, _ = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
-                for fut in done:
-                    writer.add(fut.result(), pending.pop(fut)[1])
-        except BrokenProcessPool:  # a worker died (out of memory?): the rest is read here
-            return [*pending.values(), *reversed(queue)]
+    pool = cf.ProcessPoolExecutor(n, mp_context=ctx)
+    stopped = False
+    try:
+        while queue or pending:
+            if cancelled is not None and cancelled():
+                writer.stats.cancelled = stopped = True
+                return []
+            while queue and len(pending) < 3 * n:
+                item = queue.pop()
+                pending[pool.submit(safe_read, item[0])] = item
+            done, _ = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                writer.add(fut.result(), pending.pop(fut)[1])
+    except BrokenProcessPool:  # a worker died (out of memory?): the rest is read here
+        return [*pending.values(), *reversed(queue)]
+    finally:  # cancelled: the reads under way finish in their processes, unwaited
+        pool.shutdown(wait=not stopped, cancel_futures=True)
     return []
 
 

@@ -128,9 +128,8 @@ def test_a_fresh_machine_opens_the_demo(qtbot, window, home):
     panel = window.panels["library"]
     assert is_demo(window.state.session.path) and not panel.showing
     panel.action.trigger()  # the library says it found nothing, and offers the demo
-    qtbot.waitUntil(lambda: not panel.scanner.busy, timeout=20000)
-    qtbot.waitUntil(lambda: not panel.view.empty.isHidden(), timeout=5000)
-    assert "No sessions found" in panel.view.empty.text()
+    qtbot.waitUntil(lambda: "No sessions found" in panel.view.empty.text(), timeout=20000)
+    assert not panel.view.empty.isHidden() and panel.view.tree.isHidden()
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         panel.view.demo.click()
     qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)
@@ -180,3 +179,24 @@ def test_library_renders_at_both_sizes(qtbot, window, corpus, home, tmp_path):
         header = panel.view.tree.header()
         assert all(header.sectionSize(c) >= 40 for c in range(header.count())
                    if not header.isSectionHidden(c))
+
+
+def test_add_folder_and_a_file_that_cannot_be_opened(qtbot, window, corpus, home, tmp_path):
+    files = lay_out(corpus, home)
+    panel = start(qtbot, window)
+    before = len(sessions_shown(panel.view))
+    recs = recordings(corpus, tmp_path / "recordings")
+    panel.ask_folder = lambda: str(tmp_path / "recordings")
+    panel.view.add_folder.click()
+    qtbot.waitUntil(lambda: not panel.scanner.busy and panel.view.rescan.isEnabled(),
+                    timeout=60000)
+    assert len(sessions_shown(panel.view)) == before + len(recs)
+    with Library() as lib:
+        assert lib.folders() == [str(tmp_path / "recordings")]
+    # a listed file that turned into something else: the error, and back to the library
+    files["vibe"].write_bytes(b"\x00\x01\x02" * 100)
+    entry = next(e for e in sessions_shown(panel.view) if e["path"] == str(files["vibe"]))
+    panel.open_entry(entry)
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=20000)
+    assert window.errors[-1][0] == "Cannot open file"
+    qtbot.waitUntil(lambda: panel.showing, timeout=5000)

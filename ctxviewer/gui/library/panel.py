@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QStackedWidget, QWidget
 
+from ctxviewer.gui.file_dialog import FileDialog
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.menus import find_menu
@@ -46,6 +47,8 @@ class LibraryPanel(QObject):
         self.demo_if_empty: str | None = None
         self._last_refresh = 0.0
         self._hid: list[QWidget] = []  # the bars the library page hid
+        self._from_library = False  # the file loading was opened from the library
+        self.ask_folder = self._ask_folder  # replaceable (tests answer it)
         self.action = QAction("&Library…", window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
         self.action.setToolTip("Every session on this machine")
@@ -65,6 +68,8 @@ class LibraryPanel(QObject):
         v.add_folder_requested.connect(self.add_folder)
         v.search_changed.connect(self.search)
         w.loader.load_started.connect(self._on_load_started)
+        w.loader.failed.connect(self._on_load_ended_early)
+        w.loader.cancelled.connect(self._on_load_ended_early)
         w.closing.connect(self._on_window_closing)
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
@@ -112,7 +117,16 @@ class LibraryPanel(QObject):
 
     def _on_load_started(self, _path: str) -> None:
         self.demo_if_empty = None  # a file is on its way: no demo in its place
+        self._from_library = self.showing
         self.show_sessions()
+
+    def _on_load_ended_early(self, *_: object) -> None:
+        """A file opened from the library could not be read: back to the library (the
+        error says why), unless a session shows."""
+        came, self._from_library = self._from_library, False
+        s = self.window.state.session
+        if came and (s is None or not s.requests):
+            self.show_library(scan=False)
 
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
@@ -129,10 +143,21 @@ class LibraryPanel(QObject):
             self.window.open_file(str(demo))
 
     def add_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self.window, "Add a folder of sessions")
+        folder = self.ask_folder()
         if folder and self.lib is not None:
-            self.lib.add_folder(folder)
+            try:
+                self.lib.add_folder(folder)
+            except ValueError as e:
+                self.window.show_error("Cannot add the folder", str(e))
+                return
             self.scan()
+
+    def _ask_folder(self) -> str:
+        dialog = FileDialog(self.window, "Add a folder of sessions (the proxy's recordings…)",
+                            os.path.expanduser("~"), "", save=False)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        return dialog.chosen()
 
     # -- scanning -------------------------------------------------------------------------
     def scan(self, rescan: bool = False) -> None:
