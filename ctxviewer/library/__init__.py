@@ -80,12 +80,11 @@ class Library:
                                   limit=limit)
         hits = query.search(self.db, search)
         out = query.sessions(self.db, agent=agent, project=project, sort=sort, limit=limit,
-                             ids=hits.requests)
+                             ids=hits.counts)
         if snippets:
             query.snippets(self.db, search, hits, [e["id"] for e in out])
         for e in out:
-            found = hits.requests.get(e["id"], [])
-            e["match_count"] = len(found)
+            e["match_count"] = hits.counts.get(e["id"], 0)
             e["matches"] = [{"request": m.request, "snippet": m.snippet}
                             for m in hits.snippets.get(e["id"], [])]
         return out

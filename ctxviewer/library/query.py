@@ -21,8 +21,8 @@ SORTS: dict[str, tuple[str, bool]] = {
     "agent": ("agent", False), "project": ("project", False), "path": ("path", False),
     "matches": ("", True),
 }
-MATCH_ROWS = 20_000  # matching requests looked at per search
 SNIPPETS = 3  # per session
+_LOW = (1 << REQUEST_BITS) - 1
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
@@ -36,12 +36,11 @@ class Match:
 
 @dataclass
 class Hits:
-    """A search's matches: session id -> its matching requests (first ``SNIPPETS`` with a
-    snippet) and how many requests match."""
+    """A search's matches: session id -> how many of its requests match, and (for the
+    sessions shown) the first ``SNIPPETS`` of them with a snippet."""
 
-    requests: dict[int, list[int]] = field(default_factory=dict)
+    counts: dict[int, int] = field(default_factory=dict)
     snippets: dict[int, list[Match]] = field(default_factory=dict)
-    truncated: bool = False
 
 
 def fts_query(text: str) -> str | None:
@@ -55,31 +54,36 @@ def fts_query(text: str) -> str | None:
     return " ".join(terms) if terms else None
 
 
-def search(db: sqlite3.Connection, text: str, limit: int = MATCH_ROWS) -> Hits:
+def search(db: sqlite3.Connection, text: str) -> Hits:
+    """The sessions whose requests match ``text`` (counted in SQL: a word in most
+    requests makes hundreds of thousands of rows, which Python need not see)."""
     hits = Hits()
     q = fts_query(text)
-    if q is None:
-        return hits
-    rows = db.execute("SELECT rowid FROM texts WHERE texts MATCH ? LIMIT ?",
-                      (q, limit + 1)).fetchall()
-    hits.truncated = len(rows) > limit
-    for (rowid,) in rows[:limit]:
-        hits.requests.setdefault(rowid >> REQUEST_BITS, []).append(rowid & ((1 << REQUEST_BITS)
-                                                                            - 1))
+    if q is not None:
+        hits.counts = dict(db.execute(
+            f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM texts WHERE texts MATCH ? "
+            "GROUP BY 1", (q,)).fetchall())
     return hits
 
 
 def snippets(db: sqlite3.Connection, text: str, hits: Hits, sessions: list[int]) -> None:
     """Fill ``hits.snippets`` for ``sessions`` (the ones shown): each of their first
     ``SNIPPETS`` matching requests with its text around the first word found."""
+    q = fts_query(text)
     words = [w.lower() for w in _WORD.findall(text)]
-    if not words:
+    if q is None:
         return
     for sid in sessions:
-        for r in sorted(hits.requests.get(sid, []))[:SNIPPETS]:
-            found = body(db, (sid << REQUEST_BITS) | r)
+        if sid not in hits.counts:
+            continue
+        base = sid << REQUEST_BITS
+        for (rowid,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ? AND rowid "
+                                   "BETWEEN ? AND ? ORDER BY rowid LIMIT ?",
+                                   (q, base, base + _LOW, SNIPPETS)).fetchall():
+            found = body(db, rowid)
             if found is not None:
-                hits.snippets.setdefault(sid, []).append(Match(r, snippet(found, words)))
+                hits.snippets.setdefault(sid, []).append(
+                    Match(rowid & _LOW, snippet(found, words)))
 
 
 def snippet(text: str, words: list[str], width: int = 100) -> str:
@@ -100,7 +104,7 @@ def _find_word(low: str, word: str) -> int:
 
 def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str | None = None,
              sort: str = "start", limit: int | None = None,
-             ids: dict[int, list[int]] | None = None) -> list[dict[str, Any]]:
+             ids: dict[int, int] | None = None) -> list[dict[str, Any]]:
     """The sessions as ``library --json`` lists them (see ``entry``)."""
     where, args = [], []
     if agent:
@@ -122,7 +126,7 @@ def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str |
     rows = db.execute(sql, args).fetchall()
     out = [entry(*row) for row in rows]
     if ids is not None and sort == "matches":
-        out.sort(key=lambda e: -len(ids.get(e["id"], ())))
+        out.sort(key=lambda e: -ids.get(e["id"], 0))
     return out[:limit] if limit else out
 
 

@@ -102,10 +102,9 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
         for p in gone:
             store.forget_file(db, p)
             stats.removed += 1
-    jobs = [(_job(db, g, now, keep), g) for g in todo]
     if progress is not None:
         progress(stats)
-    _run(db, jobs, stats, workers, progress, cancelled, pool)
+    _run(db, todo, lambda g: _job(db, g, now, keep), stats, workers, progress, cancelled, pool)
     stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
     stats.seconds = time.perf_counter() - t0
     if progress is not None:
@@ -139,34 +138,39 @@ class _transaction:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-def _run(db: sqlite3.Connection, jobs: list[tuple[Job, list[Found]]], stats: ScanStats,
+Group = list[Found]  # a session file and its sub-agent files
+MakeJob = Callable[[Group], "Job"]  # with the kept states, fetched when the job starts
+
+
+def _run(db: sqlite3.Connection, groups: list[Group], make: MakeJob, stats: ScanStats,
          workers: int | None, progress: Progress | None,
          cancelled: Callable[[], bool] | None, pool: bool | None) -> None:
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    big = stats.bytes_to_read >= POOL_MIN_BYTES and len(jobs) >= POOL_MIN_JOBS \
+    big = stats.bytes_to_read >= POOL_MIN_BYTES and len(groups) >= POOL_MIN_JOBS \
         if pool is None else pool
     writer = _Writer(db, stats, progress)
     try:
         if n > 1 and big:
             stats.workers = n
-            left = _in_pool(jobs, n, writer, cancelled)
+            left = _in_pool(groups, make, n, writer, cancelled)
         else:
-            left = jobs
-        for job, group in left:
+            left = groups
+        for group in left:
             if cancelled is not None and cancelled():
                 stats.cancelled = True
                 break
-            writer.add(safe_read(job), group)
+            writer.add(safe_read(make(group)), group)
     finally:
         writer.flush()
 
 
-def _in_pool(jobs: list[tuple[Job, list[Found]]], n: int, writer: _Writer,
-             cancelled: Callable[[], bool] | None) -> list[tuple[Job, list[Found]]]:
-    """Read ``jobs`` in ``n`` processes; returns those left to read here (a broken pool)."""
+def _in_pool(groups: list[Group], make: MakeJob, n: int, writer: _Writer,
+             cancelled: Callable[[], bool] | None) -> list[Group]:
+    """Read ``groups`` in ``n`` processes; returns those left to read here (a broken
+    pool)."""
     ctx = multiprocessing.get_context("spawn")  # no fork: the window's threads
-    pending: dict[cf.Future[JobResult], tuple[Job, list[Found]]] = {}
-    queue = list(reversed(jobs))
+    pending: dict[cf.Future[JobResult], Group] = {}
+    queue = list(reversed(groups))
     pool = cf.ProcessPoolExecutor(n, mp_context=ctx)
     stopped = False
     try:
@@ -175,11 +179,11 @@ def _in_pool(jobs: list[tuple[Job, list[Found]]], n: int, writer: _Writer,
                 writer.stats.cancelled = stopped = True
                 return []
             while queue and len(pending) < 3 * n:
-                item = queue.pop()
-                pending[pool.submit(safe_read, item[0])] = item
+                group = queue.pop()
+                pending[pool.submit(safe_read, make(group))] = group
             done, _ = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
             for fut in done:
-                writer.add(fut.result(), pending.pop(fut)[1])
+                writer.add(fut.result(), pending.pop(fut))
     except BrokenProcessPool:  # a worker died (out of memory?): the rest is read here
         return [*pending.values(), *reversed(queue)]
     finally:  # cancelled: the reads under way finish in their processes, unwaited
