@@ -89,6 +89,10 @@ class Library:
                             for m in hits.snippets.get(e["id"], [])]
         return out
 
+    def search_counts(self, text: str) -> dict[int, int]:
+        """Session id -> how many of its requests hold every word of ``text``."""
+        return query.search(self.db, text).counts
+
     def bad_files(self) -> list[dict[str, Any]]:
         return query.bad_files(self.db)
 

@@ -118,16 +118,25 @@ def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str |
             return []
         where.append(f"id IN ({','.join(str(int(i)) for i in ids)})")
     column, desc = SORTS.get(sort, SORTS["start"])
-    if not column:  # matches: sorted below
+    if not column:  # matches: the most first, then the newest
         column, desc = "start", True
     order = f"{column} IS NULL, {column} {'DESC' if desc else 'ASC'}, start DESC, path, part"
-    sql = ("SELECT id, path, part, parts, project, size, mtime_ns, summary, series FROM sessions"
-           + (f" WHERE {' AND '.join(where)}" if where else "") + f" ORDER BY {order}")
-    rows = db.execute(sql, args).fetchall()
-    out = [entry(*row) for row in rows]
-    if ids is not None and sort == "matches":
-        out.sort(key=lambda e: -ids.get(e["id"], 0))
-    return out[:limit] if limit else out
+    cond = f" WHERE {' AND '.join(where)}" if where else ""
+    if ids is not None and sort == "matches":  # ordered here: only the rows kept are read
+        ranked = [i for (i,) in db.execute(f"SELECT id FROM sessions{cond} ORDER BY {order}",
+                                           args)]
+        ranked.sort(key=lambda i: -ids.get(i, 0))  # stable: the newest first among equals
+        keep = ranked[:limit] if limit else ranked
+        rows = {r[0]: r for r in db.execute(
+            f"SELECT {_COLUMNS} FROM sessions WHERE id IN ({','.join(map(str, keep))})")}
+        return [entry(*rows[i]) for i in keep if i in rows]
+    sql = f"SELECT {_COLUMNS} FROM sessions{cond} ORDER BY {order}"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [entry(*row) for row in db.execute(sql, args)]
+
+
+_COLUMNS = "id, path, part, parts, project, size, mtime_ns, summary, series"
 
 
 def entry(sid: int, path: str, part: int, parts: int, project: str | None, size: int,

@@ -212,8 +212,7 @@ class LibraryPanel(QObject):
             self.view.set_matches(None)
             self.view.set_empty_text("")
             return
-        found = self.lib.sessions(search=text, snippets=False)
-        self.view.set_matches({e["id"]: e["match_count"] for e in found})
+        self.view.set_matches(self.lib.search_counts(text))
         self.view.set_empty_text(f"No session's messages hold {text!r}.")
 
     def _on_window_closing(self) -> None:
