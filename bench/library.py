@@ -92,14 +92,22 @@ def baseline(files: list[str], workers: int) -> tuple[float, float]:
     return one, many
 
 
+CPU = [0.0]  # CPU seconds of the last command and its worker processes
+
+
 def command(tree: Path, lib: Path, *args: str, **env: str) -> tuple[float, dict]:
+    import resource
+
     environ = {**os.environ, "HOME": str(tree / "home"), "CTXVIEWER_LIBRARY_DIR": str(lib),
                **env}
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "ctxviewer", "library", "--json", "--limit",
                           "1", *args], capture_output=True, env=environ, timeout=3600,
                          cwd=ROOT)
     took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[0] = after.ru_utime + after.ru_stime - ru.ru_utime - ru.ru_stime
     if out.returncode:
         raise SystemExit(out.stderr.decode())
     return took, json.loads(out.stdout)
@@ -167,7 +175,8 @@ def main() -> int:
           f"{out['counts']['sessions']:,} sessions, {out['counts']['requests']:,} requests, "
           f"{len(out['bad_files'])} bad files; index {_db_size(lib) / 1e6:.0f} MB, "
           f"reader states {_states(db) / 1e6:.0f} MB")
-    print(f"  (load average during it: {_load()})")
+    print(f"  CPU time of the command and its workers: {CPU[0]:.1f} s, {CPU[0] / one:.1f}x the "
+          f"baseline's (what the machine's other load cannot change); load average {_load()}")
     state_cost(tree, args.sample)
     if args.all_states:
         lib2 = work / "library-all-states"
