@@ -88,6 +88,11 @@ def test_no_file_opens_the_library_grouped_by_project(qtbot, window, corpus, hom
     with Library() as lib:
         assert found == {e["id"] for e in lib.sessions(search="TodoWrite")} != set()
     assert not view.tree.isColumnHidden(rows.MATCHES)
+    view.grouped.setChecked(True)  # a project's row totals what it shows
+    for r in range(view.proxy.rowCount()):
+        kids = view.proxy.rowCount(view.proxy.index(r, 0))
+        assert view.proxy.index(r, rows.AGENT).data() == f"{kids} session{'s' * (kids != 1)}"
+    assert f"{len(found)} match: TodoWrite" in view.summary.text()
     view.search.setText("zzqqxxnotaword")
     view._search_now()
     assert sessions_shown(view) == [] and not view.empty.isHidden()

@@ -212,8 +212,12 @@ class LibraryPanel(QObject):
             self.view.set_matches(None)
             self.view.set_empty_text("")
             return
-        self.view.set_matches(self.lib.search_counts(text))
-        self.view.set_empty_text(f"No session's messages hold {text!r}.")
+        counts = self.lib.search_counts(text)
+        self.view.set_matches(counts)
+        self.view.set_empty_text(f"No session's messages hold: {text}")
+        self.view.set_summary(len(self.view.entries), self.lib.bad_files(),
+                              f"{len(counts):,} match: {text} "
+                              f"({sum(counts.values()):,} requests)")
 
     def _on_window_closing(self) -> None:
         self.scanner.cancel(wait=True)

@@ -131,8 +131,8 @@ class LibraryView(QWidget):
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(self._search_now)
         self.filter.textChanged.connect(lambda _t: self._apply_filters())
-        self.agent.currentIndexChanged.connect(lambda _i: self._apply_filters())
-        self.project.currentIndexChanged.connect(lambda _i: self._apply_filters())
+        self.agent.currentIndexChanged.connect(lambda _i: self._rebuild())
+        self.project.currentIndexChanged.connect(lambda _i: self._rebuild())
         self.grouped.toggled.connect(lambda _on: self._rebuild())
         self.tree.doubleClicked.connect(self._on_double_clicked)
         self.tree.activated_entry.connect(self.open_requested)
@@ -159,7 +159,7 @@ class LibraryView(QWidget):
         current = self.current_entry()
         header = self.tree.header()
         column, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
-        rows.build(self.model, self.entries, self.grouped.isChecked(), self.matches)
+        rows.build(self.model, self.shown_entries(), self.grouped.isChecked(), self.matches)
         self._size_columns()
         self.tree.setColumnHidden(rows.MATCHES, self.matches is None)
         self.tree.sortByColumn(column, order)
@@ -196,10 +196,18 @@ class LibraryView(QWidget):
             combo.setCurrentIndex(i if i >= 0 else 0)
             combo.blockSignals(False)
 
+    def shown_entries(self) -> list[dict[str, Any]]:
+        """The sessions of the chosen agent and project that match the search: the rows
+        built, so that a project's row totals what it shows (the filter text, typed
+        live, only hides rows)."""
+        agent, project, ids = self.agent.currentData(), self.project.currentData(), self.matches
+        return [e for e in self.entries
+                if (not agent or e["agent"] == agent)
+                and (not project or (e.get("project") or rows.NO_PROJECT) == project)
+                and (ids is None or e["id"] in ids)]
+
     def _apply_filters(self) -> None:
-        ids = set(self.matches) if self.matches is not None else None
-        self.proxy.set_filters(self.agent.currentData(), self.project.currentData(),
-                               self.filter.text(), ids)
+        self.proxy.set_filters(None, None, self.filter.text(), None)
         self.tree.expandAll()
         self._show_empty()
 
