@@ -163,7 +163,7 @@ class LibraryPanel(QObject):
     def scan(self, rescan: bool = False) -> None:
         if self.scanner.start(rescan):
             self.view.rescan.setEnabled(False)
-            self.view.set_progress(0, None)
+            self.view.set_progress(None, None)
             if not self.view.entries:
                 self.view.set_empty_text("Looking for sessions…")
 

@@ -69,9 +69,11 @@ class LibraryView(QWidget):
         self.summary = QLabel("", self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.progress = QProgressBar(self)
-        self.progress.setMaximumWidth(220)
-        self.progress.setTextVisible(True)
+        self.progress.setFixedWidth(120)
+        self.progress.setTextVisible(False)
         self.progress.hide()
+        self.progress_label = QLabel("", self)
+        self.progress_label.hide()
         self.open_file = QPushButton("Open file…", self)
         self.demo = QPushButton("Open the demo session", self)
         self.add_folder = QPushButton("Add folder…", self)
@@ -80,6 +82,7 @@ class LibraryView(QWidget):
         top = QHBoxLayout()
         top.addWidget(self.title)
         top.addWidget(self.summary, 1)
+        top.addWidget(self.progress_label)
         top.addWidget(self.progress)
         for b in (self.open_file, self.demo, self.add_folder, self.rescan):
             top.addWidget(b)
@@ -275,8 +278,10 @@ class LibraryView(QWidget):
         """A scan's progress (None: hide the bar)."""
         if done is None or total is None:
             self.progress.hide()
+            self.progress_label.hide()
             return
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(min(done, max(total, 1)))
-        self.progress.setFormat("Indexing %v of %m")
+        self.progress_label.setText(f"reading {done:,} of {total:,}…")
         self.progress.show()
+        self.progress_label.show()
