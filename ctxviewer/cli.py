@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "compact": "ctxviewer.commands.compact",
     "tail": "ctxviewer.commands.tail",
     "sessions": "ctxviewer.commands.sessions",
+    "library": "ctxviewer.commands.library",
     "proxy": "ctxviewer.commands.proxy",
     "otel": "ctxviewer.commands.otel",
     "snapshot": "ctxviewer.snapshot_cli",  # renders the window: Qt, so not in the core

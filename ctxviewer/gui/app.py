@@ -84,10 +84,23 @@ def build_main_window(state: AppState | None = None,
 
 
 def startup_file(file: str | None, settings: AppSettings) -> str | None:
-    """What to open at start: FILE, else the last file (if asked to), else the demo."""
+    """What to open at start: FILE, else the last file (if asked to); None: the library."""
     if file:
         return os.path.abspath(file)
-    return settings.startup_file() or demo_path()
+    return settings.startup_file()
+
+
+def open_at_start(window: MainWindow, file: str | None, settings: AppSettings) -> None:
+    """FILE (or the last file), else the library: the demo when it finds no session."""
+    path = startup_file(file, settings)
+    if path:
+        window.open_file(path)
+        return
+    from ctxviewer.gui.library import show_library
+
+    demo = demo_path()
+    if not show_library(window, demo_if_empty=demo) and demo:
+        window.open_file(demo)
 
 
 def run_app(args: argparse.Namespace) -> int:
@@ -101,13 +114,12 @@ def run_app(args: argparse.Namespace) -> int:
     if (getattr(args, "theme", "auto") or "auto") == "auto":  # none given: View > Theme's
         apply_theme(app, settings.theme())
     windows = single_instance.WindowSet(lambda: build_main_window(settings=settings), app)
-    window = windows.add(build_main_window(settings=settings))
+    window = build_main_window(settings=settings)
+    windows.add(window)
     if single:
         server = single_instance.InstanceServer(parent=app)
         if server.listen():
             server.files_received.connect(windows.open_in_new_window)
     window.show()
-    path = startup_file(file, settings)
-    if path:
-        window.open_file(path)
+    open_at_start(window, file, settings)
     return app.exec()

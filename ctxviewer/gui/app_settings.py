@@ -57,7 +57,7 @@ class AppSettings:
 
     # -- reopen the last file at start ---------------------------------------------
     def reopen_last(self) -> bool:
-        return _true(self.qsettings.value("reopen_last", "true"))
+        return _true(self.qsettings.value("reopen_last", "false"))  # off: the library
 
     def set_reopen_last(self, on: bool) -> None:
         self.qsettings.setValue("reopen_last", bool(on))

@@ -23,6 +23,8 @@ PANELS: dict[str, str] = {
     "analysis_panels": "ctxviewer.gui.analysis_panels",
     "insights_panel": "ctxviewer.gui.insights.panel",
     "findings_panel": "ctxviewer.gui.findings_panel",
+    # the library is a page of its own before the session's views (File > Library…)
+    "library": "ctxviewer.gui.library.panel",
     "help_menu": "ctxviewer.gui.help_menu",  # last: it lists every tab and shortcut
 }
 

@@ -113,6 +113,7 @@ class _CodexParser:
         self.subagent = False  # a sub-agent thread's rollout (session_meta.source.subagent)
         self.client: str | None = None  # "codex/<cli_version>" from session_meta
         self.intern = Interner()
+        self.merged = _MergedPrefix()
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -263,21 +264,67 @@ class _CodexParser:
         notes = (_NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
         if pend.usage is not None:
             notes += (_NOTE_USAGE, _NOTE_ORDER)
-        blocks = [b for _, m in pend.prompt for b in m.blocks]
-        if any(b.kind == THINKING for b in blocks):
+        messages, thinking, encrypted = self.merged.messages(pend.prompt, self.intern)
+        if thinking:
             notes += (_NOTE_REASONING,)
-        if any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks):
+        if encrypted:
             notes += (_NOTE_ENCRYPTED,)
         if self.window:
             notes += (_NOTE_WINDOW,)
         reply = merge([(True, m) for m in pend.response])
         return Request(
             index=0, model=pend.model, timestamp=pend.timestamp, system=system, tools=self.tools,
-            messages=tuple(self.intern(m) for m in merge(pend.prompt)), usage=pend.usage,
+            messages=messages, usage=pend.usage,
             complete=False, sidechain=self.subagent, role=SUBAGENT if self.subagent else MAIN,
             api="codex", response=reply[0] if reply else None, window_hint=self.window,
             line=pend.line, notes=notes, client=self.client,
         )
+
+
+class _MergedPrefix:
+    """``merge`` of a call's items, remembered up to the last item that closes a run of
+    model output: the next call's items start with the same entries (the conversation
+    only grows between compactions), so only what follows is merged again. Without it
+    a rollout of n calls took time in n²: 90 s for 4,700 calls."""
+
+    def __init__(self) -> None:
+        self.first: tuple[bool, Message] | None = None  # the entries merged: their first
+        self.last: tuple[bool, Message] | None = None  # ... and their last
+        self.done = 0  # entries merged (the last of them closes any output run)
+        self.msgs: list[Message] = []
+        self.thinking = False  # a reasoning block among them
+        self.encrypted = False  # an encrypted compaction summary among them
+
+    def messages(self, entries: list[tuple[bool, Message]], intern: Interner
+                 ) -> tuple[tuple[Message, ...], bool, bool]:
+        """``merge(entries)`` (interned), and whether they hold reasoning, an encrypted
+        summary."""
+        d = self.done
+        if not (d and len(entries) >= d and entries[0] is self.first
+                and entries[d - 1] is self.last):
+            self.first = self.last = None
+            self.done, self.msgs, self.thinking, self.encrypted = 0, [], False, False
+        closed = len(entries)
+        while closed > self.done and entries[closed - 1][0]:
+            closed -= 1  # the trailing output run may still grow: not remembered
+        seg = _flags(entries[self.done:closed])
+        tail = _flags(entries[closed:])
+        thinking = self.thinking or seg[0] or tail[0]
+        encrypted = self.encrypted or seg[1] or tail[1]
+        if closed > self.done:
+            self.msgs += [intern(m) for m in merge(entries[self.done:closed])]
+            self.done = closed
+            self.first, self.last = entries[0], entries[closed - 1]
+            self.thinking, self.encrypted = self.thinking or seg[0], self.encrypted or seg[1]
+        run = [intern(m) for m in merge(entries[closed:])]
+        return tuple(self.msgs + run), thinking, encrypted
+
+
+def _flags(entries: list[tuple[bool, Message]]) -> tuple[bool, bool]:
+    """Whether ``entries`` hold a reasoning block, an encrypted compaction summary."""
+    blocks = [b for _, m in entries for b in m.blocks]
+    return (any(b.kind == THINKING for b in blocks),
+            any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks))
 
 
 class CodexReader:

@@ -53,7 +53,11 @@ class _Layout:
     dumps: Callable[[Any], tuple[bytes, ...]]  # the candidate bytes of a value
 
 
-COMPACT = _Layout(b":", b",", lambda value: (orjson.dumps(value),))
+def _compact_dumps(value: Any) -> tuple[bytes, ...]:
+    return (orjson.dumps(value),)
+
+
+COMPACT = _Layout(b":", b",", _compact_dumps)  # module functions: a parser's state pickles
 PYTHON = _Layout(b": ", b", ", _python_dumps)
 
 

@@ -185,6 +185,19 @@ def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = N
     return out
 
 
+def root_files(root: Root, budget: list[int]) -> Iterator[Path]:
+    """Every file under ``root`` matching one of its patterns (``budget``: directory
+    entries left to look at, shared between calls; the walk stops at 0)."""
+    for pattern in root.patterns:
+        yield from _walk(root.path, pattern.split("/"), budget)
+
+
+def project_name(root: Root, path: Path) -> str | None:
+    """The project ``path``'s folder under ``root`` encodes (None when it names none)."""
+    rel = path.relative_to(root.path).parts
+    return PROJECT_NAMES[root.layout](rel[0]) if len(rel) > 1 else None
+
+
 def _walk(base: Path, parts: list[str], budget: list[int]) -> Iterator[Path]:
     """Files under ``base`` matching ``parts`` level by level, newest names first."""
     try:

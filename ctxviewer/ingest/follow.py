@@ -48,11 +48,13 @@ from ctxviewer.ingest.follow_builder import _LiveBuilder, merge_by_position, pee
 from ctxviewer.ingest.loader import (
     HEAD_BYTES,
     HEAD_RECORDS,
+    LINE_BUFFER,
     READER_ERROR,
     compression,
     detect,
     load,
     read_head,
+    recorded_cwd,
 )
 from ctxviewer.ingest.registry import get_reader
 from ctxviewer.model import Request, Session, Skipped
@@ -104,6 +106,11 @@ class Follower:
         return Session(path=s.path, format=s.format, requests=list(s.requests),
                        skipped=list(s.skipped), events=list(s.events), title=s.title,
                        session_id=s.session_id, token_counts=list(s.token_counts), cwd=s.cwd)
+
+    @property
+    def rereads_whole(self) -> bool:
+        """The file is read whole on every change (a JSON document, a compressed log)."""
+        return self._whole
 
     def poll(self, max_bytes: int | None = None) -> Update:
         """Read what was appended since the last poll.
@@ -194,7 +201,7 @@ class Follower:
         self._whole = reader.document or compression(self.path) is not None
         if self._whole:
             return self._reread(stamp)
-        self.session = Session(path=self.path, format=reader.name)
+        self.session = Session(path=self.path, format=reader.name, cwd=recorded_cwd(head))
         self._parser = new_parser(reader, self.path)
         self._builder = _LiveBuilder(self.session)
         return self._append(stamp, max_bytes)
@@ -273,7 +280,7 @@ class Follower:
         prev: list[Request] | None = None
         consumed = 0
         self._more = False
-        with open(self.path, "rb") as f:
+        with open(self.path, "rb", buffering=LINE_BUFFER) as f:
             f.seek(self._offset)
             for raw in f:
                 if not raw.endswith(b"\n"):

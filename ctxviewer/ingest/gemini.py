@@ -23,6 +23,8 @@ qwen-code, a Gemini CLI fork that stores the same Content parts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from ctxviewer.fmt import plural
@@ -142,6 +144,15 @@ def error_event(text: str, timestamp: str | None) -> Event:
     return Event(kind, timestamp, detail=text[:300])
 
 
+@dataclass
+class _History:
+    """The history of the first ``len(ids)`` messages of the list."""
+
+    ids: set[str] = field(default_factory=set)
+    history: list[Message] = field(default_factory=list)
+    results: set[str] = field(default_factory=set)  # tool results already in it
+
+
 class _GeminiParser:
     """Keeps the live message list (id -> latest version) and emits one request per reply."""
 
@@ -153,6 +164,9 @@ class _GeminiParser:
         self.kind: str | None = None
         self.pending: tuple[int | None, str] | None = None  # (line, id) of a held reply
         self.intern = Interner()
+        # the history built last, to go on from (a session of n replies takes time in n,
+        # not n²); dropped when a message it holds changes, or the list is replaced
+        self.memo: _History | None = None
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -190,7 +204,7 @@ class _GeminiParser:
         if dropped:
             out.append(Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
                              detail=f"history replaced, {plural(len(dropped), 'message')} dropped"))
-        self.records, self.cache = {}, {}
+        self.records, self.cache, self.memo = {}, {}, None
         for m in messages:
             if isinstance(m, dict) and isinstance(m.get("id"), str):
                 self._message(line, m, out, listed=True)
@@ -202,6 +216,7 @@ class _GeminiParser:
         keep = ids[:ids.index(target)] if target in self.records else []
         self.records = {i: self.records[i] for i in keep}
         self.cache = {i: m for i, m in self.cache.items() if i in self.records}
+        self.memo = None
 
     def _message(self, line: int, rec: dict[str, Any], out: list[Item],
                  listed: bool = False) -> None:
@@ -211,6 +226,8 @@ class _GeminiParser:
             out.append(Skipped(line, "message whose type is not text"))
             return
         if kind == "user" or kind in _MODEL_TYPES:
+            if self.memo is not None and mid in self.memo.ids:
+                self.memo = None
             self.records[mid] = rec
             self.cache.pop(mid, None)
             if kind in _MODEL_TYPES and isinstance(rec.get("tokens"), dict):
@@ -251,23 +268,26 @@ class _GeminiParser:
     def _history_before(self, mid: str) -> tuple[Message, ...]:
         """The turns before ``mid``. A tool result appears once even when a history sync
         (``$set`` messages) also wrote it as a user turn of its own."""
-        history: list[Message] = []
-        results: set[str] = set()
-        for rid, rec in self.records.items():
+        memo = self.memo
+        if memo is None or mid in memo.ids:
+            memo = _History()
+        for rid, rec in islice(self.records.items(), len(memo.ids), None):
             if rid == mid:
                 break
             if rid not in self.cache:
                 self.cache[rid] = tuple(self.intern(m) for m in _turns(rec))
             for msg in self.cache[rid]:
                 refs = {b.ref for b in msg.blocks if b.kind == TOOL_RESULT and b.ref}
-                if refs & results:
+                if refs & memo.results:
                     blocks = tuple(b for b in msg.blocks
-                                   if not (b.kind == TOOL_RESULT and b.ref in results))
+                                   if not (b.kind == TOOL_RESULT and b.ref in memo.results))
                     msg = self.intern(Message(msg.role, blocks, msg.id, msg.timestamp))
-                results |= refs
+                memo.results |= refs
                 if msg.blocks:
-                    history.append(msg)
-        return tuple(history)
+                    memo.history.append(msg)
+            memo.ids.add(rid)
+        self.memo = memo
+        return tuple(memo.history)
 
     def _reply(self, rec: dict[str, Any]) -> Message:
         raw_thoughts = rec.get("thoughts")

@@ -87,6 +87,9 @@ class _QwenParser:
         self.nodes: dict[str, _Node] = {}
         self.last_uuid: str | None = None
         self.intern = Interner()
+        # the last history built (uuid, messages): the next request's walk stops there, so
+        # a session of n requests takes time in n, not n² (a node replaced drops it)
+        self.memo: tuple[str, tuple[Message, ...]] | None = None
 
     def feed(self, line: int, record: Any) -> list[Item]:
         if not isinstance(record, dict):
@@ -99,6 +102,8 @@ class _QwenParser:
         parent = parent if isinstance(parent, str) else None
         out: list[Item] = []
         node = self._node(line, record, parent, out)
+        if uuid in self.nodes:
+            self.memo = None
         self.nodes[uuid] = node
         self.last_uuid = uuid
         if kind == "assistant" and isinstance(record.get("usageMetadata"), dict):
@@ -141,6 +146,7 @@ class _QwenParser:
                 and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
                 and node.command == payload.get("rawCommand")):
             self.nodes[parent] = _Node(node.parent)
+            self.memo = None
 
     def _telemetry(self, rec: dict[str, Any], out: list[Item]) -> None:
         """API errors are only logged as UI telemetry (``qwen-code.api_error``)."""
@@ -181,11 +187,17 @@ class _QwenParser:
         )
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:
-        """The API history up to ``uuid``: back to the root or the last checkpoint."""
+        """The API history up to ``uuid``: back to the root, the last checkpoint or the
+        last history built (``memo``)."""
         chain: list[_Node] = []
         base: tuple[Message, ...] = ()
         seen: set[str] = set()
+        start = uuid
+        memo = self.memo
         while uuid is not None and uuid not in seen:
+            if memo is not None and uuid == memo[0]:
+                base = memo[1]
+                break
             seen.add(uuid)
             node = self.nodes.get(uuid)
             if node is None:
@@ -204,7 +216,10 @@ class _QwenParser:
                                                    prev.timestamp))
                 else:
                     msgs.append(m)
-        return tuple(msgs)
+        out = tuple(msgs)
+        if start is not None:
+            self.memo = (start, out)
+        return out
 
 
 def _only_text(rec: dict[str, Any]) -> str | None:

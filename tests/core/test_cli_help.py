@@ -16,7 +16,7 @@ from ctxviewer.commands.common import REQUEST_HELP
 from ctxviewer.resources import demo_session_path
 
 EVERYDAY_FIRST = ["report", "insights", "findings", "compare", "compact", "tail", "sessions",
-                  "proxy", "otel", "snapshot", "formats"]
+                  "library", "proxy", "otel", "snapshot", "formats"]
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:

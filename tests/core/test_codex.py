@@ -225,3 +225,34 @@ def test_subagent_rollout_and_early_token_count_layout() -> None:
     assert req.role == "subagent" and req.sidechain
     assert (req.usage.input_tokens, req.usage.cache_read_input_tokens) == (800, 100)
     assert req.messages[0].text == "review this"
+
+
+def test_merged_prefix_equals_merge_from_scratch() -> None:
+    """The reader merges only what each call adds to the last one's items (time in n, not
+    n²): the same messages and flags as merging every call's items anew."""
+    import random
+
+    from ctxviewer.ingest.anthropic_body import Interner
+    from ctxviewer.ingest.codex import _flags, _MergedPrefix
+    from ctxviewer.ingest.codex_items import merge
+    from ctxviewer.model import COMPACTION_SUMMARY, THINKING, Block, Message
+
+    rng = random.Random(7)
+    intern = Interner()
+    prefix = _MergedPrefix()
+    entries: list = []
+    for step in range(400):
+        r = rng.random()
+        if r < 0.03:  # a compaction: a new list of entries
+            entries = [e for e in entries if not e[0]][:3]
+        kind = rng.choice(["text", "text", THINKING, "summary"])
+        block = Block(THINKING, "hm") if kind == THINKING else \
+            Block("text", "", tag=COMPACTION_SUMMARY) if kind == "summary" and rng.random() < .2 \
+            else Block("text", f"t{step}")
+        output = rng.random() < 0.5
+        entries = entries + [(output, Message("assistant" if output else "user", (block,)))]
+        cut = len(entries) - rng.choice([0, 0, 1])
+        prompt = entries[:max(cut, 0)]
+        got, thinking, encrypted = prefix.messages(prompt, intern)
+        assert got == tuple(intern(m) for m in merge(prompt))
+        assert (thinking, encrypted) == _flags(prompt)

@@ -117,7 +117,7 @@ def test_every_section_of_the_page_is_checked_here() -> None:
     assert set(doc_tables()) == {
         "report --json", "report --sessions --json", "compare --json", "compare --csv",
         "compact --json", "insights --json", "findings --json", "sessions --json",
-        "formats --json",
+        "library --json", "formats --json",
         "tail --json", "query --json", "proxy"}
     assert not doc_tables()["proxy"]  # it prints no JSON: docs/recording-format.md
 
@@ -223,6 +223,29 @@ def test_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     out = run_json(capsys, "sessions", "--json")
     assert len(out) == 2
     check("sessions --json", [out])
+
+
+def test_library(demo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo in a folder the user added, a Claude Code session in its agent folder,
+    and a bad file beside it; a plain listing and a search."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("CTXVIEWER_LIBRARY_DIR", str(tmp_path / "library"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    folder = home / ".claude" / "projects" / "-work-app"
+    folder.mkdir(parents=True)
+    (folder / "s-1.jsonl").write_bytes(_user("u1", None) + _reply("a1", "u1", "m1", 1_000))
+    (folder / "junk.jsonl").write_bytes(b"\x00\x01" * 50)
+    recordings = tmp_path / "recordings"
+    recordings.mkdir()
+    (recordings / "demo.jsonl.xz").write_bytes(Path(demo).read_bytes())
+    listing = run_json(capsys, "library", "--add-folder", str(recordings), "--json")
+    found = run_json(capsys, "library", "--search", "the", "--json", "--no-scan")
+    assert len(listing["sessions"]) == 2 and listing["bad_files"]
+    assert found["sessions"] and found["sessions"][0]["matches"]
+    check("library --json", [listing, found])
 
 
 def test_tail(demo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -10,7 +10,7 @@ from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QTimer, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from ctxviewer.gui.app import build_main_window, demo_path, startup_file
+from ctxviewer.gui.app import build_main_window, startup_file
 from ctxviewer.gui.app_settings import AppSettings
 
 
@@ -186,13 +186,15 @@ def test_file_open_action_and_recent_files(qtbot, window, open_and_wait, trace_p
 
 
 def test_reopen_last_file_at_start(qtbot, window, open_and_wait, trace_path, transcript_path):
-    assert window.actions_.reopen_last.isChecked()  # on by default
+    assert not window.actions_.reopen_last.isChecked()  # off by default: the library opens
     open_and_wait(window, transcript_path)
+    assert startup_file(None, AppSettings()) is None
+    window.actions_.reopen_last.setChecked(True)
+    assert AppSettings().reopen_last()
     assert startup_file(None, AppSettings()) == transcript_path
     assert startup_file(trace_path, AppSettings()) == trace_path  # FILE wins
     window.actions_.reopen_last.setChecked(False)
-    assert not AppSettings().reopen_last()
-    assert startup_file(None, AppSettings()) == demo_path()
+    assert startup_file(None, AppSettings()) is None
 
 
 def test_estimator_policy_counts_and_tab_are_kept(qtbot, isolated_qsettings):

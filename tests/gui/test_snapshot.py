@@ -59,14 +59,23 @@ def test_app_icon_and_demo(qapp):
     assert path is None or "demo-session" in path
 
 
-def test_no_file_opens_the_demo_session(qtbot, window, open_and_wait):
-    from ctxviewer.gui.app import startup_file
+def test_no_file_on_a_fresh_machine_opens_the_demo_session(qtbot, window, tmp_path,
+                                                           monkeypatch):
+    """No FILE: the library; it finds no session in an empty home: the demo opens."""
+    from ctxviewer.gui.app import open_at_start
     from ctxviewer.gui.app_settings import AppSettings
 
-    path = startup_file(None, AppSettings())
-    if path is None:
+    if demo_path() is None:
         pytest.skip("this build has no demo session")
-    a = open_and_wait(window, path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CTXVIEWER_LIBRARY_DIR", str(tmp_path / "library"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    with qtbot.waitSignal(window.state.session_loaded, timeout=60000):
+        open_at_start(window, None, AppSettings())
+    qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)
+    a = window.state.analysis
+    assert a.session.path == demo_path()
     assert a.session.requests and window.bar_panel.bar.segments
 
 

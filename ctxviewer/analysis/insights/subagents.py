@@ -18,7 +18,7 @@ import orjson
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
 from ctxviewer.analysis.insights.cost import SessionCost
 from ctxviewer.ingest.claude_subagents import is_compaction
-from ctxviewer.model import AUXILIARY, MAIN, TOOL_USE, Block, Request, Session
+from ctxviewer.model import AUXILIARY, MAIN, TOOL_USE, Block, Message, Request, Session
 
 SPAWN_TOOLS = frozenset({"Task", "Agent", "task", "dispatch_agent", "spawn_agent"})
 
@@ -95,10 +95,16 @@ def _spawns(main: list[Request]) -> list[_Spawn]:
         for b in r.response.blocks if r.response else ():
             if b.kind == TOOL_USE and b.name in SPAWN_TOOLS and b.ref:
                 found[b.ref] = _spawn(b, r, pos, True)
+    seen: set[int] = set()  # requests repeat their history's Message objects: each once
+    before: tuple[Message, ...] = ()
     for pos, r in enumerate(main):
-        for m in r.messages:
-            if m.role != "assistant":
+        n = len(before)
+        grown = n and r.messages[:n] == before  # the same objects: compared by identity
+        before = r.messages
+        for m in r.messages[n:] if grown else r.messages:  # the history seen: skipped whole
+            if m.role != "assistant" or id(m) in seen:
                 continue
+            seen.add(id(m))
             for b in m.blocks:
                 if b.kind != TOOL_USE or b.name not in SPAWN_TOOLS or not b.ref or \
                         b.ref in found:

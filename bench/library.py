@@ -1,0 +1,308 @@
+"""The session library on a machine's worth of sessions: first index, rescans, search.
+
+    python bench/library.py [TREE] [--sessions 2000] [--gb 2.0] [--workers N]
+
+TREE (default /tmp/ctxviewer-library-tree) is made by ``tools/make_library_tree.py``
+when it is not there: a home folder with every agent's layout and a folder of proxy
+recordings. The index goes to a fresh folder under /tmp. Printed, with the baseline
+measured in the same run:
+
+- the baseline: a raw ``orjson`` parse of every file (each line of a log, the whole
+  of a JSON document), in one process and in ``--workers`` processes, the files in
+  the page cache (read once before);
+- the first index (``ctxviewer library --json`` as a user runs it, a fresh process):
+  its time and the ratio to the baseline (target at most 1.5x), with the default
+  reader states (files of the last 7 days), and the machine's load meanwhile (the
+  2 CPUs may be shared);
+- what keeping a file's reader state costs: a sample of sessions read with and
+  without it (``--all-states`` also runs a whole first index keeping every state);
+- a rescan with nothing changed (target under 0.3 s), in-process and as a command;
+- a rescan after one file grew: the bytes read (target: only the appended bytes)
+  and the time; and an old file (no kept state) that grew, read whole;
+- full-text searches (target under 100 ms each).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from baseline import _open  # noqa: E402
+
+DEFAULT_TREE = Path("/tmp/ctxviewer-library-tree")
+
+
+def raw_parse(path: str) -> int:
+    """orjson of every line (a JSON document: of the whole); returns the bytes."""
+    with _open(path) as f:
+        data = f.read()
+    first = data.split(b"\n", 1)[0]
+    try:
+        orjson.loads(first)
+        whole = False
+    except orjson.JSONDecodeError:
+        whole = True
+    if whole:
+        try:
+            orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+        return len(data)
+    for line in data.split(b"\n"):
+        if line.strip():
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass
+    return len(data)
+
+
+def files_of(tree: Path) -> list[str]:
+    out = []
+    for folder, _, names in os.walk(tree):
+        out += [os.path.join(folder, n) for n in names]
+    return out
+
+
+def baseline(files: list[str], workers: int) -> tuple[float, float]:
+    for f in files:  # the page cache warm, as for the index after it: parses are timed
+        with open(f, "rb") as fh:
+            while fh.read(1 << 24):
+                pass
+    t = time.perf_counter()
+    for f in files:
+        raw_parse(f)
+    one = time.perf_counter() - t
+    t = time.perf_counter()
+    with cf.ProcessPoolExecutor(workers) as pool:
+        list(pool.map(raw_parse, files, chunksize=16))
+    many = time.perf_counter() - t
+    return one, many
+
+
+CPU = [0.0]  # CPU seconds of the last command and its worker processes
+
+
+def command(tree: Path, lib: Path, *args: str, **env: str) -> tuple[float, dict]:
+    import resource
+
+    environ = {**os.environ, "HOME": str(tree / "home"), "CTXVIEWER_LIBRARY_DIR": str(lib),
+               **env}
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "ctxviewer", "library", "--json", "--limit",
+                          "1", *args], capture_output=True, env=environ, timeout=3600,
+                         cwd=ROOT)
+    took = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[0] = after.ru_utime + after.ru_stime - ru.ru_utime - ru.ru_stime
+    if out.returncode:
+        raise SystemExit(out.stderr.decode())
+    return took, json.loads(out.stdout)
+
+
+def grow(path: Path) -> int:
+    """Append one more turn (a prompt and its reply) to a Claude Code transcript."""
+    last = orjson.loads(path.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
+    user = {**last, "type": "user", "uuid": "bench-u", "parentUuid": last.get("uuid"),
+            "timestamp": stamp, "message": {"role": "user", "content": "one more thing: "
+                                            "rename the flux capacitor"}}
+    user.pop("requestId", None)
+    usage = {"input_tokens": 4, "cache_creation_input_tokens": 900,
+             "cache_read_input_tokens": 30_000, "output_tokens": 50}
+    reply = {**user, "type": "assistant", "uuid": "bench-a", "parentUuid": "bench-u",
+             "requestId": "req_bench", "message": {
+                 "id": "msg_bench", "type": "message", "role": "assistant",
+                 "model": "claude-opus-4-6", "usage": usage, "stop_reason": "end_turn",
+                 "content": [{"type": "text", "text": "Renamed it."}]}}
+    data = orjson.dumps(user) + b"\n" + orjson.dumps(reply) + b"\n"
+    with open(path, "ab") as f:
+        f.write(data)
+    return len(data)
+
+
+def claude_files(tree: Path) -> list[Path]:
+    return sorted((tree / "home" / ".claude" / "projects").glob("*/*.jsonl"),
+                  key=lambda p: p.stat().st_mtime)
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("tree", nargs="?", type=Path, default=DEFAULT_TREE)
+    p.add_argument("--sessions", type=int, default=2000)
+    p.add_argument("--gb", type=float, default=2.0)
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--all-states", action="store_true",
+                   help="also run a whole first index that keeps every file's reader state")
+    p.add_argument("--sample", type=int, default=150,
+                   help="sessions read with and without their state (default 150)")
+    args = p.parse_args()
+    tree: Path = args.tree
+    if not (tree / "home").is_dir():
+        print(f"generating {tree} ...", flush=True)
+        subprocess.run([sys.executable, str(ROOT / "tools" / "make_library_tree.py"),
+                        str(tree), "--sessions", str(args.sessions), "--gb", str(args.gb)],
+                       check=True, timeout=7200)
+    files = files_of(tree)
+    size = sum(os.path.getsize(f) for f in files)
+    print(f"tree: {tree}: {len(files):,} files, {size / 1e9:.2f} GB; {os.cpu_count()} CPUs, "
+          f"{args.workers} workers; load average {_load()}")
+    one, many = baseline(files, args.workers)
+    print(f"baseline raw orjson parse: {one:.2f} s in 1 process ({size / one / 1e6:.0f} MB/s), "
+          f"{many:.2f} s in {args.workers}")
+    work = Path(tempfile.mkdtemp(prefix="ctxviewer-library-bench-"))
+    lib = work / "library"
+    folder = str(tree / "recordings")
+    took, out = command(tree, lib, "--add-folder", folder, "--workers", str(args.workers))
+    scan = out["scan"]
+    db = lib / "library.sqlite3"
+    print(f"first index: {took:.2f} s as a command (scan {scan['seconds']:.2f} s, "
+          f"{scan['workers']} workers): {took / one:.1f}x the 1-process baseline, "
+          f"{took / many:.1f}x the {args.workers}-process one (target 1.5x); "
+          f"{out['counts']['sessions']:,} sessions, {out['counts']['requests']:,} requests, "
+          f"{len(out['bad_files'])} bad files; index {_db_size(lib) / 1e6:.0f} MB, "
+          f"reader states {_states(db) / 1e6:.0f} MB")
+    print(f"  CPU time of the command and its workers: {CPU[0]:.1f} s, {CPU[0] / one:.1f}x the "
+          f"baseline's (what the machine's other load cannot change); load average {_load()}")
+    state_cost(tree, args.sample)
+    if args.all_states:
+        lib2 = work / "library-all-states"
+        took2, out2 = command(tree, lib2, "--add-folder", folder, "--workers",
+                              str(args.workers), CTXVIEWER_LIBRARY_STATE_DAYS="100000")
+        print(f"first index keeping every file's reader state: {took2:.2f} s "
+              f"({took2 / one:.1f}x / {took2 / many:.1f}x); reader states "
+              f"{_states(lib2 / 'library.sqlite3') / 1e6:.0f} MB")
+    sys.path.insert(0, str(ROOT))
+    os.environ.update(HOME=str(tree / "home"), CTXVIEWER_LIBRARY_DIR=str(lib))
+    from ctxviewer.library import Library
+
+    with Library() as library:
+        t = time.perf_counter()
+        stats = library.scan()
+        idle = time.perf_counter() - t
+        took_cmd, _ = command(tree, lib)
+        print(f"rescan, nothing changed: {idle * 1000:.0f} ms in-process ({stats.files:,} files "
+              f"looked at, {stats.read} read), {took_cmd:.2f} s as a command with its start "
+              "(target 0.3 s)")
+        recent, old = claude_files(tree)[-1], claude_files(tree)[0]
+        added = grow(recent)
+        t = time.perf_counter()
+        stats = library.scan()
+        grown = time.perf_counter() - t
+        print(f"rescan after {recent.name} ({recent.stat().st_size / 1e6:.1f} MB) grew by "
+              f"{added} bytes: read {stats.bytes_read} bytes ({stats.resumed} file resumed), "
+              f"{grown * 1000:.0f} ms")
+        added = grow(old)
+        t = time.perf_counter()
+        stats = library.scan()
+        grown = time.perf_counter() - t
+        print(f"rescan after an old file ({old.stat().st_size / 1e6:.1f} MB, no kept state) "
+              f"grew by {added} bytes: read {stats.bytes_read:,} bytes (whole), "
+              f"{grown * 1000:.0f} ms")
+        for text in ("function", "TICKET-1234", "flux capacitor", "\"cache request\" budget",
+                     "zzqqxx"):
+            times, found = [], []
+            for _ in range(5):
+                t = time.perf_counter()
+                found = library.sessions(search=text, limit=50)  # as the command lists them
+                times.append(time.perf_counter() - t)
+            counts, times2 = {}, []
+            for _ in range(5):
+                t = time.perf_counter()
+                counts = library.search_counts(text)
+                times2.append(time.perf_counter() - t)
+            print(f"search {text!r}: {statistics.median(times2) * 1000:.1f} ms for the "
+                  f"{len(counts):,} matching sessions and their counts ({sum(counts.values()):,}"
+                  f" requests: what the window asks); {statistics.median(times) * 1000:.1f} "
+                  f"ms for the command's list (the first {len(found)}, with snippets) "
+                  "(target 100 ms; medians of 5)")
+    return 0
+
+
+def state_cost(tree: Path, n: int) -> None:
+    """Read a sample of sessions with and without keeping their reader state."""
+    import random
+
+    sys.path.insert(0, str(ROOT))
+    from ctxviewer.library.reading import FileJob, Job, read_group
+
+    files = sorted(p for p in (tree / "home").rglob("*.jsonl") if "subagents" not in p.parts)
+    sample = random.Random(1).sample(files, min(n, len(files)))
+    times = {False: 0.0, True: 0.0}
+    kept = 0
+    for keep in (False, True, False, True):  # twice each, in turn: the load evens out
+        for f in sample:
+            t = time.perf_counter()
+            out = read_group(Job((FileJob(str(f), keep_state=keep),)))
+            times[keep] += time.perf_counter() - t
+            if keep:
+                kept += len(out.files[0].state or b"")
+    size = sum(f.stat().st_size for f in sample)
+    where_time_goes(sample)
+    extra = times[True] / times[False] - 1
+    print(f"keeping the reader state ({len(sample)} line logs, {size / 1e6:.0f} MB): "
+          f"{extra * 100:+.0f}% read time, {kept / 2 / size * 100:.0f}% of the logs' size "
+          f"stored (compressed pickles)")
+
+
+def where_time_goes(sample: list[Path]) -> None:
+    """Of one session's read: the raw parse, the reader (``load``), the analysis
+    ``report`` runs (``summarize``), and the text kept for search."""
+    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.session_summary import summarize
+    from ctxviewer.ingest.loader import load
+    from ctxviewer.library.content import prompt_series, request_texts
+
+    t = dict.fromkeys(("raw", "load", "summarize", "texts"), 0.0)
+    for f in sample:
+        t0 = time.perf_counter()
+        raw_parse(str(f))
+        t1 = time.perf_counter()
+        session = load(str(f), subagents=False)
+        t2 = time.perf_counter()
+        a = Analysis(session)
+        summarize(a)
+        prompt_series(a.timeline)
+        t3 = time.perf_counter()
+        request_texts(session.requests)
+        t4 = time.perf_counter()
+        for k, d in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
+            t[k] += d
+    print(f"where a read's time goes, per raw parse (the same {len(sample)} logs): reader "
+          f"(ingest.load) {t['load'] / t['raw']:.1f}x, analysis and summary "
+          f"{t['summarize'] / t['raw']:.1f}x, text for search {t['texts'] / t['raw']:.1f}x")
+
+
+def _load() -> str:
+    return " ".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _db_size(lib: Path) -> int:
+    return sum(f.stat().st_size for f in lib.iterdir())
+
+
+def _states(db: Path) -> int:
+    import sqlite3
+
+    con = sqlite3.connect(str(db))
+    try:
+        return int(con.execute("SELECT coalesce(sum(length(blob)), 0) FROM states").fetchone()[0])
+    finally:
+        con.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,158 @@
+"""``ctxviewer library``: every session on this machine, summarized, searchable."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+from typing import Any
+
+from ctxviewer.commands.common import UsageError, add_json_argument, print_json
+from ctxviewer.fmt import fmt_tokens, plural, usd
+
+HELP = ("index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
+        "(and folders you add) and list them with their peak, cost and compactions")
+TEXT_LIMIT = 50
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from ctxviewer.library.location import db_path
+    from ctxviewer.library.query import SORTS
+
+    p.add_argument("--search", metavar="TEXT",
+                   help="only sessions whose messages hold every word of TEXT (a \"quoted "
+                        "phrase\" as written), with the matching requests")
+    p.add_argument("--sort", choices=sorted(SORTS), default=None, metavar="KEY",
+                   help=f"order by one of {', '.join(sorted(SORTS))} (default: start, newest "
+                        "first; with --search: matches)")
+    p.add_argument("--agent", metavar="A",
+                   help="only sessions of this agent (claude-code, codex, gemini-cli, "
+                        "qwen-code, …; part of the name is enough)")
+    p.add_argument("--project", metavar="P",
+                   help="only sessions whose project (working directory) contains P")
+    p.add_argument("--add-folder", action="append", default=[], metavar="DIR",
+                   help="index the session files under DIR too (e.g. where the proxy writes "
+                        "its recordings); remembered by the library; may be repeated")
+    p.add_argument("--remove-folder", action="append", default=[], metavar="DIR",
+                   help="stop indexing a folder added with --add-folder")
+    scan = p.add_mutually_exclusive_group()
+    scan.add_argument("--rescan", action="store_true",
+                      help="forget what was read and read every file again")
+    scan.add_argument("--no-scan", action="store_true",
+                      help="list what the index holds without looking for new or changed files")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help=f"list at most N sessions (0: all; default {TEXT_LIMIT} in text, all "
+                        "with --json)")
+    p.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="processes that read files on a large scan (default: the CPUs)")
+    p.add_argument("--bad", action="store_true",
+                   help="list the files that cannot be read, with the reason")
+    add_json_argument(p)
+    p.epilog = f"The index lives in {db_path()} (CTXVIEWER_LIBRARY_DIR moves it)."
+
+
+def run(args: argparse.Namespace) -> int:
+    from ctxviewer.library import Library, ScanStats
+
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must be 0 (all) or a positive number")
+    if args.workers is not None and args.workers < 1:
+        raise UsageError("--workers must be at least 1")
+    if args.search is not None:
+        from ctxviewer.library.query import fts_query
+
+        if fts_query(args.search) is None:
+            raise UsageError(f"--search {args.search!r}: no word to look for")
+    with Library() as lib:
+        for folder in args.add_folder:
+            try:
+                lib.add_folder(folder)
+            except ValueError as why:
+                raise UsageError(f"--add-folder: {why}") from None
+        for folder in args.remove_folder:
+            if not lib.remove_folder(folder):
+                raise UsageError(f"--remove-folder {folder}: not one of the library's folders "
+                                 f"({', '.join(lib.folders()) or 'none added'})")
+        stats = ScanStats()
+        if args.rescan:
+            lib.clear()
+        if not args.no_scan:
+            stats = lib.scan(workers=args.workers, progress=_progress if sys.stderr.isatty()
+                             else None)
+            if sys.stderr.isatty() and stats.to_read:
+                sys.stderr.write("\r\033[K")
+        sort = args.sort or ("matches" if args.search else "start")
+        limit = args.limit if args.limit is not None else (0 if args.json else TEXT_LIMIT)
+        found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
+                             limit=limit or None, search=args.search)
+        bad = lib.bad_files()
+        if args.json:
+            print_json({"library": str(lib.path), "folders": lib.folders(),
+                        "scan": stats.as_dict(), "counts": lib.counts(), "sessions": found,
+                        "bad_files": bad})
+            return 0
+        total = lib.counts()["sessions"]
+        for e in found:
+            print(render(e))
+            for m in e.get("matches", []):
+                print(f"      request {m['request']}: {m['snippet']}")
+        _footer(found, total, bad, stats, args)
+    return 0
+
+
+def _progress(stats: Any) -> None:
+    sys.stderr.write(f"\rindexing: {stats.read:,}/{stats.to_read:,} sessions, "
+                     f"{stats.bytes_read / 1e6:,.0f} MB read")
+    sys.stderr.flush()
+
+
+def render(e: dict[str, Any]) -> str:
+    """One session in one line: when, agent, size, peak, cost, compactions, project."""
+    when = _when(e["start"]) or _when(e["mtime"]) or "?"
+    share = f" ({e['peak_share'] * 100:.0f}%)" if e["peak_share"] is not None else ""
+    peak = f"peak {fmt_tokens(e['peak_prompt_tokens'])}{share}"
+    comp = e["compactions_observed"]
+    parts = [f"{when}  {e['agent']:<12}", f"{plural(e['requests'], 'request'):>13}",
+             f"{peak:<18}", f"{usd(e['cost_usd'], '-'):>9}",
+             f"{plural(comp, 'compaction') if comp else '':<13}",
+             _home(e["project"] or "-")]
+    if e["parts"] > 1:
+        parts.append(f"(session {e['part'] + 1} of {e['parts']})")
+    parts.append(_home(e["path"] or ""))
+    if e.get("match_count"):
+        parts.append(f"[{plural(e['match_count'], 'matching request')}]")
+    return "  ".join(parts)
+
+
+def _footer(found: list[dict[str, Any]], total: int, bad: list[dict[str, Any]], stats: Any,
+            args: argparse.Namespace) -> None:
+    shown = f"{len(found):,} of {plural(total, 'session')}" if len(found) < total else \
+        plural(total, "session")
+    read = f"; read {plural(stats.read, 'file')} ({stats.bytes_read / 1e6:,.1f} MB)" \
+        if stats.read else ""
+    print(f"{shown}{read}" + (f"; {plural(len(bad), 'file')} cannot be read"
+                              + ("" if args.bad else " (--bad lists them)") if bad else ""))
+    if args.bad:
+        for b in bad:
+            print(f"  {_home(b['path'])}: {b['reason']}")
+    if not total:
+        from ctxviewer.ingest.discover import default_roots
+
+        where = ", ".join(_home(str(r.path)) for r in default_roots())
+        print(f"no sessions found (looked in {where}; --add-folder DIR adds a folder)")
+
+
+def _when(iso: str | None) -> str | None:
+    if not iso:
+        return None
+    try:
+        t = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return iso[:16]
+    return t.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _home(path: str) -> str:
+    from ctxviewer.commands.sessions import _home as home
+
+    return home(path)

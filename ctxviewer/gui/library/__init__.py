@@ -1,0 +1,19 @@
+"""The session library in the window (``ctxviewer.library`` underneath): the page
+the window opens on when no file is given."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMainWindow
+
+from ctxviewer.gui.library.panel import LibraryPanel, install, panel_of
+
+__all__ = ["LibraryPanel", "install", "panel_of", "show_library"]
+
+
+def show_library(window: QMainWindow, demo_if_empty: str | None = None) -> bool:
+    """Show ``window``'s library page and scan; False when the panel is not installed."""
+    panel = panel_of(window)
+    if panel is None:
+        return False
+    panel.show_library(demo_if_empty=demo_if_empty)
+    return True

@@ -1,0 +1,183 @@
+"""The library's rows: sessions, grouped by project, and the filter over them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import (
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QSortFilterProxyModel,
+    Qt,
+)
+from PySide6.QtGui import QStandardItem, QStandardItemModel
+
+from ctxviewer.fmt import fmt_tokens, plural, usd
+from ctxviewer.gui.library.sparkline import SCALE_ROLE, SERIES_ROLE
+
+SORT_ROLE = Qt.ItemDataRole.UserRole + 1
+ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
+COLUMNS = ("Session", "Agent", "Requests", "Peak", "Window", "Prompt size", "Cost",
+           "Compactions", "Matches", "File")
+SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = \
+    range(len(COLUMNS))
+NO_PROJECT = "(no project recorded)"
+RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+
+
+def home(path: str) -> str:
+    h = str(Path.home())
+    return "~" + path[len(h):] if path == h or path.startswith(h + os.sep) else path
+
+
+def when(entry: dict[str, Any]) -> str:
+    iso = entry.get("start") or entry.get("mtime") or ""
+    try:
+        t = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+    except ValueError:
+        return str(iso)[:16]
+    return t.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def _item(text: str, sort: object = None, tip: str | None = None,
+          right: bool = False) -> QStandardItem:
+    item = QStandardItem(text)
+    item.setEditable(False)
+    item.setData(text.lower() if sort is None else sort, SORT_ROLE)
+    if tip:
+        item.setToolTip(tip)
+    if right:
+        item.setTextAlignment(RIGHT)
+    return item
+
+
+def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandardItem]:
+    share = e.get("peak_share")
+    label = when(e)
+    if e.get("parts", 1) > 1:
+        label += f"  ({e['part'] + 1} of {e['parts']})"
+    comp = e["compactions_observed"]
+    predicted = e["compactions_predicted"]
+    tops = ", ".join(f"{c['name'].replace('_', ' ')} {fmt_tokens(c['tokens'])}"
+                     for c in e.get("top_categories", []))
+    row = [
+        _item(label, e.get("start") or e.get("mtime") or "", tip=f"{e['path']}\n"
+              f"{e.get('model') or ''}\nlargest at the peak: {tops or '-'}"),
+        _item(e.get("agent_label") or e["agent"], tip=e["agent"]),
+        _item(f"{e['requests']:,}", e["requests"], right=True),
+        _item(fmt_tokens(e.get("peak_prompt_tokens")), e.get("peak_prompt_tokens") or -1,
+              right=True),
+        _item(f"{share * 100:.0f}%" if share is not None else "-",
+              share if share is not None else -1.0, right=True),
+        _item("", max(e.get("prompt_series") or [0])),
+        _item(usd(e.get("cost_usd"), "-"), e.get("cost_usd") if e.get("cost_usd") is not None
+              else -1.0, right=True),
+        _item(str(comp) if comp else "", comp * 1000 + predicted,
+              tip=f"{plural(comp, 'compaction')} in the log, {predicted} predicted",
+              right=True),
+        _item(f"{matches:,}" if matches else "", matches or 0, right=True),
+        _item(os.path.basename(e["path"] or ""), e["path"] or "", tip=e["path"]),
+    ]
+    row[PROMPT].setData(e.get("prompt_series") or [], SERIES_ROLE)
+    row[PROMPT].setData(e.get("window") or 0, SCALE_ROLE)
+    row[PROMPT].setToolTip(f"prompt size over the session, peak "
+                           f"{fmt_tokens(e.get('peak_prompt_tokens'))} of "
+                           f"{fmt_tokens(e.get('window'))}")
+    row[SESSION].setData(e, ENTRY_ROLE)
+    return row
+
+
+def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandardItem]:
+    """A project's row: its sessions' totals, so that sorting orders projects too."""
+    latest = max((e.get("start") or e.get("mtime") or "" for e in entries), default="")
+    peak = max((e.get("peak_prompt_tokens") or 0 for e in entries), default=0)
+    costs = [e["cost_usd"] for e in entries if e.get("cost_usd") is not None]
+    requests = sum(e["requests"] for e in entries)
+    comps = sum(e["compactions_observed"] for e in entries)
+    shares = [e["peak_share"] for e in entries if e.get("peak_share") is not None]
+    name = home(project) if project != NO_PROJECT else project
+    row = [_item(name, latest, tip=project),
+           _item(plural(len(entries), "session"), len(entries)),
+           _item(f"{requests:,}", requests, right=True),
+           _item(fmt_tokens(peak), peak, right=True),
+           _item(f"{max(shares) * 100:.0f}%" if shares else "", max(shares, default=-1.0),
+                 right=True),
+           _item("", peak), _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
+           _item(str(comps) if comps else "", comps * 1000, right=True),
+           _item("", 0, right=True), _item("", "")]
+    font = row[0].font()
+    font.setBold(True)
+    for item in row:
+        item.setFont(font)
+    return row
+
+
+def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped: bool,
+          matches: dict[int, int] | None = None) -> None:
+    model.clear()
+    model.setHorizontalHeaderLabels(list(COLUMNS))
+    root = model.invisibleRootItem()
+    if not grouped:
+        for e in entries:
+            root.appendRow(session_row(e, (matches or {}).get(e["id"])))
+        return
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for e in entries:
+        groups.setdefault(e.get("project") or NO_PROJECT, []).append(e)
+    for project, members in groups.items():
+        row = group_row(project, members)
+        for e in members:
+            row[0].appendRow(session_row(e, (matches or {}).get(e["id"])))
+        root.appendRow(row)
+
+
+class LibraryFilter(QSortFilterProxyModel):
+    """Shows the sessions of the chosen agent and project that hold the filter text
+    (in any column) and, while a search is on, match it."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.setSortRole(SORT_ROLE)
+        self.setRecursiveFilteringEnabled(True)
+        self.setSortCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
+        self.agent: str | None = None
+        self.project: str | None = None
+        self.text = ""
+        self.ids: set[int] | None = None  # a search's sessions; None: no search
+
+    def set_filters(self, agent: str | None, project: str | None, text: str,
+                    ids: set[int] | None) -> None:
+        begin = getattr(self, "beginFilterChange", None)  # Qt 6.10: invalidateFilter is old
+        if begin is not None:
+            begin()
+        self.agent, self.project, self.text, self.ids = agent, project, text.lower(), ids
+        if begin is not None:
+            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
+        else:
+            self.invalidateRowsFilter()
+
+    def filterAcceptsRow(self, row: int,
+                         parent: QModelIndex | QPersistentModelIndex) -> bool:
+        model = self.sourceModel()
+        index = model.index(row, SESSION, parent)
+        e = index.data(ENTRY_ROLE)
+        if not isinstance(e, dict):  # a project row: shown when one of its sessions is
+            return False
+        if self.agent and e["agent"] != self.agent:
+            return False
+        if self.project and (e.get("project") or NO_PROJECT) != self.project:
+            return False
+        if self.ids is not None and e["id"] not in self.ids:
+            return False
+        if self.text:
+            hay = " ".join(str(model.index(row, c, parent).data() or "")
+                           for c in range(len(COLUMNS)))
+            hay += " " + (e.get("path") or "") + " " + (e.get("project") or "") + " " + \
+                (e.get("model") or "")
+            return all(word in hay.lower() for word in self.text.split())
+        return True

@@ -1,0 +1,267 @@
+"""The library in the main window: a page in front of the session views.
+
+``install(window)`` puts the window's central widget and the library page in a
+stack, adds File > Library… (Ctrl+Shift+L) and shows the session views again as
+soon as a file starts loading (from the library, File > Open, a drop…).
+``show_library`` brings the page to the front and starts a scan on a thread; the
+table fills as the scan commits. Opened at start with no file, an empty library
+(a fresh machine) opens the bundled demo session instead.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
+
+from ctxviewer.gui.library.scanner import Scanner, ScanStats
+from ctxviewer.gui.library.view import LibraryView
+from ctxviewer.gui.widgets.file_dialog import FileDialog
+from ctxviewer.gui.widgets.menus import find_menu
+from ctxviewer.library import Library
+from ctxviewer.library.location import db_path
+from ctxviewer.resources import demo_session_path
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.host import PanelHost
+    from ctxviewer.gui.session.main_window import MainWindow
+
+REFRESH_SECONDS = 1.5  # during a scan, the table shows what was committed this often
+SESSIONS, LIBRARY = 0, 1  # the stack's pages
+
+
+class LibraryPanel(QObject):
+    """The library page: a stack holds it and the session's views, one shown at a time.
+    It takes the window's centre, so it needs the window itself, not only its host."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.path = db_path()
+        self.lib: Library | None = None  # opened when first shown (the GUI thread's connection)
+        self.view = LibraryView()
+        self.stack = QStackedWidget(window)
+        self.stack.setObjectName("library_stack")
+        central = window.takeCentralWidget()
+        if central is None:
+            raise RuntimeError("the window has no centre for the library to stand beside")
+        self.stack.addWidget(central)
+        self.stack.addWidget(self.view)
+        window.setCentralWidget(self.stack)
+        self.scanner = Scanner(self.path, self)
+        self.demo_if_empty: str | None = None
+        self._last_refresh = 0.0
+        self._hid: list[QWidget] = []  # the bars the library page hid
+        self._from_library = False  # the file loading was opened from the library
+        self.ask_folder = self._ask_folder  # replaceable (tests answer it)
+        self.action = QAction("&Library…", window)
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
+        self.action.setToolTip("Every session on this machine")
+        self.action.triggered.connect(lambda: self.show_library())
+        window.addAction(self.action)
+        menu = find_menu(window, "File")
+        if menu is not None:
+            menu.insertAction(window.actions_.reopen_last, self.action)
+        self._connect()
+
+    def _connect(self) -> None:
+        v, w = self.view, self.window
+        v.open_requested.connect(self.open_entry)
+        v.open_file_requested.connect(w.actions_.open.trigger)
+        v.demo_requested.connect(self.open_demo)
+        v.rescan_requested.connect(lambda: self.scan(rescan=False))
+        v.add_folder_requested.connect(self.add_folder)
+        v.search_changed.connect(self.search)
+        w.loader.load_started.connect(self._on_load_started)
+        w.loader.failed.connect(self._on_load_ended_early)
+        w.loader.cancelled.connect(self._on_load_ended_early)
+        w.closing.connect(self._on_window_closing)
+        self.scanner.progressed.connect(self._on_scan_progressed)
+        self.scanner.finished.connect(self._on_scan_finished)
+        self.scanner.failed.connect(self._on_scan_failed)
+
+    # -- pages --------------------------------------------------------------------------
+    @property
+    def showing(self) -> bool:
+        return self.stack.currentIndex() == LIBRARY
+
+    def show_library(self, scan: bool = True, demo_if_empty: str | None = None) -> None:
+        """Bring the library to the front and bring it up to date (``scan``).
+
+        ``demo_if_empty``: a file to open when the scan finds no session at all."""
+        if self.lib is None:  # where the index is, decided now (the environment may say)
+            self.path = self.scanner.path = db_path()
+            self.lib = Library(self.path)
+        self.demo_if_empty = demo_if_empty
+        self.stack.setCurrentIndex(LIBRARY)
+        self._toolbars(False)
+        self.window.setWindowTitle("Library — ctxviewer")
+        self.refresh()
+        self.view.tree.setFocus()
+        if scan:
+            self.scan()
+
+    def show_sessions(self) -> None:
+        if self.showing:
+            self.stack.setCurrentIndex(SESSIONS)
+            self._toolbars(True)
+            s = self.window.state.session
+            name = os.path.basename(s.path) if s is not None and s.path else ""
+            self.window.setWindowTitle(f"{name} — ctxviewer" if name else "ctxviewer")
+
+    def _toolbars(self, on: bool) -> None:
+        """The analysis controls (estimator, policy, window…) and the session's status bar
+        mean nothing on the library: hidden there, shown again as they were."""
+        if not on:
+            bars = [self.window.controls, self.window.statusBar()]
+            self._hid += [b for b in bars if not b.isHidden() and b not in self._hid]
+        for bar in self._hid:
+            bar.setHidden(not on)
+        if on:
+            self._hid = []
+
+    def _on_load_started(self, _path: str) -> None:
+        self.demo_if_empty = None  # a file is on its way: no demo in its place
+        self._from_library = self.showing
+        self.show_sessions()
+
+    def _on_load_ended_early(self, *_: object) -> None:
+        """A file opened from the library could not be read: back to the library (the
+        error says why), unless a session shows."""
+        came, self._from_library = self._from_library, False
+        s = self.window.state.session
+        if came and (s is None or not s.requests):
+            self.show_library(scan=False)
+
+    # -- opening ------------------------------------------------------------------------
+    def open_entry(self, entry: dict[str, Any]) -> None:
+        path = entry.get("path")
+        if path and os.path.exists(path):
+            self.window.open_file(path)
+        else:
+            self.window.show_error("Cannot open file", f"{path} is not there any more; "
+                                   "Rescan takes it out of the library")
+
+    def open_demo(self) -> None:
+        demo = demo_session_path()
+        if demo.is_file():
+            self.window.open_file(str(demo))
+
+    def add_folder(self) -> None:
+        folder = self.ask_folder()
+        if folder and self.lib is not None:
+            try:
+                self.lib.add_folder(folder)
+            except ValueError as e:
+                self.window.show_error("Cannot add the folder", str(e))
+                return
+            self.scan()
+
+    def _ask_folder(self) -> str:
+        dialog = FileDialog(self.window, "Add a folder of sessions (the proxy's recordings…)",
+                            os.path.expanduser("~"), "", save=False)
+        dialog.setFileMode(QFileDialog.FileMode.Directory)
+        dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+        return dialog.chosen()
+
+    # -- scanning -------------------------------------------------------------------------
+    def scan(self, rescan: bool = False) -> None:
+        if self.scanner.start(rescan):
+            self.view.rescan.setEnabled(False)
+            self.view.set_progress(None, None)
+            if not self.view.entries:
+                self.view.set_empty_text("Looking for sessions…")
+
+    def _on_scan_progressed(self, stats: ScanStats) -> None:
+        self.view.set_progress(stats.read, stats.to_read) if stats.to_read else None
+        if not self.view.entries and stats.to_read:
+            self.view.set_empty_text(f"Indexing {stats.to_read:,} sessions for the first "
+                                     "time…")
+        if time.monotonic() - self._last_refresh >= REFRESH_SECONDS and stats.read:
+            self.refresh()
+
+    def _on_scan_finished(self, stats: ScanStats) -> None:
+        self.view.rescan.setEnabled(True)
+        self.view.set_progress(None, None)
+        self.refresh(note=_scan_note(stats))
+        if not self.view.entries:
+            if self.demo_if_empty and self.showing:
+                demo, self.demo_if_empty = self.demo_if_empty, None
+                self.window.open_file(demo)
+                return
+            self.view.set_empty_text(_nothing_found())
+        self.demo_if_empty = None
+
+    def _on_scan_failed(self, reason: str) -> None:
+        self.view.rescan.setEnabled(True)
+        self.view.set_progress(None, None)
+        self.view.set_summary(len(self.view.entries), [], f"the scan failed: {reason}")
+        if self.demo_if_empty and not self.view.entries and self.showing:
+            demo, self.demo_if_empty = self.demo_if_empty, None
+            self.window.open_file(demo)
+
+    def refresh(self, note: str = "") -> None:
+        """Show what the index holds now."""
+        if self.lib is None:
+            return
+        self._last_refresh = time.monotonic()
+        self.view.set_entries(self.lib.sessions())
+        self.view.set_summary(len(self.view.entries), self.lib.bad_files(), note)
+        if self.view.search.text().strip() and self.view.matches is not None:
+            self.search(self.view.search.text().strip())
+
+    def search(self, text: str) -> None:
+        if self.lib is None:
+            return
+        if not text:
+            self.view.set_matches(None)
+            self.view.set_empty_text("")
+            return
+        counts = self.lib.search_counts(text)
+        self.view.set_matches(counts)
+        self.view.set_empty_text(f"No session's messages hold: {text}")
+        self.view.set_summary(len(self.view.entries), self.lib.bad_files(),
+                              f"{len(counts):,} match: {text} "
+                              f"({sum(counts.values()):,} requests)")
+
+    def _on_window_closing(self) -> None:
+        self.scanner.cancel(wait=True)
+        if self.lib is not None:
+            self.lib.close()
+            self.lib = None
+
+
+def _scan_note(stats: ScanStats) -> str:
+    if stats.cancelled:
+        return "the scan was stopped"
+    if not stats.read and not stats.removed:
+        return "up to date"
+    return f"read {stats.read:,} changed files ({stats.bytes_read / 1e6:,.1f} MB) " \
+        f"in {stats.seconds:.1f} s"
+
+
+def _nothing_found() -> str:
+    from ctxviewer.ingest.discover import default_roots
+
+    where = ", ".join(sorted({str(r.path.parent) for r in default_roots()}))
+    return (f"No sessions found (looked in {where}).\nAdd a folder of recordings, open a "
+            "file, or open the demo session.")
+
+
+def install(host: PanelHost) -> LibraryPanel:
+    from ctxviewer.gui.session.main_window import MainWindow
+
+    window = host.window()
+    if not isinstance(window, MainWindow):
+        raise TypeError("the library page needs the main window")
+    return LibraryPanel(window)
+
+
+def panel_of(window: QWidget) -> LibraryPanel | None:
+    panels = getattr(window, "panels", {})
+    p = panels.get("library")
+    return p if isinstance(p, LibraryPanel) else None

@@ -1,0 +1,74 @@
+"""The library's scan on a thread of its own, reporting through Qt signals.
+
+The scan reads files (in worker processes when there is much to read, see
+``library.scan``) and writes the index through its own SQLite connection; the
+window reads the index through another, and sees each batch once committed.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from pathlib import Path
+
+from PySide6.QtCore import QObject, Signal
+
+from ctxviewer.library import Library, ScanStats
+
+JOIN_SECONDS = 10.0  # how long closing the window waits for a cancelled scan
+
+
+class Scanner(QObject):
+    """Runs ``Library.scan`` on a thread; one scan at a time."""
+
+    progressed = Signal(object)  # ScanStats so far (a copy)
+    finished = Signal(object)  # ScanStats
+    failed = Signal(str)  # one-line reason
+
+    def __init__(self, path: Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self.pool: bool | None = None  # None: worker processes when there is much to read
+        self._thread: threading.Thread | None = None
+        self._cancel = threading.Event()
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, rescan: bool = False) -> bool:
+        """Start a scan (``rescan``: read every file again); False when one runs."""
+        if self.busy:
+            return False
+        self._cancel = threading.Event()
+        cancel = self._cancel
+        self._thread = threading.Thread(target=self._run, args=(cancel, rescan),
+                                        name="ctxviewer-library-scan", daemon=True)
+        self._thread.start()
+        return True
+
+    def cancel(self, wait: bool = False) -> None:
+        self._cancel.set()
+        if wait and self._thread is not None:
+            self._thread.join(JOIN_SECONDS)
+
+    def _run(self, cancel: threading.Event, rescan: bool) -> None:
+        try:
+            with Library(self.path) as lib:
+                if rescan:
+                    lib.clear()
+                stats = lib.scan(progress=lambda s: self._emit("progressed", copy.copy(s)),
+                                 cancelled=cancel.is_set, pool=self.pool)
+        except Exception as e:  # noqa: BLE001 - shown to the user, never lost in a thread
+            self._emit("failed", f"{type(e).__name__}: {e}")
+            return
+        self._emit("finished", stats)
+
+    def _emit(self, name: str, *args: object) -> None:
+        try:
+            getattr(self, name).emit(*args)
+        except RuntimeError:  # the window (and this object) is gone
+            pass
+
+
+__all__ = ["Scanner", "ScanStats"]

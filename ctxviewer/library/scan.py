@@ -1,0 +1,243 @@
+"""Bring the index up to date with the files on disk.
+
+1. ``walk.find_files`` lists the session files with one ``stat`` each.
+2. A session file is read again when it, or one of its sub-agent files, is new,
+   changed (size, mtime or inode) or gone; unchanged ones cost nothing more.
+3. The reads run in worker processes (``workers``, the CPUs by default) when
+   there is much to read, in this process otherwise; each result is written in
+   its own part of a transaction committed every ``COMMIT_SECONDS``.
+4. Files that are gone leave the index.
+
+The reader state of a file written in the last ``keep_days`` is kept, so that
+when it grows only its new bytes are read; an older file that grows (a resumed
+session) is read whole once, and then kept too.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import multiprocessing
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ctxviewer.library import store
+from ctxviewer.library.walk import Found, find_files, groups
+
+if TYPE_CHECKING:  # reading imports the analysis: only a scan with work to do needs it
+    from ctxviewer.library.reading import Job, JobResult
+
+STATE_DAYS = 7.0  # reader states kept for files written in the last days
+COMMIT_SECONDS = 0.5
+POOL_MIN_BYTES = 32 << 20  # less to read than this: no worker processes
+POOL_MIN_JOBS = 8
+
+Progress = Callable[["ScanStats"], None]
+
+
+@dataclass
+class ScanStats:
+    """What one scan did (``library --json``: ``scan``)."""
+
+    files: int = 0  # session and sub-agent files found
+    to_read: int = 0  # session files read (new or changed, with their sub-agent files)
+    read: int = 0  # of those, done
+    resumed: int = 0  # files read from their kept state: only their new bytes
+    bytes_to_read: int = 0  # the size of the files to read (at most: resumed ones read less)
+    bytes_read: int = 0  # bytes of logs actually parsed
+    removed: int = 0  # files gone from disk, taken out of the index
+    bad: int = 0  # files that cannot be read (listed with their reason)
+    workers: int = 0  # processes that read (0: read in this process)
+    seconds: float = 0.0
+    cancelled: bool = False
+    read_paths: list[str] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"files": self.files, "read": self.read, "resumed": self.resumed,
+                "bytes_read": self.bytes_read, "removed": self.removed, "bad": self.bad,
+                "workers": self.workers, "seconds": round(self.seconds, 3),
+                "cancelled": self.cancelled}
+
+
+def state_days() -> float:
+    try:
+        return float(os.environ.get("CTXVIEWER_LIBRARY_STATE_DAYS", STATE_DAYS))
+    except ValueError:
+        return STATE_DAYS
+
+
+def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None = None,
+         progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+         keep_days: float | None = None, now: float | None = None,
+         pool: bool | None = None) -> ScanStats:
+    """Bring the index in ``db`` up to date. ``pool``: read in worker processes (True),
+    here (False), or decide by the amount to read (None)."""
+    t0 = time.perf_counter()
+    now = time.time() if now is None else now
+    keep = (state_days() if keep_days is None else keep_days) * 86_400
+    stats = ScanStats()
+    found = find_files(folders)
+    stats.files = len(found)
+    known = {p: (size, mtime, inode, parent) for p, size, mtime, inode, parent in db.execute(
+        "SELECT path, size, mtime_ns, inode, parent FROM files")}
+    by_group = groups(found.values())
+    subs_known: dict[str, list[str]] = {}
+    for p, (_, _, _, parent) in known.items():
+        if parent is not None:
+            subs_known.setdefault(parent, []).append(p)
+    todo: list[list[Found]] = []
+    for path, files in by_group.items():
+        if any(_changed(f, known.get(f.path)) for f in files) or \
+                any(s not in found or found[s].parent != path for s in subs_known.get(path, ())):
+            todo.append(files)
+    gone = [p for p in known if p not in found]
+    todo.sort(key=lambda g: -max(f.mtime_ns for f in g))  # newest first: shown first
+    stats.to_read = len(todo)
+    stats.bytes_to_read = sum(f.size for g in todo for f in g)
+    with _transaction(db):
+        for p in gone:
+            store.forget_file(db, p)
+            stats.removed += 1
+    if progress is not None:
+        progress(stats)
+    _run(db, todo, lambda g: _job(db, g, now, keep), stats, workers, progress, cancelled, pool)
+    stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+    stats.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(stats)
+    return stats
+
+
+def _changed(f: Found, was: tuple[int, int, int, str | None] | None) -> bool:
+    return was is None or was != (f.size, f.mtime_ns, f.inode, f.parent)
+
+
+def _job(db: sqlite3.Connection, group: list[Found], now: float, keep: float) -> Job:
+    from ctxviewer.library.reading import FileJob, Job
+
+    files = []
+    for f in group:
+        row = db.execute("SELECT blob FROM states WHERE path = ?", (f.path,)).fetchone()
+        files.append(FileJob(f.path, row[0] if row else None,
+                             keep_state=now - f.mtime_ns / 1e9 <= keep))
+    return Job(tuple(files))
+
+
+class _transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+Group = list[Found]  # a session file and its sub-agent files
+MakeJob = Callable[[Group], "Job"]  # with the kept states, fetched when the job starts
+
+
+def _run(db: sqlite3.Connection, groups: list[Group], make: MakeJob, stats: ScanStats,
+         workers: int | None, progress: Progress | None,
+         cancelled: Callable[[], bool] | None, pool: bool | None) -> None:
+    n = workers if workers is not None else min(os.cpu_count() or 1, 8)
+    big = stats.bytes_to_read >= POOL_MIN_BYTES and len(groups) >= POOL_MIN_JOBS \
+        if pool is None else pool
+    writer = _Writer(db, stats, progress)
+    try:
+        if n > 1 and big:
+            stats.workers = n
+            left = _in_pool(groups, make, n, writer, cancelled)
+        else:
+            left = groups
+        for group in left:
+            if cancelled is not None and cancelled():
+                stats.cancelled = True
+                break
+            writer.add(safe_read(make(group)), group)
+    finally:
+        writer.flush()
+
+
+def _in_pool(groups: list[Group], make: MakeJob, n: int, writer: _Writer,
+             cancelled: Callable[[], bool] | None) -> list[Group]:
+    """Read ``groups`` in ``n`` processes; returns those left to read here (a broken
+    pool)."""
+    ctx = multiprocessing.get_context("spawn")  # no fork: the window's threads
+    pending: dict[cf.Future[JobResult], Group] = {}
+    queue = list(reversed(groups))
+    pool = cf.ProcessPoolExecutor(n, mp_context=ctx)
+    stopped = False
+    try:
+        while queue or pending:
+            if cancelled is not None and cancelled():
+                writer.stats.cancelled = stopped = True
+                return []
+            while queue and len(pending) < 3 * n:
+                group = queue.pop()
+                pending[pool.submit(safe_read, make(group))] = group
+            done, _ = cf.wait(pending, timeout=0.2, return_when=cf.FIRST_COMPLETED)
+            for fut in done:
+                writer.add(fut.result(), pending.pop(fut))
+    except BrokenProcessPool:  # a worker died (out of memory?): the rest is read here
+        return [*pending.values(), *reversed(queue)]
+    finally:  # cancelled: the reads under way finish in their processes, unwaited
+        pool.shutdown(wait=not stopped, cancel_futures=True)
+    return []
+
+
+def safe_read(job: Job) -> JobResult:
+    """``read_group``; a bug in an analysis marks the file bad instead of ending the scan."""
+    from ctxviewer.library.reading import FileResult, JobResult, read_group
+
+    try:
+        return read_group(job)
+    except Exception as e:  # noqa: BLE001 - one session must not stop the library
+
+        try:
+            st = os.stat(job.path)
+        except OSError:
+            return JobResult(job.path, [FileResult(job.path, vanished=True)])
+        res = FileResult(job.path, st.st_size, st.st_mtime_ns, st.st_ino,
+                         error=f"internal error: {type(e).__name__}: {e}"[:300])
+        return JobResult(job.path, [res])
+
+
+class _Writer:
+    """Writes results in transactions of ``COMMIT_SECONDS`` and reports progress."""
+
+    def __init__(self, db: sqlite3.Connection, stats: ScanStats,
+                 progress: Progress | None) -> None:
+        self.db, self.stats, self.progress = db, stats, progress
+        self.open = False
+        self.since = time.perf_counter()
+
+    def add(self, result: JobResult, group: list[Found]) -> None:
+        if not self.open:
+            self.db.execute("BEGIN IMMEDIATE")
+            self.open, self.since = True, time.perf_counter()
+        try:
+            store.apply(self.db, result, group)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            self.open = False
+            raise
+        s = self.stats
+        s.read += 1
+        s.resumed += sum(f.resumed for f in result.files)
+        s.bytes_read += result.bytes_read
+        s.read_paths.append(result.path)
+        if time.perf_counter() - self.since >= COMMIT_SECONDS:
+            self.flush()
+            if self.progress is not None:
+                self.progress(s)
+
+    def flush(self) -> None:
+        if self.open:
+            self.db.execute("COMMIT")
+            self.open = False

@@ -1,0 +1,124 @@
+"""Write what a read found into the library's tables, one session file at a time.
+
+Every change of one session file (its rows in ``files``, ``states``,
+``sessions``, ``bodies`` and ``texts``) is made inside the caller's transaction, so a scan
+killed half way leaves each file either as it was or as it is now.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+import zlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import orjson
+
+from ctxviewer.library.schema import MAX_REQUEST, REQUEST_BITS
+
+if TYPE_CHECKING:  # reading imports the analysis: kept off a rescan with nothing to read
+    from ctxviewer.library.reading import JobResult, PartResult
+    from ctxviewer.library.walk import Found
+
+
+def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> None:
+    """Store ``result``, the read of ``group`` (a session file and its sub-agent files)."""
+    now = time.time()
+    parents = {f.path: f.parent for f in group}
+    for res in result.files:
+        if res.vanished:
+            forget_file(db, res.path)
+            continue
+        db.execute(
+            "INSERT INTO files (path, parent, size, mtime_ns, inode, error, read_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET parent=excluded.parent,"
+            " size=excluded.size, mtime_ns=excluded.mtime_ns, inode=excluded.inode, "
+            "error=excluded.error, read_at=excluded.read_at",
+            (res.path, parents.get(res.path), res.size, res.mtime_ns, res.inode, res.error, now))
+        if res.state is not None:
+            db.execute("INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)",
+                       (res.path, res.state))
+        else:
+            db.execute("DELETE FROM states WHERE path = ?", (res.path,))
+        if res.path != result.path:  # a sub-agent file listed alone before its session came
+            drop_sessions(db, res.path)
+    if result.vanished or result.error is not None:
+        drop_sessions(db, result.path)
+        return
+    project = group[0].project if group else None
+    size = sum(f.size for f in result.files)
+    mtime = max((f.mtime_ns for f in result.files), default=0)
+    for i, part in enumerate(result.parts):
+        sid = _put_session(db, result.path, i, len(result.parts), part, project, size, mtime)
+        _put_texts(db, sid, part.texts)
+    drop_sessions(db, result.path, keep=len(result.parts))
+
+
+def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: PartResult,
+                 project: str | None, size: int, mtime_ns: int) -> int:
+    s = p.summary
+    row = db.execute(
+        "INSERT INTO sessions (path, part, parts, agent, project, start, end_, requests, peak, "
+        "share, cost, cache, compactions, size, mtime_ns, summary, series) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT(path, part) DO UPDATE SET parts=excluded.parts, agent=excluded.agent, "
+        "project=excluded.project, start=excluded.start, end_=excluded.end_, "
+        "requests=excluded.requests, peak=excluded.peak, share=excluded.share, "
+        "cost=excluded.cost, cache=excluded.cache, compactions=excluded.compactions, "
+        "size=excluded.size, mtime_ns=excluded.mtime_ns, summary=excluded.summary, "
+        "series=excluded.series RETURNING id",
+        (path, part, parts, s["agent"], s["project"] or project, s["start"], s["end"],
+         s["requests"], s["peak_prompt_tokens"], s["peak_share"], s["cost_usd"],
+         s["cache_hit_rate"], s["compactions_observed"], size, mtime_ns,
+         orjson.dumps(s).decode(), orjson.dumps(p.series).decode())).fetchone()
+    return int(row[0])
+
+
+def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
+    """The session's request texts: rows that changed are replaced, the rest kept (a grown
+    file adds its new requests without indexing the old ones again)."""
+    base = sid << REQUEST_BITS
+    old = {r: crc for r, crc in db.execute(
+        "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))}
+    new = {base + i: t for i, t in enumerate(texts[:MAX_REQUEST + 1]) if t}
+    crcs = {r: zlib.crc32(t.encode()) for r, t in new.items()}
+    _drop_texts(db, [r for r, crc in old.items() if crcs.get(r) != crc])
+    rows = [(r, crcs[r], t) for r, t in new.items() if old.get(r) != crcs[r]]
+    db.executemany("INSERT INTO bodies (id, crc, z) VALUES (?, ?, ?)",
+                   [(r, crc, zlib.compress(t.encode(), 1)) for r, crc, t in rows])
+    db.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)",
+                   [(r, t) for r, _, t in rows])
+
+
+def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
+    """Take rows out of the contentless ``texts`` (with the text they were indexed with)."""
+    for r in ids:
+        row = db.execute("SELECT z FROM bodies WHERE id = ?", (r,)).fetchone()
+        if row is None:
+            continue
+        db.execute("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)",
+                   (r, zlib.decompress(row[0]).decode()))
+        db.execute("DELETE FROM bodies WHERE id = ?", (r,))
+
+
+def body(db: sqlite3.Connection, rowid: int) -> str | None:
+    row = db.execute("SELECT z FROM bodies WHERE id = ?", (rowid,)).fetchone()
+    return zlib.decompress(row[0]).decode() if row is not None else None
+
+
+def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
+    """Remove the sessions of ``path`` from part ``keep`` on, and their texts."""
+    for (sid,) in db.execute("SELECT id FROM sessions WHERE path = ? AND part >= ?",
+                             (path, keep)).fetchall():
+        base = sid << REQUEST_BITS
+        _drop_texts(db, [r for (r,) in db.execute(
+            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))])
+        db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
+
+
+def forget_file(db: sqlite3.Connection, path: str) -> None:
+    """``path`` is gone: its row, its state and its sessions leave the index."""
+    db.execute("DELETE FROM files WHERE path = ?", (path,))
+    db.execute("DELETE FROM states WHERE path = ?", (path,))
+    drop_sessions(db, path)
