@@ -31,7 +31,7 @@ from aiohttp import web
 
 from ctxviewer.proxy.otlp_proto import decode
 from ctxviewer.proxy.otlp_schema import SIGNALS
-from ctxviewer.proxy.recorder import NotARecording, check_regular
+from ctxviewer.proxy.recorder import NotARecording, check_regular, write_all
 from ctxviewer.proxy.server import SHUTDOWN_GRACE, bound_port, client_host
 
 DEFAULT_PORT = 4318  # the OTLP/HTTP port
@@ -213,12 +213,7 @@ class OtlpReceiver:
         with self._lock:
             if self._file is None:
                 raise OSError("the output file is closed")
-            view = memoryview(line)
-            while view:  # an unbuffered write may take part of the line
-                written = self._file.write(view)
-                if not written:
-                    raise OSError(f"wrote nothing of a {len(view)}-byte line")
-                view = view[written:]
+            write_all(self._file, line)
             self.lines += 1
 
 

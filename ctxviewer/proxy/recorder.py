@@ -221,9 +221,14 @@ class Recorder:
 
     def _write_line(self, line: bytes) -> None:
         assert self._file is not None
-        view = memoryview(line)
-        while view:  # an unbuffered write may take part of the line
-            written = self._file.write(view)
-            if not written:
-                raise OSError(f"wrote nothing of a {len(view)}-byte line")
-            view = view[written:]
+        write_all(self._file, line)
+
+
+def write_all(f: BinaryIO, data: bytes) -> None:
+    """Write all of ``data`` to an unbuffered file, which may take part of it per call."""
+    view = memoryview(data)
+    while view:
+        written = f.write(view)
+        if not written:
+            raise OSError(f"wrote nothing of a {len(view)}-byte line")
+        view = view[written:]
