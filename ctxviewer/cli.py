@@ -40,7 +40,8 @@ COMMANDS: dict[str, str] = {
 
 
 WINDOW_HELP = """the window:
-  ctxviewer [FILE]            open FILE in the window (the bundled demo session without FILE)
+  ctxviewer [FILE]            open FILE in the window (without FILE: the session library,
+                              or the bundled demo session when it holds none)
   ctxviewer FILE --new-instance
                               a separate app instead of handing FILE to the one running
   ctxviewer [FILE] --theme auto|light|dark
@@ -77,7 +78,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviewer", description="Open the ctxviewer window.")
-    parser.add_argument("file", nargs="?", help="session log or API trace (default: demo session)")
+    parser.add_argument("file", nargs="?",
+                        help="session log or API trace (default: the session library, or the "
+                             "demo session when it holds none)")
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
     parser.add_argument("--new-instance", action="store_true",
                         help="open a separate app instead of handing FILE to the running one")

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
-import signal
 from typing import Any
 
 from ctxviewer.commands.common import UsageError, port_number
+from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.otlp_receiver import (
     DEFAULT_PORT,
@@ -44,31 +43,12 @@ def run(args: argparse.Namespace) -> int:
     receiver = OtlpReceiver(OtlpConfig(out=out, host=args.host, port=args.port,
                                        force=args.force,
                                        on_export=None if args.quiet else print_export))
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the receiver is stopped
-        asyncio.run(_serve(receiver))
+    serve(receiver, "the OTLP receiver", lambda: print_banner(receiver))
     print(f"stopped: {plural(receiver.lines, 'export request')} written to {out}", flush=True)
     if receiver.failure:
         print(f"ctxviewer: writing stopped early: {receiver.failure}", flush=True)
         return 1
     return 0
-
-
-async def _serve(receiver: OtlpReceiver) -> None:
-    """Serve until SIGINT (Ctrl+C) or SIGTERM, then stop cleanly."""
-    try:
-        await receiver.start()
-    except OSError as e:
-        msg = " ".join(str(e).split())
-        raise UsageError(f"cannot start the OTLP receiver: {msg}") from None
-    print_banner(receiver)
-    stop = asyncio.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):  # SIGINT too when a shell ignored it for us
-        with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows; not main thread
-            asyncio.get_running_loop().add_signal_handler(sig, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        await receiver.stop()
 
 
 def print_banner(receiver: OtlpReceiver) -> None:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import os
-import signal
 import sys
 from typing import Any
 from urllib.parse import urlsplit
 
 from ctxviewer.commands.common import UsageError, port_number
+from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.rewrite import Rewriter
@@ -120,8 +119,7 @@ def run(args: argparse.Namespace) -> int:
         rewriter=_rewriter(args),
     )
     server = ProxyServer(config)
-    with contextlib.suppress(KeyboardInterrupt):  # Ctrl+C is how the proxy is stopped
-        asyncio.run(_serve(server))
+    serve(server, "the proxy", lambda: print_banner(server))
     rec = server.recorder
     print(f"stopped: {plural(rec.count, 'exchange')} recorded to {out}", flush=True)
     if rec.failure:
@@ -129,23 +127,6 @@ def run(args: argparse.Namespace) -> int:
               "forwarded but not recorded", file=sys.stderr, flush=True)
         return 1
     return 0
-
-
-async def _serve(server: ProxyServer) -> None:
-    """Serve until SIGINT (Ctrl+C) or SIGTERM, then stop cleanly."""
-    try:
-        await server.start()
-    except OSError as e:
-        msg = " ".join(str(e).split())
-        raise UsageError(f"cannot start the proxy: {msg}") from None
-    print_banner(server)
-    stop = asyncio.Event()
-    with contextlib.suppress(NotImplementedError, RuntimeError):  # Windows; not main thread
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
-    try:
-        await stop.wait()
-    finally:
-        await server.stop()
 
 
 def print_banner(server: ProxyServer) -> None:

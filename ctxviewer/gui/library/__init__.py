@@ -3,14 +3,17 @@ the window opens on when no file is given."""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QMainWindow
+from typing import TYPE_CHECKING
 
 from ctxviewer.gui.library.panel import LibraryPanel, install, panel_of
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.host import PanelHost
 
 __all__ = ["LibraryPanel", "install", "panel_of", "show_library"]
 
 
-def show_library(window: QMainWindow, demo_if_empty: str | None = None) -> bool:
+def show_library(window: PanelHost, demo_if_empty: str | None = None) -> bool:
     """Show ``window``'s library page and scan; False when the panel is not installed."""
     panel = panel_of(window)
     if panel is None:

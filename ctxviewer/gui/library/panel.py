@@ -189,9 +189,7 @@ class LibraryPanel(QObject):
         self.view.set_progress(None, None)
         self.refresh(note=_scan_note(stats))
         if not self.view.entries:
-            if self.demo_if_empty and self.showing:
-                demo, self.demo_if_empty = self.demo_if_empty, None
-                self.window.open_file(demo)
+            if self._open_demo_if_empty():
                 return
             self.view.set_empty_text(_nothing_found())
         self.demo_if_empty = None
@@ -200,9 +198,16 @@ class LibraryPanel(QObject):
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
         self.view.set_summary(len(self.view.entries), [], f"the scan failed: {reason}")
-        if self.demo_if_empty and not self.view.entries and self.showing:
-            demo, self.demo_if_empty = self.demo_if_empty, None
-            self.window.open_file(demo)
+        if not self.view.entries:
+            self._open_demo_if_empty()
+
+    def _open_demo_if_empty(self) -> bool:
+        """The library found nothing: open the demo when asked to (a start without a file)."""
+        if not (self.demo_if_empty and self.showing):
+            return False
+        demo, self.demo_if_empty = self.demo_if_empty, None
+        self.window.open_file(demo)
+        return True
 
     def refresh(self, note: str = "") -> None:
         """Show what the index holds now."""
@@ -261,7 +266,6 @@ def install(host: PanelHost) -> LibraryPanel:
     return LibraryPanel(window)
 
 
-def panel_of(window: QWidget) -> LibraryPanel | None:
-    panels = getattr(window, "panels", {})
-    p = panels.get("library")
+def panel_of(host: PanelHost) -> LibraryPanel | None:
+    p = host.panel("library")
     return p if isinstance(p, LibraryPanel) else None
