@@ -51,7 +51,23 @@ WINDOW_HELP = """the window:
 """
 
 
+def _columns() -> int:
+    """``shutil.get_terminal_size().columns``, without importing shutil (with bz2 and
+    lzma, 2 ms of every command's start-up: argparse makes a formatter per option)."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80
+
+
 class _Parser(argparse.ArgumentParser):
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=_columns() - 2)
+
     def error(self, message: str) -> NoReturn:  # one line, exit 2 ("ctxviewer: " is added once)
         where = self.prog.removeprefix("ctxviewer").strip()
         raise UsageError(f"{where}: {message}" if where else message)

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import gzip
+import functools
 import io
-import lzma
 import os
 import stat
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -37,7 +35,7 @@ def read_head(path: str) -> Head:
             while size < HEAD_BYTES:
                 try:
                     chunk = f.read(min(1 << 16, HEAD_BYTES - size))
-                except TRUNCATED:  # a compressed file cut short: its start still counts
+                except truncated_errors():  # a compressed file cut short: its start still counts
                     break
                 if not chunk:
                     break
@@ -83,7 +81,7 @@ def _read_first_line(f: io.BufferedIOBase, chunks: list[bytes]) -> None:
     while size < FIRST_LINE_MAX:
         try:
             chunk = f.read(1 << 20)
-        except TRUNCATED:
+        except truncated_errors():
             return
         if not chunk:
             return
@@ -146,8 +144,12 @@ def open_log(path: str) -> io.BufferedIOBase:
     """Open a log for reading bytes, decompressing gzip and xz transparently (by magic bytes)."""
     kind = compression(path)
     if kind == "gzip":
+        import gzip  # compressed logs only: kept off every command's start-up
+
         return gzip.open(path, "rb")
     if kind == "xz":
+        import lzma
+
         return lzma.open(path, "rb")
     return open(path, "rb")
 
@@ -202,13 +204,16 @@ def iter_lines(path: str, start: int = 0) -> Iterator[tuple[int, bytes, int]]:
     """
     kind = compression(path)
     if kind is not None:
+        import gzip
+        import lzma
+
         opener = gzip.open if kind == "gzip" else lzma.open
         with open(path, "rb") as raw_file, opener(raw_file, "rb") as f:
             lineno = 0
             try:
                 for lineno, raw in enumerate(f, 1):
                     yield lineno, raw, raw_file.tell()
-            except TRUNCATED as e:
+            except truncated_errors() as e:
                 raise Truncated(lineno + 1, str(e)) from None
         return
     with open(path, "rb", buffering=LINE_BUFFER) as f:
@@ -227,8 +232,16 @@ class Truncated(Exception):
         self.line = line
 
 
-# What a compressed stream cut short raises (gzip: EOFError or zlib.error; xz: LZMAError).
-TRUNCATED = (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
+@functools.cache
+def truncated_errors() -> tuple[type[BaseException], ...]:
+    """What a compressed stream cut short raises (gzip: EOFError or zlib.error; xz:
+    LZMAError). A function, evaluated only when something is raised: the compression
+    modules stay off the start-up of commands that read plain logs."""
+    import gzip
+    import lzma
+    import zlib
+
+    return (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
 
 def _intact_lines(path: str, builder: SessionBuilder) -> Iterator[tuple[int, bytes, int]]:
     """``iter_lines``; a compressed file cut short ends with a skipped record that says so."""
