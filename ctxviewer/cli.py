@@ -13,7 +13,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ctxviewer import __version__
@@ -58,6 +58,8 @@ def _columns() -> int:
         return int(os.environ["COLUMNS"])
     except (KeyError, ValueError):
         pass
+    if sys.__stdout__ is None:
+        return 80
     try:
         return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
     except (AttributeError, ValueError, OSError):
@@ -66,7 +68,8 @@ def _columns() -> int:
 
 class _Parser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=_columns() - 2)
+        make: Callable[..., argparse.HelpFormatter] = self.formatter_class
+        return make(prog=self.prog, width=_columns() - 2)
 
     def error(self, message: str) -> NoReturn:  # one line, exit 2 ("ctxviewer: " is added once)
         where = self.prog.removeprefix("ctxviewer").strip()

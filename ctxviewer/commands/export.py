@@ -22,6 +22,8 @@ from ctxviewer.fmt import plural
 if TYPE_CHECKING:  # imported when the command runs: `ctxviewer --help` lists it without them
     from ctxviewer.analysis.dataset.rows import SessionRows
     from ctxviewer.analysis.insights.pricing import PriceTable
+    from ctxviewer.commands.parquet_store import ParquetStore
+    from ctxviewer.ingest.session_files import Expanded
 
 HELP = "write sessions as a Parquet dataset (requests, categories, items, sessions) for SQL"
 
@@ -33,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--parquet", required=True, metavar="DIR",
                    help="the dataset folder, created if needed; exporting a file again replaces "
                         "its rows (docs/parquet.md)")
+    p.add_argument("--prune", action="store_true",
+                   help="also remove the rows of session files that no longer exist (by "
+                        "default a dataset keeps them: agents delete old logs)")
     add_estimator_argument(p)
     add_policy_argument(p)
 
@@ -70,10 +75,16 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(f"price table: {e}") from None
     found = expand(args.paths)
-    store = ParquetStore(args.parquet)
+    with ParquetStore(args.parquet) as store:
+        return _export(args, found, store, prices)
+
+
+def _export(args: argparse.Namespace, found: Expanded, store: ParquetStore,
+            prices: PriceTable) -> int:
     problems = list(found.problems)
     counts = dict.fromkeys(store.schemas, 0)
     files = 0
+    exported: set[str] = set()
     for path in found.files:
         try:
             rows = file_rows(path, args, prices)
@@ -87,10 +98,12 @@ def run(args: argparse.Namespace) -> int:
             store.replace(file_key(path), rows)
         except OSError as e:
             raise UsageError(f"--parquet {args.parquet}: {e.strerror or e}") from None
+        exported.add(file_key(path))
         files += 1
         for r in rows:
             for table in counts:
                 counts[table] += r.count(table)
+    pruned = store.prune(exported) if args.prune else []
     for path, why in problems:
         sys.stderr.write(f"ctxviewer: skipped {path}: {why}\n")
     notes = [plural(files, "file") + " read"]
@@ -101,7 +114,9 @@ def run(args: argparse.Namespace) -> int:
     if found.ignored:
         notes.append(f"{plural(found.ignored, 'other file')} in folders not read "
                      "(not named *.jsonl, *.json, *.ndjson)")
+    if pruned:
+        notes.append(f"rows of {plural(len(pruned), 'session file')} no longer on disk removed")
     sys.stdout.write(f"exported {plural(counts['sessions'], 'session')} to {args.parquet}: "
                      f"{counts['requests']:,} requests, {counts['categories']:,} category rows, "
                      f"{counts['items']:,} item rows ({'; '.join(notes)})\n")
-    return 0 if files else 2
+    return 0 if files or pruned else 2

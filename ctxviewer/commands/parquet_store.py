@@ -3,17 +3,21 @@ hive-style (docs/parquet.md).
 
 ``DIR/<table>/agent=<id>/date=<YYYY-MM-DD>/<file key>-<n>.parquet``: ``<file key>``
 identifies the session file (its absolute path), ``<n>`` the session in it. Writing a
-session file's rows first removes every file of that key, in every table and
-partition: exporting a file again replaces its rows, never adds to them. Files are
-written under a hidden name, then renamed (a reader never sees half a file).
+session file's rows replaces every file of that key, in every table and partition:
+exporting a file again replaces its rows, never adds to them. A session file's new
+files are all written under hidden names first, then the old ones removed and the new
+ones renamed (a reader never sees half a file, and an export stopped half-way leaves a
+file's rows as they were or as they are now, bar a few renames). One export writes a
+folder at a time: it holds ``DIR/.ctxviewer-export.lock`` while it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 from ctxviewer.analysis.dataset.rows import SessionRows
@@ -61,8 +65,19 @@ class ParquetStore:
                 (self.root / table).mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise UsageError(f"--parquet {root}: {e.strerror or e}") from None
+        self._lock = _lock(self.root)
         self.schemas = {t: arrow_schema(self.pa, cols) for t, cols in TABLES.items()}
         self._existing = self._index()
+
+    def close(self) -> None:
+        """Let another export write the folder."""
+        self._lock.close()
+
+    def __enter__(self) -> ParquetStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     def _index(self) -> dict[str, list[Path]]:
         """Files already in the dataset, by file key."""
@@ -78,21 +93,67 @@ class ParquetStore:
 
     def replace(self, file_key: str, sessions: list[SessionRows]) -> None:
         """The rows of one session file, in place of what an earlier export wrote for it."""
-        for old in self._existing.pop(file_key, []):
+        written: list[tuple[Path, Path]] = []  # (hidden, target)
+        try:
+            for rows in sessions:
+                part = f"agent={quote(rows.agent, safe='')}/date=" + \
+                    (rows.day.isoformat() if rows.day else NULL_PARTITION)
+                for table, columns in rows.tables.items():
+                    if not columns["session_key"]:
+                        continue
+                    folder = self.root / table / part
+                    folder.mkdir(parents=True, exist_ok=True)
+                    data = self.pa.table(columns, schema=self.schemas[table])
+                    hidden = folder / f".{rows.key}.parquet.tmp"
+                    self.pq.write_table(data, hidden)
+                    written.append((hidden, folder / f"{rows.key}.parquet"))
+        except BaseException:
+            for hidden, _ in written:
+                hidden.unlink(missing_ok=True)
+            raise
+        targets = {target for _, target in written}
+        self._remove([old for old in self._existing.pop(file_key, []) if old not in targets])
+        for hidden, target in written:
+            os.replace(hidden, target)
+
+    def prune(self, exported: set[str]) -> list[str]:
+        """Remove the rows of session files that no longer exist (keys not in ``exported``
+        whose sessions' ``path`` is gone); returns those paths."""
+        gone: list[str] = []
+        for key, files in list(self._existing.items()):
+            if key in exported:
+                continue
+            paths = {p for f in files if f.parts[-4] == "sessions"
+                     for p in self.pq.read_table(f, columns=["path"]).column("path").to_pylist()}
+            if paths and not any(p and os.path.exists(p) for p in paths):
+                self._remove(self._existing.pop(key))
+                gone.extend(sorted(p for p in paths if p))
+        return gone
+
+    @staticmethod
+    def _remove(files: list[Path]) -> None:
+        for old in files:
             old.unlink(missing_ok=True)
             for folder in (old.parent, old.parent.parent):  # date=…, agent=… left empty
                 with contextlib.suppress(OSError):
                     folder.rmdir()
-        for rows in sessions:
-            part = f"agent={quote(rows.agent, safe='')}/date=" + \
-                (rows.day.isoformat() if rows.day else NULL_PARTITION)
-            for table, columns in rows.tables.items():
-                if not columns["session_key"]:
-                    continue
-                folder = self.root / table / part
-                folder.mkdir(parents=True, exist_ok=True)
-                data = self.pa.table(columns, schema=self.schemas[table])
-                target = folder / f"{rows.key}.parquet"
-                hidden = folder / f".{rows.key}.parquet.tmp"
-                self.pq.write_table(data, hidden)
-                os.replace(hidden, target)
+
+
+def _lock(root: Path) -> IO[bytes]:
+    """Hold ``root/.ctxviewer-export.lock`` (released when closed or when the process
+    ends, however it ends); another export holding it is a ``UsageError``."""
+    f = open(root / ".ctxviewer-export.lock", "ab")  # noqa: SIM115 - held until close()
+    try:
+        if sys.platform == "win32":
+            import msvcrt
+
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.close()
+        raise UsageError(f"--parquet {root}: another export is writing this folder; "
+                         "run one at a time") from None
+    return f

@@ -4,6 +4,7 @@ export replaces a file's rows, bad paths are listed and counted, and without the
 
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import subprocess
@@ -238,3 +239,64 @@ def test_other_commands_need_no_team_extra() -> None:
         done = subprocess.run([sys.executable, "-c", BLOCKED, *argv], capture_output=True,
                               text=True, timeout=60)
         assert done.returncode == 0, done.stderr
+
+
+def test_prune_removes_the_rows_of_logs_that_are_gone(corpus: Path, tmp_path: Path) -> None:
+    log = tmp_path / "codex.jsonl"
+    shutil.copyfile(corpus / CODEX, log)
+    dataset = tmp_path / "ds"
+    demo = str(demo_session_path())
+    assert run("export", str(log), demo, "--parquet", str(dataset))[0] == 0
+    with_codex = {t: len(read_table(dataset, t)) for t in TABLES}
+    assert run("export", demo, "--parquet", str(dataset))[0] == 0
+    log.unlink()
+    # by default the rows of a log deleted since stay: agents delete old logs
+    status, out, _ = run("export", demo, "--parquet", str(dataset))
+    assert status == 0 and "removed" not in out
+    assert {t: len(read_table(dataset, t)) for t in TABLES} == with_codex
+    status, out, _ = run("export", demo, "--parquet", str(dataset), "--prune")
+    assert status == 0 and "rows of 1 session file no longer on disk removed" in out
+    agents = {r["agent"] for r in read_table(dataset, "requests")}
+    assert agents == {"claude-code"}
+    assert len(read_table(dataset, "requests")) == 55  # the demo's, untouched
+    assert not list(dataset.rglob("agent=codex*"))
+
+
+def test_one_export_at_a_time_per_folder(tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    from ctxviewer.commands.parquet_store import ParquetStore
+    from ctxviewer.errors import UsageError
+
+    with ParquetStore(str(dataset)):  # another export holds the folder
+        status, out, err = run("export", str(demo_session_path()), "--parquet", str(dataset))
+        assert status == 2 and out == ""
+        assert err == (f"ctxviewer: --parquet {dataset}: another export is writing this "
+                       "folder; run one at a time\n")
+        with pytest.raises(UsageError):
+            ParquetStore(str(dataset))
+    assert run("export", str(demo_session_path()), "--parquet", str(dataset))[0] == 0
+    assert len(read_table(dataset, "requests")) == 55
+
+
+def test_an_export_that_fails_midway_keeps_the_old_rows(tmp_path: Path) -> None:
+    from ctxviewer.analysis.insights.pricing import load_prices
+    from ctxviewer.commands.export import file_key, file_rows
+    from ctxviewer.commands.parquet_store import ParquetStore
+
+    dataset = tmp_path / "ds"
+    demo = str(demo_session_path())
+    assert run("export", demo, "--parquet", str(dataset))[0] == 0
+    before = sorted(p.read_bytes() for p in dataset.rglob("*.parquet"))
+
+    from ctxviewer.analysis.estimators import DEFAULT
+
+    args = argparse.Namespace(estimator=DEFAULT, policy="agent")
+    rows = file_rows(demo, args, load_prices())
+    store = ParquetStore(str(dataset))
+    broken = rows[0]
+    broken.tables["items"] = {"session_key": ["x"]}  # wrong columns: pyarrow refuses
+    with pytest.raises(Exception):  # noqa: B017 - whatever pyarrow raises
+        store.replace(file_key(demo), rows)
+    store.close()
+    assert sorted(p.read_bytes() for p in dataset.rglob("*.parquet")) == before
+    assert not list(dataset.rglob(".*.tmp"))
