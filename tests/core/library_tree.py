@@ -26,6 +26,8 @@ HASH = "9126eddec7f67e038794657b4d517dd9cb5226468f30b5ee7296c27d65e84fde"
 
 
 def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty ``tmp_path/home`` as HOME, no agent's folder variables, and the library
+    in ``tmp_path/library``: nothing of the real user's reaches the test."""
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

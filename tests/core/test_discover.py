@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+from library_tree import fake_home
 
 from ctxviewer.cli import main
 from ctxviewer.ingest.discover import Root, decode_project_dir, discover_sessions, probe_file
@@ -37,12 +38,8 @@ def put(path: Path, content: str | bytes, age: float) -> Path:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    return home
+    """An empty home of this test's own, as the library's tests make it."""
+    return fake_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture
