@@ -8,6 +8,8 @@
 --   cache_miss_usd    prompt cost minus the same prompts all read from the cache
 --   no_cache_usd      the same requests without caching (every prompt token as input)
 --   saved_usd         no_cache_usd - cost_usd: what caching saved
+-- Rounding goes through a decimal, ROUND(CAST(x AS DECIMAL(38, 8)), n), so that DuckDB
+-- and Spark round a half alike (docs/parquet.md, "Rounding").
 WITH priced AS (
     SELECT agent, session_key, cost_usd, no_cache_usd,
            input_tokens + cache_creation_input_tokens + cache_read_input_tokens
@@ -25,12 +27,12 @@ SELECT agent,
        COUNT(*) AS requests,
        SUM(prompt_tokens) AS prompt_tokens,
        SUM(missed_tokens) AS missed_tokens,
-       ROUND(CAST(SUM(cache_read_input_tokens) AS DOUBLE) / NULLIF(SUM(prompt_tokens), 0), 4)
-           AS hit_rate,
-       ROUND(SUM(cost_usd), 4) AS cost_usd,
-       ROUND(SUM(miss_usd), 4) AS cache_miss_usd,
-       ROUND(SUM(no_cache_usd), 4) AS no_cache_usd,
-       ROUND(SUM(no_cache_usd) - SUM(cost_usd), 4) AS saved_usd
+       ROUND(CAST(CAST(SUM(cache_read_input_tokens) AS DOUBLE) / NULLIF(SUM(prompt_tokens), 0)
+                  AS DECIMAL(38, 8)), 4) AS hit_rate,
+       ROUND(CAST(SUM(cost_usd) AS DECIMAL(38, 8)), 4) AS cost_usd,
+       ROUND(CAST(SUM(miss_usd) AS DECIMAL(38, 8)), 4) AS cache_miss_usd,
+       ROUND(CAST(SUM(no_cache_usd) AS DECIMAL(38, 8)), 4) AS no_cache_usd,
+       ROUND(CAST(SUM(no_cache_usd) - SUM(cost_usd) AS DECIMAL(38, 8)), 4) AS saved_usd
 FROM priced
 GROUP BY agent
 ORDER BY cache_miss_usd DESC NULLS LAST, agent

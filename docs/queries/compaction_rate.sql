@@ -7,6 +7,8 @@
 --   per_100_main_requests   compactions per 100 main requests
 --   predicted               requests where the threshold fires (a recorded compaction
 --                           near one is explained by it)
+-- Rounding goes through a decimal, ROUND(CAST(x AS DECIMAL(38, 8)), n), so that DuckDB
+-- and Spark round a half alike (docs/parquet.md, "Rounding").
 SELECT agent,
        COUNT(DISTINCT session_key) AS sessions,
        COUNT(DISTINCT CASE WHEN compaction_observed THEN session_key END) AS sessions_compacted,
@@ -16,8 +18,8 @@ SELECT agent,
        SUM(CASE WHEN compaction_trigger = 'manual' THEN 1 ELSE 0 END) AS manual,
        SUM(CASE WHEN compaction_trigger = 'inferred' THEN 1 ELSE 0 END) AS inferred,
        SUM(CASE WHEN compaction_predicted THEN 1 ELSE 0 END) AS predicted,
-       ROUND(100 * CAST(SUM(CASE WHEN compaction_observed THEN 1 ELSE 0 END) AS DOUBLE)
-             / NULLIF(SUM(CASE WHEN role = 'main' THEN 1 ELSE 0 END), 0), 2)
+       ROUND(CAST(100 * CAST(SUM(CASE WHEN compaction_observed THEN 1 ELSE 0 END) AS DOUBLE)
+             / NULLIF(SUM(CASE WHEN role = 'main' THEN 1 ELSE 0 END), 0) AS DECIMAL(38, 8)), 2)
            AS per_100_main_requests
 FROM requests
 GROUP BY agent

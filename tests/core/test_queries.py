@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from ctxviewer.ingest.loader import load
 from ctxviewer.resources import demo_session_path
 
 QUERIES = Path(__file__).resolve().parents[2] / "docs" / "queries"
+EIGHT_PLACES = Decimal("0.00000001")  # the scale a query rounds through
 
 
 @dataclass
@@ -121,7 +124,7 @@ def check_biggest_overheads(rows: list[dict[str, Any]], sessions: list[Expected]
                 tokens[cat["name"]].append(cat["tokens"])
                 usd[cat["name"]].append(_share(cat["tokens"], r, c))
     assert [row["category"] for row in rows] == \
-        sorted(tokens, key=lambda k: -sum(tokens[k]))
+        sorted(tokens, key=lambda k: (-sum(tokens[k]), k))
     for row in rows:
         values = tokens[row["category"]]
         assert row["tokens_carried"] == sum(values) and row["max_tokens"] == max(values)
@@ -278,3 +281,58 @@ def test_query_divides_as_trino_does(name: str, team: tuple[Path, list[Expected]
     sql = (QUERIES / name).read_text()
     assert run_query("SET integer_division = true;\n" + sql, dataset) == \
         run_query(sql, dataset)
+
+
+def _round_calls(sql: str) -> Iterator[tuple[str, str]]:
+    """The arguments of every ``ROUND(x, n)`` in ``sql``: (x, n), split at the top-level
+    comma."""
+    for start in (m.end() for m in re.finditer(r"\bROUND\(", sql)):
+        depth, commas, end = 0, [], start
+        while depth >= 0:
+            ch = sql[end]
+            depth += {"(": 1, ")": -1}.get(ch, 0)
+            if ch == "," and depth == 0:
+                commas.append(end)
+            end += 1
+        assert len(commas) == 1, sql[start:end]
+        yield " ".join(sql[start:commas[0]].split()), sql[commas[0] + 1:end - 1].strip()
+
+
+def test_every_round_goes_through_a_decimal() -> None:
+    """docs/parquet.md, "Rounding": a shipped query rounds ``CAST(x AS DECIMAL(38, 8))``,
+    never a double."""
+    for path in sorted(QUERIES.glob("*.sql")):
+        sql = "\n".join(line for line in path.read_text().splitlines()
+                        if not line.startswith("--"))
+        calls = list(_round_calls(sql))
+        assert calls, path.name
+        for inner, places in calls:
+            assert inner.startswith("CAST(") and inner.endswith(" AS DECIMAL(38, 8))"), inner
+            assert places.isdigit() and int(places) <= 6, places
+
+
+def test_decimal_rounding_rounds_a_half_up(team: tuple[Path, list[Expected]]) -> None:
+    """Spark reads a double as its shortest decimal form (0.00015), rounding it half up;
+    DuckDB's ROUND(double) rounds the binary value (0.000149999…: 0.0001), and the two
+    differ on a half. Cast to DECIMAL(38, 8) first, both round the decimal (and a sum's
+    last-bit noise goes: 0.35414999999999996 is 0.35415000): every priced request's
+    dollar amounts round on DuckDB as Spark rounds them, halves included."""
+    from ctxviewer.commands.query import run_query
+
+    dataset, _ = team
+    columns = ("cost_usd", "uncached_input_usd", "cache_write_usd", "cache_read_usd",
+               "output_usd", "no_cache_usd")
+    halves = 0
+    for places in (4, 6):
+        unit = Decimal(1).scaleb(-places)
+        sql = "SELECT " + ", ".join(f"{c}, ROUND(CAST({c} AS DECIMAL(38, 8)), {places})"
+                                    for c in columns) + " FROM requests WHERE price IS NOT NULL"
+        _, rows = run_query(sql, dataset)
+        assert rows
+        for row in rows:
+            for raw, rounded in zip(row[::2], row[1::2], strict=True):
+                spark = Decimal(repr(raw)).quantize(EIGHT_PLACES, ROUND_HALF_UP) \
+                    .quantize(unit, ROUND_HALF_UP)
+                assert rounded == spark, (raw, places)
+                halves += Decimal(raw).quantize(unit, ROUND_HALF_UP) != spark
+    assert halves  # the dataset has halves that a double's ROUND gets wrong
