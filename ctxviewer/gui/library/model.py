@@ -136,6 +136,22 @@ def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped:
         root.appendRow(row)
 
 
+def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
+    """Write a search's counts into the Matches column of the sessions' rows."""
+    def put(session: QStandardItem | None, matches: QStandardItem | None) -> None:
+        e = session.data(ENTRY_ROLE) if session is not None else None
+        if isinstance(e, dict) and matches is not None:
+            n = counts.get(e["id"], 0)
+            matches.setData(n, SORT_ROLE)
+            matches.setText(f"{n:,}" if n else "")
+
+    for r in range(model.rowCount()):
+        top = model.item(r, SESSION)
+        put(top, model.item(r, MATCHES))
+        for k in range(top.rowCount() if top is not None else 0):
+            put(top.child(k, SESSION), top.child(k, MATCHES))
+
+
 class LibraryFilter(QSortFilterProxyModel):
     """Shows the sessions of the chosen agent and project that hold the filter text
     (in any column) and, while a search is on, match it."""

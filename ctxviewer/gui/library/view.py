@@ -153,10 +153,16 @@ class LibraryView(QWidget):
         self._rebuild()
 
     def set_matches(self, matches: dict[int, int] | None) -> None:
-        """A search's sessions (id -> matching requests); None ends the search."""
+        """A search's sessions (id -> matching requests, 0: not counted yet); None ends
+        the search."""
         self.matches = matches
         self.tree.setColumnHidden(rows.MATCHES, matches is None)
         self._rebuild()
+
+    def set_counts(self, counts: dict[int, int]) -> None:
+        """The search's counts, once known, for the sessions it shows already (no rebuild)."""
+        self.matches = counts
+        rows.set_counts(self.model, counts)
 
     def _rebuild(self) -> None:
         current = self.current_entry()
