@@ -22,6 +22,8 @@ from ctxviewer.gui.library.sparkline import SCALE_ROLE, SERIES_ROLE
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
+ID_ROLE = Qt.ItemDataRole.UserRole + 5  # its id: what filters read (a dict is converted
+# to and from a QVariantMap on every read, 100 µs for a session's)
 COLUMNS = ("Session", "Agent", "Requests", "Peak", "Window", "Prompt size", "Cost",
            "Compactions", "Matches", "File")
 SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = \
@@ -89,6 +91,7 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
                            f"{fmt_tokens(e.get('peak_prompt_tokens'))} of "
                            f"{fmt_tokens(e.get('window'))}")
     row[SESSION].setData(e, ENTRY_ROLE)
+    row[SESSION].setData(e["id"], ID_ROLE)
     return row
 
 
@@ -118,14 +121,16 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
 
 
 def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped: bool,
-          matches: dict[int, int] | None = None) -> None:
+          matches: dict[int, int] | None = None) -> list[list[dict[str, Any]]]:
+    """The rows of ``entries``; returns each top row's sessions (grouped: its project's;
+    none for a session's own row), for ``retotal``."""
     model.clear()
     model.setHorizontalHeaderLabels(list(COLUMNS))
     root = model.invisibleRootItem()
     if not grouped:
         for e in entries:
             root.appendRow(session_row(e, (matches or {}).get(e["id"])))
-        return
+        return [[] for _ in entries]
     groups: dict[str, list[dict[str, Any]]] = {}
     for e in entries:
         groups.setdefault(e.get("project") or NO_PROJECT, []).append(e)
@@ -134,14 +139,15 @@ def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped:
         for e in members:
             row[0].appendRow(session_row(e, (matches or {}).get(e["id"])))
         root.appendRow(row)
+    return list(groups.values())
 
 
 def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
     """Write a search's counts into the Matches column of the sessions' rows."""
     def put(session: QStandardItem | None, matches: QStandardItem | None) -> None:
-        e = session.data(ENTRY_ROLE) if session is not None else None
-        if isinstance(e, dict) and matches is not None:
-            n = counts.get(e["id"], 0)
+        sid = session.data(ID_ROLE) if session is not None else None
+        if sid is not None and matches is not None:
+            n = counts.get(sid, 0)
             matches.setData(n, SORT_ROLE)
             matches.setText(f"{n:,}" if n else "")
 
@@ -150,6 +156,22 @@ def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
         put(top, model.item(r, MATCHES))
         for k in range(top.rowCount() if top is not None else 0):
             put(top.child(k, SESSION), top.child(k, MATCHES))
+
+
+def retotal(model: QStandardItemModel, groups: list[list[dict[str, Any]]],
+            shown: set[int]) -> None:
+    """Each project's row (``groups``: ``build``'s) totals its sessions in ``shown``
+    (the others are filtered out)."""
+    for r, sessions in enumerate(groups):
+        members = [e for e in sessions if e["id"] in shown]
+        if not members:
+            continue
+        for c, new in enumerate(group_row(members[0].get("project") or NO_PROJECT, members)):
+            old = model.item(r, c)
+            if old is not None and (old.text(), old.data(SORT_ROLE)) != \
+                    (new.text(), new.data(SORT_ROLE)):
+                old.setText(new.text())
+                old.setData(new.data(SORT_ROLE), SORT_ROLE)
 
 
 class LibraryFilter(QSortFilterProxyModel):
@@ -165,24 +187,20 @@ class LibraryFilter(QSortFilterProxyModel):
         self.project: str | None = None
         self.text = ""
         self.ids: set[int] | None = None  # a search's sessions; None: no search
+        self.entries: dict[int, dict[str, Any]] = {}  # every session's entry, by id
 
     def set_filters(self, agent: str | None, project: str | None, text: str,
                     ids: set[int] | None) -> None:
-        begin = getattr(self, "beginFilterChange", None)  # Qt 6.10: invalidateFilter is old
-        if begin is not None:
-            begin()
         self.agent, self.project, self.text, self.ids = agent, project, text.lower(), ids
-        if begin is not None:
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.invalidateRowsFilter()
+        # The whole mapping again, in one layout change: 20 ms for 2,000 sessions, where
+        # a filter change (row by row removals and insertions) takes ten times that.
+        self.invalidate()
 
     def filterAcceptsRow(self, row: int,
                          parent: QModelIndex | QPersistentModelIndex) -> bool:
         model = self.sourceModel()
-        index = model.index(row, SESSION, parent)
-        e = index.data(ENTRY_ROLE)
-        if not isinstance(e, dict):  # a project row: shown when one of its sessions is
+        e = self.entries.get(model.index(row, SESSION, parent).data(ID_ROLE))
+        if e is None:  # a project row: shown when one of its sessions is
             return False
         if self.agent and e["agent"] != self.agent:
             return False
