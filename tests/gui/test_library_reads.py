@@ -17,6 +17,7 @@ from library_tree import fake_home, lay_out, recordings  # noqa: E402
 from test_library_window import search, sessions_shown, settle, start  # noqa: E402
 
 from ctxviewer.analysis.agents.sessions import default_session, split  # noqa: E402
+from ctxviewer.gui.library import model as rows  # noqa: E402
 from ctxviewer.ingest import load  # noqa: E402
 from ctxviewer.library import Library  # noqa: E402
 
@@ -101,3 +102,34 @@ def test_a_row_of_a_recording_opens_its_own_session(qtbot, window, corpus, home,
     qtbot.waitUntil(lambda: window.file_sessions.dialog is not None
                     and window.file_sessions.dialog.isVisible(), timeout=5000)
     window.file_sessions.dialog.reject()
+
+
+def test_a_search_with_an_agent_chosen_and_the_rows_regrouped(qtbot, window, corpus, home,
+                                                              tmp_path):
+    lay_out(corpus, home)
+    recordings(corpus, tmp_path / "recordings")
+    with Library() as lib:
+        lib.add_folder(str(tmp_path / "recordings"))
+        lib.scan()
+        counts = lib.search_counts("TodoWrite")
+        agents = {e["id"]: e["agent"] for e in lib.sessions()}
+    agent = max({agents[i] for i in counts}, key=lambda a: sum(agents[i] == a for i in counts))
+    panel = start(qtbot, window)
+    view = panel.view
+    search(qtbot, panel, "TodoWrite")
+    view.agent.setCurrentIndex(view.agent.findData(agent))
+    want = {i for i in counts if agents[i] == agent}
+    assert {e["id"] for e in sessions_shown(view)} == want
+    for r in range(view.proxy.rowCount()):  # each project's row totals what it shows
+        top = view.proxy.index(r, 0)
+        kids = [view.proxy.index(k, 0, top).data(rows.ENTRY_ROLE)
+                for k in range(view.proxy.rowCount(top))]
+        assert view.proxy.index(r, rows.REQUESTS).data() == \
+            f"{sum(e['requests'] for e in kids):,}"
+    view.grouped.setChecked(False)  # rebuilt flat: the counts stay
+    assert {e["id"] for e in sessions_shown(view)} == want
+    assert {view.proxy.index(r, rows.SESSION).data(rows.ID_ROLE):
+            view.proxy.index(r, rows.MATCHES).data(rows.SORT_ROLE)
+            for r in range(view.proxy.rowCount())} == {i: counts[i] for i in want}
+    view.agent.setCurrentIndex(0)
+    assert {e["id"] for e in sessions_shown(view)} == set(counts)
