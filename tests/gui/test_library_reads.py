@@ -126,6 +126,8 @@ def test_a_search_with_an_agent_chosen_and_the_rows_regrouped(qtbot, window, cor
                 for k in range(view.proxy.rowCount(top))]
         assert view.proxy.index(r, rows.REQUESTS).data() == \
             f"{sum(e['requests'] for e in kids):,}"
+        assert view.proxy.index(r, rows.MATCHES).data(rows.SORT_ROLE) == \
+            sum(counts[e["id"]] for e in kids)
     view.grouped.setChecked(False)  # rebuilt flat: the counts stay
     assert {e["id"] for e in sessions_shown(view)} == want
     assert {view.proxy.index(r, rows.SESSION).data(rows.ID_ROLE):

@@ -95,7 +95,8 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
     return row
 
 
-def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandardItem]:
+def group_row(project: str, entries: Sequence[dict[str, Any]],
+              matches: dict[int, int] | None = None) -> list[QStandardItem]:
     """A project's row: its sessions' totals, so that sorting orders projects too."""
     latest = max((e.get("start") or e.get("mtime") or "" for e in entries), default="")
     peak = max((e.get("peak_prompt_tokens") or 0 for e in entries), default=0)
@@ -104,6 +105,7 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
     comps = sum(e["compactions_observed"] for e in entries)
     shares = [e["peak_share"] for e in entries if e.get("peak_share") is not None]
     name = home(project) if project != NO_PROJECT else project
+    found = sum((matches or {}).get(e["id"], 0) for e in entries)
     row = [_item(name, latest, tip=project),
            _item(plural(len(entries), "session"), len(entries)),
            _item(f"{requests:,}", requests, right=True),
@@ -112,7 +114,7 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
                  right=True),
            _item("", peak), _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
            _item(str(comps) if comps else "", comps * 1000, right=True),
-           _item("", 0, right=True), _item("", "")]
+           _item(f"{found:,}" if found else "", found, right=True), _item("", "")]
     font = row[0].font()
     font.setBold(True)
     for item in row:
@@ -135,7 +137,7 @@ def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped:
     for e in entries:
         groups.setdefault(e.get("project") or NO_PROJECT, []).append(e)
     for project, members in groups.items():
-        row = group_row(project, members)
+        row = group_row(project, members, matches)
         for e in members:
             row[0].appendRow(session_row(e, (matches or {}).get(e["id"])))
         root.appendRow(row)
@@ -159,14 +161,15 @@ def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
 
 
 def retotal(model: QStandardItemModel, groups: list[list[dict[str, Any]]],
-            shown: set[int]) -> None:
+            shown: set[int], matches: dict[int, int] | None = None) -> None:
     """Each project's row (``groups``: ``build``'s) totals its sessions in ``shown``
-    (the others are filtered out)."""
+    (the others are filtered out), their matching requests too."""
     for r, sessions in enumerate(groups):
         members = [e for e in sessions if e["id"] in shown]
         if not members:
             continue
-        for c, new in enumerate(group_row(members[0].get("project") or NO_PROJECT, members)):
+        for c, new in enumerate(group_row(members[0].get("project") or NO_PROJECT, members,
+                                          matches)):
             old = model.item(r, c)
             if old is not None and (old.text(), old.data(SORT_ROLE)) != \
                     (new.text(), new.data(SORT_ROLE)):

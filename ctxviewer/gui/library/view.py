@@ -178,6 +178,8 @@ class LibraryView(QWidget):
         self._counted = counted
         self.proxy.setDynamicSortFilter(False)  # one sort after, not one per row
         rows.set_counts(self.model, self.matches or {})
+        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
+                     self.matches)
         self.proxy.setDynamicSortFilter(True)
 
     def _rebuild(self) -> None:
@@ -239,7 +241,8 @@ class LibraryView(QWidget):
         """Show the sessions of the chosen agent and project that match the search, and
         total them in their project's row."""
         self.proxy.setDynamicSortFilter(False)
-        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()})
+        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
+                     self.matches)
         self.proxy.setDynamicSortFilter(True)
         ids = set(self.matches) if self.matches is not None else None
         self.proxy.set_filters(self.agent.currentData(), self.project.currentData(),
