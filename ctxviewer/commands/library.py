@@ -24,7 +24,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "phrase\" as written), with the matching requests")
     p.add_argument("--sort", choices=sorted(SORTS), default=None, metavar="KEY",
                    help=f"order by one of {', '.join(sorted(SORTS))} (default: start, newest "
-                        "first; with --search: matches)")
+                        "first; matches: the most matching requests first, which counts "
+                        "every match, the slower way)")
     p.add_argument("--agent", metavar="A",
                    help="only sessions of this agent (claude-code, codex, gemini-cli, "
                         "qwen-code, …; part of the name is enough)")
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError("--workers must be at least 1")
     if args.search is not None:
-        from ctxviewer.library.query import fts_query
+        from ctxviewer.library.search import fts_query
 
         if fts_query(args.search) is None:
             raise UsageError(f"--search {args.search!r}: no word to look for")
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                              else None)
             if sys.stderr.isatty() and stats.to_read:
                 sys.stderr.write("\r\033[K")
-        sort = args.sort or ("matches" if args.search else "start")
+        sort = args.sort or "start"  # matches: every match counted, the slower way
         limit = args.limit if args.limit is not None else (0 if args.json else TEXT_LIMIT)
         found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                              limit=limit or None, search=args.search)

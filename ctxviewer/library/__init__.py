@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from ctxviewer.library import query
+from ctxviewer.library import search as text_search
 from ctxviewer.library.location import db_path
 from ctxviewer.library.scan import Progress, ScanStats, scan
 from ctxviewer.library.schema import connect
@@ -74,24 +75,37 @@ class Library:
                  search: str | None = None, snippets: bool = True) -> list[dict[str, Any]]:
         """The sessions as ``library --json`` lists them; with ``search``, only those
         whose text holds every word, each with ``match_count`` and (``snippets``) the
-        first ``matches``."""
+        first ``matches``. Requests are counted for the sessions listed only, except
+        with ``sort="matches"`` or no ``limit`` (every matching session counted: the
+        slower way, see ``search``)."""
         if not search:
             return query.sessions(self.db, agent=agent, project=project, sort=sort,
                                   limit=limit)
-        hits = query.search(self.db, search)
-        out = query.sessions(self.db, agent=agent, project=project, sort=sort, limit=limit,
-                             ids=hits.counts)
-        if snippets:
-            query.snippets(self.db, search, hits, [e["id"] for e in out])
+        heads: dict[int, list[int]] = {}
+        if sort == "matches" or not limit:
+            counts = text_search.count(self.db, search)
+            keep = query.ordered(self.db, counts, agent=agent, project=project, sort=sort,
+                                 ranks=counts)[:limit or None]
+        else:
+            order = query.ordered(self.db, text_search.candidates(self.db, search),
+                                  agent=agent, project=project, sort=sort)
+            keep, counts, heads = text_search.first(self.db, search, order, limit)
+        out = query.entries(self.db, keep)
+        found = text_search.snippets(self.db, search, keep, heads) if snippets else {}
         for e in out:
-            e["match_count"] = hits.counts.get(e["id"], 0)
+            e["match_count"] = counts.get(e["id"], 0)
             e["matches"] = [{"request": m.request, "snippet": m.snippet}
-                            for m in hits.snippets.get(e["id"], [])]
+                            for m in found.get(e["id"], [])]
         return out
 
-    def search_counts(self, text: str) -> dict[int, int]:
-        """Session id -> how many of its requests hold every word of ``text``."""
-        return query.search(self.db, text).counts
+    def matching(self, text: str) -> set[int]:
+        """The ids of the sessions with a request that holds every word of ``text``."""
+        return text_search.matching(self.db, text)
+
+    def search_counts(self, text: str, sessions: Iterable[int] | None = None) -> dict[int, int]:
+        """Session id -> how many of its requests hold every word of ``text``, for
+        ``sessions`` (default: every session, the slower way)."""
+        return text_search.count(self.db, text, sessions)
 
     def bad_files(self) -> list[dict[str, Any]]:
         return query.bad_files(self.db)
@@ -105,4 +119,5 @@ class Library:
         for table in ("files", "states", "sessions", "bodies"):
             self.db.execute(f"DELETE FROM {table}")
         self.db.execute("INSERT INTO texts (texts) VALUES ('delete-all')")
+        self.db.execute("INSERT INTO chunk_texts (chunk_texts) VALUES ('delete-all')")
         self.db.execute("COMMIT")

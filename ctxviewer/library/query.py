@@ -1,17 +1,13 @@
-"""Read the library: sessions filtered and sorted, full-text search, bad files."""
+"""Read the library: sessions filtered and sorted, bad files (``search``: the text)."""
 
 from __future__ import annotations
 
-import re
 import sqlite3
-from dataclasses import dataclass, field
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
-
-from ctxviewer.library.schema import REQUEST_BITS
-from ctxviewer.library.store import body
 
 # --sort name -> (column, descending)
 SORTS: dict[str, tuple[str, bool]] = {
@@ -21,91 +17,44 @@ SORTS: dict[str, tuple[str, bool]] = {
     "agent": ("agent", False), "project": ("project", False), "path": ("path", False),
     "matches": ("", True),
 }
-SNIPPETS = 3  # per session
-_LOW = (1 << REQUEST_BITS) - 1
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-@dataclass
-class Match:
-    """A request that holds the words, with its text around them."""
-
-    request: int
-    snippet: str
-
-
-@dataclass
-class Hits:
-    """A search's matches: session id -> how many of its requests match, and (for the
-    sessions shown) the first ``SNIPPETS`` of them with a snippet."""
-
-    counts: dict[int, int] = field(default_factory=dict)
-    snippets: dict[int, list[Match]] = field(default_factory=dict)
-
-
-def fts_query(text: str) -> str | None:
-    """The user's words as an FTS5 query: every word must occur (in any order); a
-    ``"quoted phrase"`` must occur as written. None when there is no word."""
-    terms = []
-    for phrase, word in re.findall(r'"([^"]*)"|(\S+)', text):
-        words = _WORD.findall(phrase or word)
-        if words:
-            terms.append('"' + " ".join(words) + '"')
-    return " ".join(terms) if terms else None
-
-
-def search(db: sqlite3.Connection, text: str) -> Hits:
-    """The sessions whose requests match ``text`` (counted in SQL: a word in most
-    requests makes hundreds of thousands of rows, which Python need not see)."""
-    hits = Hits()
-    q = fts_query(text)
-    if q is not None:
-        hits.counts = dict(db.execute(
-            f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM texts WHERE texts MATCH ? "
-            "GROUP BY 1", (q,)).fetchall())
-    return hits
-
-
-def snippets(db: sqlite3.Connection, text: str, hits: Hits, sessions: list[int]) -> None:
-    """Fill ``hits.snippets`` for ``sessions`` (the ones shown): each of their first
-    ``SNIPPETS`` matching requests with its text around the first word found."""
-    q = fts_query(text)
-    words = [w.lower() for w in _WORD.findall(text)]
-    if q is None:
-        return
-    for sid in sessions:
-        if sid not in hits.counts:
-            continue
-        base = sid << REQUEST_BITS
-        for (rowid,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ? AND rowid "
-                                   "BETWEEN ? AND ? ORDER BY rowid LIMIT ?",
-                                   (q, base, base + _LOW, SNIPPETS)).fetchall():
-            found = body(db, rowid)
-            if found is not None:
-                hits.snippets.setdefault(sid, []).append(
-                    Match(rowid & _LOW, snippet(found, words)))
-
-
-def snippet(text: str, words: list[str], width: int = 100) -> str:
-    """``text`` around the first of ``words`` it holds, each word found in ``[`` ``]``."""
-    low = text.lower()
-    at = min((i for i in (_find_word(low, w) for w in words) if i >= 0), default=0)
-    start = max(0, at - width // 3)
-    part = " ".join(text[start:start + width].split())
-    marked = re.sub("|".join(rf"\b{re.escape(w)}\b" for w in words),
-                    lambda m: f"[{m.group(0)}]", part, flags=re.IGNORECASE)
-    return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
-
-
-def _find_word(low: str, word: str) -> int:
-    m = re.search(rf"\b{re.escape(word)}\b", low)
-    return m.start() if m else -1
 
 
 def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str | None = None,
-             sort: str = "start", limit: int | None = None,
-             ids: dict[int, int] | None = None) -> list[dict[str, Any]]:
+             sort: str = "start", limit: int | None = None) -> list[dict[str, Any]]:
     """The sessions as ``library --json`` lists them (see ``entry``)."""
+    cond, args, order = _where(agent, project, None, sort)
+    sql = f"SELECT {_COLUMNS} FROM sessions{cond} ORDER BY {order}"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    return [entry(*row) for row in db.execute(sql, args)]
+
+
+def ordered(db: sqlite3.Connection, ids: Collection[int], *, agent: str | None = None,
+            project: str | None = None, sort: str = "start",
+            ranks: dict[int, int] | None = None) -> list[int]:
+    """Of ``ids``, those of ``agent`` and ``project``, in ``sort``'s order (``matches``:
+    by ``ranks``, the most first, then the newest)."""
+    if not ids:
+        return []
+    cond, args, order = _where(agent, project, ids, sort)
+    out = [i for (i,) in db.execute(f"SELECT id FROM sessions{cond} ORDER BY {order}", args)]
+    if sort == "matches":
+        rank = ranks or {}
+        out.sort(key=lambda i: -rank.get(i, 0))  # stable: the newest first among equals
+    return out
+
+
+def entries(db: sqlite3.Connection, ids: list[int]) -> list[dict[str, Any]]:
+    """The sessions ``ids``, in that order (see ``entry``)."""
+    if not ids:
+        return []
+    rows = {r[0]: r for r in db.execute(
+        f"SELECT {_COLUMNS} FROM sessions WHERE id IN ({','.join(str(int(i)) for i in ids)})")}
+    return [entry(*rows[i]) for i in ids if i in rows]
+
+
+def _where(agent: str | None, project: str | None, ids: Collection[int] | None,
+           sort: str) -> tuple[str, list[str], str]:
     where, args = [], []
     if agent:
         where.append("agent LIKE ?")  # "claude", "Claude Code", "claude-code"
@@ -114,26 +63,12 @@ def sessions(db: sqlite3.Connection, *, agent: str | None = None, project: str |
         where.append("project LIKE ?")
         args.append(f"%{project}%")
     if ids is not None:
-        if not ids:
-            return []
         where.append(f"id IN ({','.join(str(int(i)) for i in ids)})")
     column, desc = SORTS.get(sort, SORTS["start"])
-    if not column:  # matches: the most first, then the newest
+    if not column:  # matches: ranked by the caller, the newest first among equals
         column, desc = "start", True
     order = f"{column} IS NULL, {column} {'DESC' if desc else 'ASC'}, start DESC, path, part"
-    cond = f" WHERE {' AND '.join(where)}" if where else ""
-    if ids is not None and sort == "matches":  # ordered here: only the rows kept are read
-        ranked = [i for (i,) in db.execute(f"SELECT id FROM sessions{cond} ORDER BY {order}",
-                                           args)]
-        ranked.sort(key=lambda i: -ids.get(i, 0))  # stable: the newest first among equals
-        keep = ranked[:limit] if limit else ranked
-        rows = {r[0]: r for r in db.execute(
-            f"SELECT {_COLUMNS} FROM sessions WHERE id IN ({','.join(map(str, keep))})")}
-        return [entry(*rows[i]) for i in keep if i in rows]
-    sql = f"SELECT {_COLUMNS} FROM sessions{cond} ORDER BY {order}"
-    if limit:
-        sql += f" LIMIT {int(limit)}"
-    return [entry(*row) for row in db.execute(sql, args)]
+    return (f" WHERE {' AND '.join(where)}" if where else ""), args, order
 
 
 _COLUMNS = "id, path, part, parts, project, size, mtime_ns, summary, series"

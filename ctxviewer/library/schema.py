@@ -14,19 +14,33 @@
   itself is in ``bodies``, zlib-compressed, with its CRC to tell a changed text
   without reading it; a row leaves ``texts`` by FTS5's ``delete`` command, which
   needs the text it was indexed with.
+- ``chunk_texts``: FTS5 too, the same texts grouped by ``CHUNK`` requests: one
+  document per 64 requests of a session (rowid = texts' rowid >> ``CHUNK_BITS``,
+  so rowid >> ``SESSION_SHIFT`` is the session id), the requests' texts joined
+  with ``BREAK`` between them (no phrase runs from one request into the next).
+  Which sessions hold a word is then a few thousand rows to read, not one per
+  request (``query.matching``). A document is always the join of the ``bodies``
+  in its range: a changed request rewrites its chunk only.
 - ``folders``: the folders the user added.
 
-A schema change (``SCHEMA``) drops the index and builds it again: it is a cache.
+A schema change (``SCHEMA``) drops the index and builds it again (it is a cache),
+except from schema 2, which lacked ``chunk_texts`` only: that is filled from
+``bodies`` (no log read again).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 
-SCHEMA = 2
+SCHEMA = 3
 REQUEST_BITS = 20  # texts' rowid: session id << 20 | request index
 MAX_REQUEST = (1 << REQUEST_BITS) - 1
+CHUNK_BITS = 6  # chunk_texts' rowid: texts' rowid >> 6 (64 requests a document)
+CHUNK = 1 << CHUNK_BITS
+SESSION_SHIFT = REQUEST_BITS - CHUNK_BITS  # chunk_texts' rowid >> 14: the session id
+BREAK = "\nctxviewerrequestbreak\n"  # between two requests' texts in a chunk's document
 
 TABLES = """
 CREATE TABLE IF NOT EXISTS folders (
@@ -76,30 +90,73 @@ CREATE TABLE IF NOT EXISTS bodies (
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
     body, content='', tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunk_texts USING fts5(
+    body, content='', tokenize='unicode61 remove_diacritics 2');
 """
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating) the database at ``path``; an older schema is dropped and made anew."""
+    """Open (creating) the database at ``path``; an older schema is brought up to date
+    (schema 2) or dropped and made anew, in one transaction: two connections opening
+    it at once wait for each other, and a crash in there leaves the old version."""
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     db.execute("PRAGMA foreign_keys=OFF")
-    version = db.execute("PRAGMA user_version").fetchone()[0]
-    if version != SCHEMA:  # a crash in here leaves the old version: done again next time
+    if _version(db) != SCHEMA:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            _upgrade(db, _version(db))  # again: another connection may have done it
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+    return db
+
+
+def _version(db: sqlite3.Connection) -> int:
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _upgrade(db: sqlite3.Connection, version: int) -> None:
+    if version == SCHEMA:
+        return
+    if version == 2:
+        _create(db)
+        fill_chunks(db)
+    else:
         folders: list[tuple[str, str]] = []
         if version and _has_table(db, "folders"):
             folders = db.execute("SELECT path, added FROM folders").fetchall()
-        names = [n for (n,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-            "AND name NOT LIKE 'texts_%'").fetchall()]
-        for name in names:
+        tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
+                            "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+        for name, _ in sorted(tables, key=lambda t: not t[1]):  # an FTS5 table takes its own
             db.execute(f'DROP TABLE IF EXISTS "{name}"')
-        db.executescript(TABLES)
+        _create(db)
         db.executemany("INSERT OR IGNORE INTO folders VALUES (?, ?)", folders)
-        db.execute(f"PRAGMA user_version={SCHEMA}")
-    return db
+    db.execute(f"PRAGMA user_version={SCHEMA}")
+
+
+def _create(db: sqlite3.Connection) -> None:
+    for statement in TABLES.split(";"):  # executescript would commit the transaction
+        if statement.strip():
+            db.execute(statement)
+
+
+def fill_chunks(db: sqlite3.Connection) -> None:
+    """Index every chunk of ``bodies`` into ``chunk_texts`` (an index of schema 2)."""
+    chunk, parts = -1, list[str]()
+    for rowid, z in db.execute("SELECT id, z FROM bodies ORDER BY id"):
+        if rowid >> CHUNK_BITS != chunk:
+            if parts:
+                db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
+                           (chunk, BREAK.join(parts)))
+            chunk, parts = rowid >> CHUNK_BITS, []
+        parts.append(zlib.decompress(z).decode())
+    if parts:
+        db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
+                   (chunk, BREAK.join(parts)))
 
 
 def _has_table(db: sqlite3.Connection, name: str) -> bool:

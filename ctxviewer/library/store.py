@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ctxviewer.library.schema import MAX_REQUEST, REQUEST_BITS
+from ctxviewer.library.schema import BREAK, CHUNK, CHUNK_BITS, MAX_REQUEST, REQUEST_BITS
 
 if TYPE_CHECKING:  # reading imports the analysis: kept off a rescan with nothing to read
     from ctxviewer.library.reading import JobResult, PartResult
@@ -77,18 +77,48 @@ def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: Pa
 
 def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
     """The session's request texts: rows that changed are replaced, the rest kept (a grown
-    file adds its new requests without indexing the old ones again)."""
+    file adds its new requests without indexing the old ones again); so are the chunks
+    of ``chunk_texts`` that hold a changed row."""
     base = sid << REQUEST_BITS
     old = {r: crc for r, crc in db.execute(
         "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))}
     new = {base + i: t for i, t in enumerate(texts[:MAX_REQUEST + 1]) if t}
     crcs = {r: zlib.crc32(t.encode()) for r, t in new.items()}
-    _drop_texts(db, [r for r, crc in old.items() if crcs.get(r) != crc])
+    gone = [r for r, crc in old.items() if crcs.get(r) != crc]
     rows = [(r, crcs[r], t) for r, t in new.items() if old.get(r) != crcs[r]]
+    chunks = sorted({r >> CHUNK_BITS for r in gone} | {r >> CHUNK_BITS for r, _, _ in rows})
+    had = {r >> CHUNK_BITS for r in old}
+    _unindex_chunks(db, [c for c in chunks if c in had])
+    _drop_texts(db, gone)
     db.executemany("INSERT INTO bodies (id, crc, z) VALUES (?, ?, ?)",
                    [(r, crc, zlib.compress(t.encode(), 1)) for r, crc, t in rows])
     db.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)",
                    [(r, t) for r, _, t in rows])
+    docs = []
+    for c in chunks:  # a chunk wholly new is what was just stored; else read back
+        doc = _chunk_doc(db, c) if c in had else \
+            BREAK.join(new[r] for r in range(c << CHUNK_BITS, (c + 1) << CHUNK_BITS)
+                       if r in new)
+        if doc is not None:
+            docs.append((c, doc))
+    db.executemany("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)", docs)
+
+
+def _chunk_doc(db: sqlite3.Connection, chunk: int) -> str | None:
+    """``chunk_texts``' document of ``chunk``: its rows of ``bodies``, joined (None: none)."""
+    parts = [zlib.decompress(z).decode() for (z,) in db.execute(
+        "SELECT z FROM bodies WHERE id BETWEEN ? AND ? ORDER BY id",
+        (chunk << CHUNK_BITS, (chunk << CHUNK_BITS) + CHUNK - 1))]
+    return BREAK.join(parts) if parts else None
+
+
+def _unindex_chunks(db: sqlite3.Connection, chunks: Sequence[int]) -> None:
+    """Take chunks out of the contentless ``chunk_texts`` (before their bodies change)."""
+    for c in chunks:
+        doc = _chunk_doc(db, c)
+        if doc is not None:
+            db.execute("INSERT INTO chunk_texts (chunk_texts, rowid, body) "
+                       "VALUES ('delete', ?, ?)", (c, doc))
 
 
 def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
@@ -112,8 +142,10 @@ def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
     for (sid,) in db.execute("SELECT id FROM sessions WHERE path = ? AND part >= ?",
                              (path, keep)).fetchall():
         base = sid << REQUEST_BITS
-        _drop_texts(db, [r for (r,) in db.execute(
-            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))])
+        ids = [r for (r,) in db.execute(
+            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))]
+        _unindex_chunks(db, sorted({r >> CHUNK_BITS for r in ids}))
+        _drop_texts(db, ids)
         db.execute("DELETE FROM sessions WHERE id = ?", (sid,))
 
 

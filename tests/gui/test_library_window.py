@@ -32,7 +32,19 @@ def start(qtbot, window) -> object:
     assert panel.showing and window.controls.isHidden()
     qtbot.waitUntil(lambda: not panel.scanner.busy, timeout=60000)
     qtbot.waitUntil(lambda: panel.view.rescan.isEnabled(), timeout=5000)
+    settle(qtbot, panel)
     return panel
+
+
+def settle(qtbot, panel) -> None:
+    """The page's reads of the index (on the thread pool) have arrived."""
+    qtbot.waitUntil(lambda: not panel.querying, timeout=20000)
+
+
+def search(qtbot, panel, text: str) -> None:
+    panel.view.search.setText(text)
+    panel.view._search_now()
+    settle(qtbot, panel)
 
 
 def sessions_shown(view) -> list[dict]:
@@ -82,8 +94,7 @@ def test_no_file_opens_the_library_grouped_by_project(qtbot, window, corpus, hom
                                         for e in sessions_shown(view))
     view.filter.setText("")
     # full-text search: the sessions whose messages hold the words
-    view.search.setText("TodoWrite")
-    view._search_now()
+    search(qtbot, panel, "TodoWrite")
     found = {e["id"] for e in sessions_shown(view)}
     with Library() as lib:
         assert found == {e["id"] for e in lib.sessions(search="TodoWrite")} != set()
@@ -93,11 +104,9 @@ def test_no_file_opens_the_library_grouped_by_project(qtbot, window, corpus, hom
         kids = view.proxy.rowCount(view.proxy.index(r, 0))
         assert view.proxy.index(r, rows.AGENT).data() == f"{kids} session{'s' * (kids != 1)}"
     assert f"{len(found)} match: TodoWrite" in view.summary.text()
-    view.search.setText("zzqqxxnotaword")
-    view._search_now()
+    search(qtbot, panel, "zzqqxxnotaword")
     assert sessions_shown(view) == [] and not view.empty.isHidden()
-    view.search.setText("")
-    view._search_now()
+    search(qtbot, panel, "")
     assert len(sessions_shown(view)) == len(expected)
 
 
@@ -118,6 +127,7 @@ def test_double_click_opens_and_file_library_returns(qtbot, window, corpus, home
     action.trigger()
     assert panel.showing
     qtbot.waitUntil(lambda: not panel.scanner.busy, timeout=20000)
+    settle(qtbot, panel)
     # Enter opens the current session too
     view.select(next(e["id"] for e in sessions_shown(view) if e["path"] == str(files["qwen"])))
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
@@ -171,8 +181,7 @@ def test_library_renders_at_both_sizes(qtbot, window, corpus, home, tmp_path):
     with Library() as lib:
         lib.add_folder(str(tmp_path / "recordings"))
     panel = start(qtbot, window)
-    panel.view.search.setText("TodoWrite")
-    panel.view._search_now()
+    search(qtbot, panel, "TodoWrite")
     for size in ((1024, 700), (1400, 900)):
         window.resize(*size)
         qtbot.wait(50)
@@ -195,7 +204,8 @@ def test_add_folder_and_a_file_that_cannot_be_opened(qtbot, window, corpus, home
     panel.view.add_folder.click()
     qtbot.waitUntil(lambda: not panel.scanner.busy and panel.view.rescan.isEnabled(),
                     timeout=60000)
-    assert len(sessions_shown(panel.view)) == before + len(recs)
+    qtbot.waitUntil(lambda: len(sessions_shown(panel.view)) == before + len(recs),
+                    timeout=20000)
     with Library() as lib:
         assert lib.folders() == [str(tmp_path / "recordings")]
     # a listed file that turned into something else: the error, and back to the library

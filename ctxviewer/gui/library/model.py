@@ -22,6 +22,8 @@ from ctxviewer.gui.library.sparkline import SCALE_ROLE, SERIES_ROLE
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
+ID_ROLE = Qt.ItemDataRole.UserRole + 5  # its id: what filters read (a dict is converted
+# to and from a QVariantMap on every read, 100 µs for a session's)
 COLUMNS = ("Session", "Agent", "Requests", "Peak", "Window", "Prompt size", "Cost",
            "Compactions", "Matches", "File")
 SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = \
@@ -89,10 +91,12 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
                            f"{fmt_tokens(e.get('peak_prompt_tokens'))} of "
                            f"{fmt_tokens(e.get('window'))}")
     row[SESSION].setData(e, ENTRY_ROLE)
+    row[SESSION].setData(e["id"], ID_ROLE)
     return row
 
 
-def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandardItem]:
+def group_row(project: str, entries: Sequence[dict[str, Any]],
+              matches: dict[int, int] | None = None) -> list[QStandardItem]:
     """A project's row: its sessions' totals, so that sorting orders projects too."""
     latest = max((e.get("start") or e.get("mtime") or "" for e in entries), default="")
     peak = max((e.get("peak_prompt_tokens") or 0 for e in entries), default=0)
@@ -101,6 +105,7 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
     comps = sum(e["compactions_observed"] for e in entries)
     shares = [e["peak_share"] for e in entries if e.get("peak_share") is not None]
     name = home(project) if project != NO_PROJECT else project
+    found = sum((matches or {}).get(e["id"], 0) for e in entries)
     row = [_item(name, latest, tip=project),
            _item(plural(len(entries), "session"), len(entries)),
            _item(f"{requests:,}", requests, right=True),
@@ -109,7 +114,7 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
                  right=True),
            _item("", peak), _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
            _item(str(comps) if comps else "", comps * 1000, right=True),
-           _item("", 0, right=True), _item("", "")]
+           _item(f"{found:,}" if found else "", found, right=True), _item("", "")]
     font = row[0].font()
     font.setBold(True)
     for item in row:
@@ -118,22 +123,58 @@ def group_row(project: str, entries: Sequence[dict[str, Any]]) -> list[QStandard
 
 
 def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped: bool,
-          matches: dict[int, int] | None = None) -> None:
+          matches: dict[int, int] | None = None) -> list[list[dict[str, Any]]]:
+    """The rows of ``entries``; returns each top row's sessions (grouped: its project's;
+    none for a session's own row), for ``retotal``."""
     model.clear()
     model.setHorizontalHeaderLabels(list(COLUMNS))
     root = model.invisibleRootItem()
     if not grouped:
         for e in entries:
             root.appendRow(session_row(e, (matches or {}).get(e["id"])))
-        return
+        return [[] for _ in entries]
     groups: dict[str, list[dict[str, Any]]] = {}
     for e in entries:
         groups.setdefault(e.get("project") or NO_PROJECT, []).append(e)
     for project, members in groups.items():
-        row = group_row(project, members)
+        row = group_row(project, members, matches)
         for e in members:
             row[0].appendRow(session_row(e, (matches or {}).get(e["id"])))
         root.appendRow(row)
+    return list(groups.values())
+
+
+def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
+    """Write a search's counts into the Matches column of the sessions' rows."""
+    def put(session: QStandardItem | None, matches: QStandardItem | None) -> None:
+        sid = session.data(ID_ROLE) if session is not None else None
+        if sid is not None and matches is not None:
+            n = counts.get(sid, 0)
+            matches.setData(n, SORT_ROLE)
+            matches.setText(f"{n:,}" if n else "")
+
+    for r in range(model.rowCount()):
+        top = model.item(r, SESSION)
+        put(top, model.item(r, MATCHES))
+        for k in range(top.rowCount() if top is not None else 0):
+            put(top.child(k, SESSION), top.child(k, MATCHES))
+
+
+def retotal(model: QStandardItemModel, groups: list[list[dict[str, Any]]],
+            shown: set[int], matches: dict[int, int] | None = None) -> None:
+    """Each project's row (``groups``: ``build``'s) totals its sessions in ``shown``
+    (the others are filtered out), their matching requests too."""
+    for r, sessions in enumerate(groups):
+        members = [e for e in sessions if e["id"] in shown]
+        if not members:
+            continue
+        for c, new in enumerate(group_row(members[0].get("project") or NO_PROJECT, members,
+                                          matches)):
+            old = model.item(r, c)
+            if old is not None and (old.text(), old.data(SORT_ROLE)) != \
+                    (new.text(), new.data(SORT_ROLE)):
+                old.setText(new.text())
+                old.setData(new.data(SORT_ROLE), SORT_ROLE)
 
 
 class LibraryFilter(QSortFilterProxyModel):
@@ -149,24 +190,20 @@ class LibraryFilter(QSortFilterProxyModel):
         self.project: str | None = None
         self.text = ""
         self.ids: set[int] | None = None  # a search's sessions; None: no search
+        self.entries: dict[int, dict[str, Any]] = {}  # every session's entry, by id
 
     def set_filters(self, agent: str | None, project: str | None, text: str,
                     ids: set[int] | None) -> None:
-        begin = getattr(self, "beginFilterChange", None)  # Qt 6.10: invalidateFilter is old
-        if begin is not None:
-            begin()
         self.agent, self.project, self.text, self.ids = agent, project, text.lower(), ids
-        if begin is not None:
-            self.endFilterChange(QSortFilterProxyModel.Direction.Rows)
-        else:
-            self.invalidateRowsFilter()
+        # The whole mapping again, in one layout change: 20 ms for 2,000 sessions, where
+        # a filter change (row by row removals and insertions) takes ten times that.
+        self.invalidate()
 
     def filterAcceptsRow(self, row: int,
                          parent: QModelIndex | QPersistentModelIndex) -> bool:
         model = self.sourceModel()
-        index = model.index(row, SESSION, parent)
-        e = index.data(ENTRY_ROLE)
-        if not isinstance(e, dict):  # a project row: shown when one of its sessions is
+        e = self.entries.get(model.index(row, SESSION, parent).data(ID_ROLE))
+        if e is None:  # a project row: shown when one of its sessions is
             return False
         if self.agent and e["agent"] != self.agent:
             return False

@@ -5,7 +5,8 @@ stack, adds File > Library… (Ctrl+Shift+L) and shows the session views again a
 soon as a file starts loading (from the library, File > Open, a drop…).
 ``show_library`` brings the page to the front and starts a scan on a thread; the
 table fills as the scan commits. Opened at start with no file, an empty library
-(a fresh machine) opens the bundled demo session instead.
+(a fresh machine) opens the bundled demo session instead. The page reads the index
+on the thread pool (``queries``), never on the GUI thread.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
 
+from ctxviewer.gui.library.queries import Found, LibraryQueries, Listing
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.widgets.file_dialog import FileDialog
 from ctxviewer.gui.widgets.menus import find_menu
-from ctxviewer.library import Library
 from ctxviewer.library.location import db_path
 from ctxviewer.resources import demo_session_path
 
@@ -42,7 +43,7 @@ class LibraryPanel(QObject):
         super().__init__(window)
         self.window = window
         self.path = db_path()
-        self.lib: Library | None = None  # opened when first shown (the GUI thread's connection)
+        self.opened = False  # shown once: where the index is was decided then
         self.view = LibraryView()
         self.stack = QStackedWidget(window)
         self.stack.setObjectName("library_stack")
@@ -53,8 +54,12 @@ class LibraryPanel(QObject):
         self.stack.addWidget(self.view)
         window.setCentralWidget(self.stack)
         self.scanner = Scanner(self.path, self)
+        self.queries = LibraryQueries(self.path, self)
         self.demo_if_empty: str | None = None
         self._last_refresh = 0.0
+        self._note = ""  # what the summary says after the count (the last scan's outcome)
+        self._bad: list[dict[str, Any]] = []
+        self._scanned = False  # a scan ended: its listing decides the demo or "none found"
         self._hid: list[QWidget] = []  # the bars the library page hid
         self._from_library = False  # the file loading was opened from the library
         self.ask_folder = self._ask_folder  # replaceable (tests answer it)
@@ -83,6 +88,10 @@ class LibraryPanel(QObject):
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)
+        self.queries.listed.connect(self._on_listed)
+        self.queries.found.connect(self._on_found)
+        self.queries.counted.connect(self._on_counted)
+        self.queries.failed.connect(self._on_query_failed)
 
     # -- pages --------------------------------------------------------------------------
     @property
@@ -93,9 +102,9 @@ class LibraryPanel(QObject):
         """Bring the library to the front and bring it up to date (``scan``).
 
         ``demo_if_empty``: a file to open when the scan finds no session at all."""
-        if self.lib is None:  # where the index is, decided now (the environment may say)
-            self.path = self.scanner.path = db_path()
-            self.lib = Library(self.path)
+        if not self.opened:  # where the index is, decided now (the environment may say)
+            self.opened = True
+            self.path = self.scanner.path = self.queries.path = db_path()
         self.demo_if_empty = demo_if_empty
         self.stack.setCurrentIndex(LIBRARY)
         self._toolbars(False)
@@ -139,9 +148,10 @@ class LibraryPanel(QObject):
 
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
+        """Open a row's session: of a file that holds several, the part the row shows."""
         path = entry.get("path")
         if path and os.path.exists(path):
-            self.window.open_file(path)
+            self.window.open_file(path, entry.get("part") if entry.get("parts", 1) > 1 else None)
         else:
             self.window.show_error("Cannot open file", f"{path} is not there any more; "
                                    "Rescan takes it out of the library")
@@ -152,14 +162,15 @@ class LibraryPanel(QObject):
             self.window.open_file(str(demo))
 
     def add_folder(self) -> None:
+        """Ask for a folder; the scan adds it to the library (on its thread) and reads it."""
         folder = self.ask_folder()
-        if folder and self.lib is not None:
-            try:
-                self.lib.add_folder(folder)
-            except ValueError as e:
-                self.window.show_error("Cannot add the folder", str(e))
-                return
-            self.scan()
+        if not folder:
+            return
+        if not os.path.isdir(folder):
+            self.window.show_error("Cannot add the folder", f"not a folder: {folder}")
+            return
+        self.scanner.pending.append(folder)
+        self.scan()  # a scan running now: the next one, when it ends
 
     def _ask_folder(self) -> str:
         dialog = FileDialog(self.window, "Add a folder of sessions (the proxy's recordings…)",
@@ -187,12 +198,11 @@ class LibraryPanel(QObject):
     def _on_scan_finished(self, stats: ScanStats) -> None:
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
+        if self.scanner.pending:  # a folder added while the scan ran
+            self.scan()
+            return
         self.refresh(note=_scan_note(stats))
-        if not self.view.entries:
-            if self._open_demo_if_empty():
-                return
-            self.view.set_empty_text(_nothing_found())
-        self.demo_if_empty = None
+        self._scanned = True
 
     def _on_scan_failed(self, reason: str) -> None:
         self.view.rescan.setEnabled(True)
@@ -209,35 +219,73 @@ class LibraryPanel(QObject):
         self.window.open_file(demo)
         return True
 
+    # -- reading the index (on the thread pool) -------------------------------------------
+    @property
+    def querying(self) -> bool:
+        """A read of the index runs, or its result is on its way."""
+        return self.queries.busy()
+
     def refresh(self, note: str = "") -> None:
-        """Show what the index holds now."""
-        if self.lib is None:
+        """Show what the index holds now (it arrives as ``_on_listed``)."""
+        if not self.opened:
             return
         self._last_refresh = time.monotonic()
-        self.view.set_entries(self.lib.sessions())
-        self.view.set_summary(len(self.view.entries), self.lib.bad_files(), note)
-        if self.view.search.text().strip() and self.view.matches is not None:
-            self.search(self.view.search.text().strip())
+        self._note = note
+        self.queries.list_sessions()
+
+    def _on_listed(self, listing: Listing) -> None:
+        self._bad = listing.bad
+        self.view.set_entries(listing.entries)
+        self._summarize()
+        if self.queries.searching:  # new sessions may match too
+            self.queries.search(self.queries.searching)
+        if self._scanned and not self.scanner.busy:
+            self._scanned = False
+            if not self.view.entries:
+                if self._open_demo_if_empty():
+                    return
+                self.view.set_empty_text(_nothing_found())
+            self.demo_if_empty = None
 
     def search(self, text: str) -> None:
-        if self.lib is None:
+        """Look for ``text`` in the sessions' messages (``""``: show every session)."""
+        if not self.opened:
             return
+        self.queries.search(text)
         if not text:
             self.view.set_matches(None)
             self.view.set_empty_text("")
-            return
-        counts = self.lib.search_counts(text)
-        self.view.set_matches(counts)
-        self.view.set_empty_text(f"No session's messages hold: {text}")
-        self.view.set_summary(len(self.view.entries), self.lib.bad_files(),
-                              f"{len(counts):,} match: {text} "
-                              f"({sum(counts.values()):,} requests)")
+            self._summarize()
+        else:
+            self.view.set_summary(len(self.view.entries), self._bad, f"searching: {text}…")
+
+    def _on_found(self, found: Found) -> None:
+        self.view.set_matches(found.counts)
+        self.view.set_empty_text(f"No session's messages hold: {found.text}")
+        self._summarize(found)
+
+    def _on_counted(self, found: Found) -> None:
+        if self.view.matches is not None and set(self.view.matches) == set(found.counts):
+            self.view.set_counts(found.counts)
+        else:  # a scan committed meanwhile: other sessions
+            self.view.set_matches(found.counts)
+        self._summarize(found)
+
+    def _summarize(self, found: Found | None = None) -> None:
+        note = self._note
+        if found is not None:
+            note = f"{len(found.counts):,} match: {found.text}"
+            if found.counted:
+                note += f" ({sum(found.counts.values()):,} requests)"
+        self.view.set_summary(len(self.view.entries), self._bad, note)
+
+    def _on_query_failed(self, reason: str) -> None:
+        self.view.set_summary(len(self.view.entries), self._bad,
+                              f"cannot read the library: {reason}")
 
     def _on_window_closing(self) -> None:
+        self.queries.stop()
         self.scanner.cancel(wait=True)
-        if self.lib is not None:
-            self.lib.close()
-            self.lib = None
 
 
 def _scan_note(stats: ScanStats) -> str:

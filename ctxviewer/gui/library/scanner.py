@@ -29,6 +29,7 @@ class Scanner(QObject):
         super().__init__(parent)
         self.path = path
         self.pool: bool | None = None  # None: worker processes when there is much to read
+        self.pending: list[str] = []  # folders to add to the library, by the next scan
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
 
@@ -37,12 +38,14 @@ class Scanner(QObject):
         return self._thread is not None and self._thread.is_alive()
 
     def start(self, rescan: bool = False) -> bool:
-        """Start a scan (``rescan``: read every file again); False when one runs."""
+        """Start a scan (``rescan``: read every file again; the ``pending`` folders are
+        added first); False when one runs."""
         if self.busy:
             return False
         self._cancel = threading.Event()
         cancel = self._cancel
-        self._thread = threading.Thread(target=self._run, args=(cancel, rescan),
+        folders, self.pending = self.pending, []
+        self._thread = threading.Thread(target=self._run, args=(cancel, rescan, folders),
                                         name="ctxviewer-library-scan", daemon=True)
         self._thread.start()
         return True
@@ -52,9 +55,11 @@ class Scanner(QObject):
         if wait and self._thread is not None:
             self._thread.join(JOIN_SECONDS)
 
-    def _run(self, cancel: threading.Event, rescan: bool) -> None:
+    def _run(self, cancel: threading.Event, rescan: bool, folders: list[str]) -> None:
         try:
             with Library(self.path) as lib:
+                for folder in folders:
+                    lib.add_folder(folder)
                 if rescan:
                     lib.clear()
                 stats = lib.scan(progress=lambda s: self._emit("progressed", copy.copy(s)),

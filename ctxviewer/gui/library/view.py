@@ -62,6 +62,8 @@ class LibraryView(QWidget):
         self.setObjectName("library_view")
         self.entries: list[dict[str, Any]] = []
         self.matches: dict[int, int] | None = None
+        self._groups: list[list[dict[str, Any]]] = []  # each top row's sessions
+        self._counted = False  # the Matches column holds counts
         self._build()
 
     def _build(self) -> None:
@@ -134,8 +136,8 @@ class LibraryView(QWidget):
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(self._search_now)
         self.filter.textChanged.connect(lambda _t: self._apply_filters())
-        self.agent.currentIndexChanged.connect(lambda _i: self._rebuild())
-        self.project.currentIndexChanged.connect(lambda _i: self._rebuild())
+        self.agent.currentIndexChanged.connect(lambda _i: self._refilter())
+        self.project.currentIndexChanged.connect(lambda _i: self._refilter())
         self.grouped.toggled.connect(lambda _on: self._rebuild())
         self.tree.doubleClicked.connect(self._on_double_clicked)
         self.tree.activated_entry.connect(self.open_requested)
@@ -148,26 +150,53 @@ class LibraryView(QWidget):
 
     # -- content ------------------------------------------------------------------------
     def set_entries(self, entries: list[dict[str, Any]]) -> None:
+        """Every session of the library (the rows are built again only when they changed:
+        a refresh with nothing new costs no rebuild)."""
+        if entries == self.entries and self.model.rowCount():
+            return
         self.entries = entries
         self._set_choices()
         self._rebuild()
 
     def set_matches(self, matches: dict[int, int] | None) -> None:
-        """A search's sessions (id -> matching requests); None ends the search."""
+        """A search's sessions (id -> matching requests, 0: not counted yet); None ends
+        the search. The rows stay: the search filters them."""
         self.matches = matches
         self.tree.setColumnHidden(rows.MATCHES, matches is None)
-        self._rebuild()
+        self._write_counts()
+        self._refilter()
+
+    def set_counts(self, counts: dict[int, int]) -> None:
+        """The search's counts, once known, for the sessions it shows already."""
+        self.matches = counts
+        self._write_counts()
+
+    def _write_counts(self) -> None:
+        counted = bool(self.matches and any(self.matches.values()))
+        if not counted and not self._counted:  # the column is blank, and stays so
+            return
+        self._counted = counted
+        self.proxy.setDynamicSortFilter(False)  # one sort after, not one per row
+        rows.set_counts(self.model, self.matches or {})
+        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
+                     self.matches)
+        self.proxy.setDynamicSortFilter(True)
 
     def _rebuild(self) -> None:
+        """Build the rows of every session (the filters then hide some)."""
         current = self.current_entry()
         header = self.tree.header()
         column, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
-        rows.build(self.model, self.shown_entries(), self.grouped.isChecked(), self.matches)
+        self.proxy.setDynamicSortFilter(False)
+        self.proxy.entries = {e["id"]: e for e in self.entries}
+        self._groups = rows.build(self.model, self.entries, self.grouped.isChecked(),
+                                  self.matches)
+        self._counted = bool(self.matches and any(self.matches.values()))
+        self.proxy.setDynamicSortFilter(True)
         self._size_columns()
         self.tree.setColumnHidden(rows.MATCHES, self.matches is None)
         self.tree.sortByColumn(column, order)
-        self._apply_filters()
-        self.tree.expandAll()
+        self._refilter()
         if current is not None:
             self.select(current["id"])
 
@@ -200,17 +229,30 @@ class LibraryView(QWidget):
             combo.blockSignals(False)
 
     def shown_entries(self) -> list[dict[str, Any]]:
-        """The sessions of the chosen agent and project that match the search: the rows
-        built, so that a project's row totals what it shows (the filter text, typed
-        live, only hides rows)."""
+        """The sessions of the chosen agent and project that match the search: a
+        project's row totals these (the filter text, typed live, only hides rows)."""
         agent, project, ids = self.agent.currentData(), self.project.currentData(), self.matches
         return [e for e in self.entries
                 if (not agent or e["agent"] == agent)
                 and (not project or (e.get("project") or rows.NO_PROJECT) == project)
                 and (ids is None or e["id"] in ids)]
 
+    def _refilter(self) -> None:
+        """Show the sessions of the chosen agent and project that match the search, and
+        total them in their project's row."""
+        self.proxy.setDynamicSortFilter(False)
+        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
+                     self.matches)
+        self.proxy.setDynamicSortFilter(True)
+        ids = set(self.matches) if self.matches is not None else None
+        self.proxy.set_filters(self.agent.currentData(), self.project.currentData(),
+                               self.filter.text(), ids)
+        self.tree.expandAll()
+        self._show_empty()
+
     def _apply_filters(self) -> None:
-        self.proxy.set_filters(None, None, self.filter.text(), None)
+        self.proxy.set_filters(self.proxy.agent, self.proxy.project, self.filter.text(),
+                               self.proxy.ids)
         self.tree.expandAll()
         self._show_empty()
 
@@ -234,7 +276,7 @@ class LibraryView(QWidget):
         for r in range(self.proxy.rowCount()):
             top = self.proxy.index(r, 0)
             kids = self.proxy.rowCount(top)
-            n += kids if kids or not isinstance(top.data(rows.ENTRY_ROLE), dict) else 1
+            n += kids if kids or top.data(rows.ID_ROLE) is None else 1
         return n
 
     def current_entry(self) -> dict[str, Any] | None:
@@ -243,7 +285,7 @@ class LibraryView(QWidget):
 
     def select(self, sid: int) -> bool:
         for index in self._session_indexes():
-            if index.data(rows.ENTRY_ROLE)["id"] == sid:
+            if index.data(rows.ID_ROLE) == sid:
                 self.tree.setCurrentIndex(index)
                 self.tree.scrollTo(index)
                 return True
@@ -253,7 +295,7 @@ class LibraryView(QWidget):
         out = []
         for r in range(self.proxy.rowCount()):
             top = self.proxy.index(r, 0)
-            if isinstance(top.data(rows.ENTRY_ROLE), dict):
+            if top.data(rows.ID_ROLE) is not None:
                 out.append(top)
             out += [self.proxy.index(k, 0, top) for k in range(self.proxy.rowCount(top))]
         return out

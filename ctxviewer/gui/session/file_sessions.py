@@ -1,6 +1,6 @@
 """A file that holds several sessions (a recording of several agents or
-conversations): after it loads, ask which one to show; File > Sessions in this
-file asks again."""
+conversations): after it loads, ask which one to show (unless it was opened on
+one, from the library); File > Sessions in this file asks again."""
 
 from __future__ import annotations
 
@@ -29,11 +29,13 @@ class FileSessions(QObject):
         self.parts = []
         self.action.setEnabled(False)
 
-    def _on_loader_sessions_found(self, parts: list[Session]) -> None:
-        """The default session shows already; ask which one the user wants."""
+    def _on_loader_sessions_found(self, parts: list[Session], ask: bool) -> None:
+        """The default session shows already; ask which one the user wants (unless the
+        file was opened on one of them, as the library's rows do)."""
         self.parts = parts
         self.action.setEnabled(True)
-        self.choose()
+        if ask:
+            self.choose()
 
     def current(self) -> int:
         shown = self.state.session

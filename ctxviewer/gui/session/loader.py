@@ -65,24 +65,35 @@ def first_requests(path: str) -> Session | None:
 
 def load_job(path: str, options: Options,
              partial: Callable[[Analysis], None] | None = None,
-             found: Callable[[list[Session]], None] | None = None) -> Job:
+             found: Callable[[list[Session]], None] | None = None,
+             session: int | None = None) -> Job:
     """Load and prepare ``path``; with ``partial``, line logs also give early analyses.
 
     A file holding several sessions (agents or conversations of one recording)
-    is split: the session that made the last main request is prepared, and
-    ``found`` gets them all (the window asks which to show)."""
+    is split: part ``session`` is prepared (the library's row says which; by
+    default the session that made the last main request), and ``found`` gets
+    them all (the window asks which to show when the load did not say)."""
+    def pick(parts: list[Session]) -> int | None:
+        if session is None:
+            return default_session(parts)
+        return session if 0 <= session < len(parts) else None
+
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Analysis:
         if partial is not None:
             glimpse = first_requests(path)
             if glimpse is not None and not cancelled():
-                parts = split(glimpse)
-                a = prepare(parts[default_session(parts)], options, cancelled)
-                if not cancelled():
-                    partial(a)  # the first requests now; the whole file by the fast path
+                parts = split(glimpse)  # the parts begun so far, in the whole file's order
+                chosen = pick(parts)
+                if chosen is not None:
+                    a = prepare(parts[chosen], options, cancelled)
+                    if not cancelled():
+                        partial(a)  # the first requests now; the whole file by the fast path
         parts = split(load(path, progress=progress, cancelled=cancelled))
         if found is not None and len(parts) > 1:
             found(parts)
-        return prepare(parts[default_session(parts)], options, cancelled)
+        chosen = pick(parts)
+        return prepare(parts[chosen if chosen is not None else default_session(parts)],
+                       options, cancelled)
 
     return job
 
@@ -98,13 +109,16 @@ class SessionLoader(QObject):
     failed = Signal(str, str)  # path ("" for an analysis), one-line reason
     cancelled = Signal(str)  # path
     busy_changed = Signal(bool)
-    sessions_found = Signal(object)  # list[Session]: the loaded file holds several (after loaded)
+    # the loaded file holds several sessions (list[Session]), emitted after loaded; and
+    # whether to ask which one to show (False: the load was told which)
+    sessions_found = Signal(object, bool)
 
     def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._partial_ack = threading.Event()
         self._path = ""
         self._found: list[list[Session]] = []  # the sessions of the last load, when several
+        self._ask = True  # the last load did not say which session to show
         self._progress_at = 0.0  # when progress was last shown
         self._busy = False  # what busy_changed said last
         self._loads = LatestJob(pool, self)
@@ -126,7 +140,9 @@ class SessionLoader(QObject):
         """A load or an analysis runs."""
         return self._loads.is_busy() or self._analyses.is_busy()
 
-    def load(self, path: str, options: Options) -> None:
+    def load(self, path: str, options: Options, session: int | None = None) -> None:
+        """Load ``path``; ``session``: which part of a file of several to show (None: the
+        default one, and the window asks)."""
         self._analyses.drop()  # a new session makes pending analyses stale
         self._path = path
         ticket = self._loads.begin()  # the running load is cancelled
@@ -145,7 +161,8 @@ class SessionLoader(QObject):
 
         found: list[list[Session]] = []
         self._found = found
-        self._loads.run(ticket, load_job(path, options, hand_over, found.append))
+        self._ask = session is None
+        self._loads.run(ticket, load_job(path, options, hand_over, found.append, session))
         self._settle(started=True)
         self.load_started.emit(path)
 
@@ -197,7 +214,7 @@ class SessionLoader(QObject):
         self.loaded.emit(analysis)
         self._settle()
         if self._found:
-            self.sessions_found.emit(self._found.pop())
+            self.sessions_found.emit(self._found.pop(), self._ask)
 
     def show_session(self, session: Session, options: Options) -> None:
         """Prepare another session of the file just loaded; it arrives as ``loaded``."""

@@ -185,12 +185,14 @@ class MainWindow(HostWindow):
         a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
 
     # -- opening ------------------------------------------------------------------
-    def open_file(self, path: str) -> None:
+    def open_file(self, path: str, session: int | None = None) -> None:
         """Start loading ``path`` in the background; the open session stays until it is done.
+        ``session``: which session of a file that holds several (None: the default one,
+        and the window asks).
 
         A window size typed for the file open now is not carried over: the new file
         opens with its agent's own window."""
-        self.loader.load(path, replace(self.state.options, window=0))
+        self.loader.load(path, replace(self.state.options, window=0), session)
 
     def show_analysis(self, analysis: Analysis) -> None:
         """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""

@@ -1,0 +1,103 @@
+"""The library page's reads of the index, on the thread pool: no SQLite on the GUI
+thread (a migration, a busy writer or a slow search would freeze the window).
+
+Two kinds of job, each a ``LatestJob`` (a newer one makes the older stale: its
+results are never emitted):
+
+- ``list_sessions()``: every session and the bad files (at start, while a scan commits,
+  after it);
+- ``search(text)``: the sessions whose messages hold ``text``. The set comes
+  first (``found``, fast: ``library.search.matching``), then every session's
+  count of matching requests (``counted``, the slower grouping of every match).
+
+Each job opens its own connection to the index (``Library``), and closes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from ctxviewer.gui.widgets.jobs import LatestJob
+from ctxviewer.library import Library
+
+
+@dataclass
+class Listing:
+    """What the index holds: the sessions (``library --json``'s entries), the bad files."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    bad: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Found:
+    """A search's sessions: id -> matching requests (0 while not counted yet)."""
+
+    text: str
+    counts: dict[int, int]
+    counted: bool
+
+
+class LibraryQueries(QObject):
+    """Runs the page's reads of the index at ``path`` on the thread pool."""
+
+    listed = Signal(object)  # Listing
+    found = Signal(object)  # Found, not counted yet
+    counted = Signal(object)  # Found, counted
+    failed = Signal(str)  # one-line reason
+
+    def __init__(self, path: Path, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.path = path
+        self._lists = LatestJob(parent=self)
+        self._lists.finished.connect(self.listed)
+        self._lists.failed.connect(self.failed)
+        self._searches = LatestJob(parent=self)
+        self._searches.partial.connect(self.found)
+        self._searches.finished.connect(self._on_search_finished)
+        self._searches.failed.connect(self.failed)
+        self.searching = ""  # the text of the newest search ("" none)
+
+    def busy(self) -> bool:
+        return self._lists.is_busy() or self._searches.is_busy()
+
+    def list_sessions(self) -> None:
+        path = self.path
+
+        def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Listing:
+            with Library(path) as lib:
+                return Listing(lib.sessions(), lib.bad_files())
+
+        self._lists.start(job)
+
+    def search(self, text: str) -> None:
+        """Look for ``text`` (``""``: no search; the running one is dropped)."""
+        self.searching = text
+        if not text:
+            self._searches.drop()
+            return
+        path = self.path
+        ticket = self._searches.begin()
+
+        def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Found:
+            with Library(path) as lib:
+                ids = lib.matching(text)
+                ticket.partial(Found(text, dict.fromkeys(ids, 0), counted=False))
+                if cancelled() or not ids:
+                    return Found(text, dict.fromkeys(ids, 0), counted=not ids)
+                return Found(text, lib.search_counts(text), counted=True)
+
+        self._searches.run(ticket, job)
+
+    def _on_search_finished(self, found: object) -> None:
+        if isinstance(found, Found) and found.counted:
+            self.counted.emit(found)
+
+    def stop(self) -> None:
+        self._lists.drop()
+        self._searches.drop()
