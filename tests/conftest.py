@@ -14,7 +14,7 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def corpus() -> Path:
     """The folder of real logs written by others (../shared/corpus)."""
     if not CORPUS.is_dir():

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import CORPUS
 from team_data import corpus_tree, query, run, run_json
 
 from ctxviewer.analysis.agents.sessions import split
@@ -60,11 +59,10 @@ def _session(path: str, number: int) -> Expected:
 
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[Expected]]]:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the shared corpus is not present at {CORPUS}")
+def team(tmp_path_factory: pytest.TempPathFactory,
+         corpus: Path) -> Iterator[tuple[Path, list[Expected]]]:
     root = tmp_path_factory.mktemp("team")
-    tree = corpus_tree(CORPUS, root / "tree")
+    tree = corpus_tree(corpus, root / "tree")
     dataset = root / "ds"
     status, _, err = run("export", str(tree), str(demo_session_path()), "--parquet",
                          str(dataset))
