@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import (
@@ -24,6 +23,7 @@ SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
 ID_ROLE = Qt.ItemDataRole.UserRole + 5  # its id: what filters read (a dict is converted
 # to and from a QVariantMap on every read, 100 µs for a session's)
+PROJECT_ROLE = Qt.ItemDataRole.UserRole + 6  # a project row's project
 COLUMNS = ("Session", "Agent", "Requests", "Peak", "Window", "Prompt size", "Cost",
            "Compactions", "Matches", "File")
 SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = \
@@ -33,7 +33,7 @@ RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 def home(path: str) -> str:
-    h = str(Path.home())
+    h = os.path.expanduser("~")  # Path.home() costs 25 µs a row
     return "~" + path[len(h):] if path == h or path.startswith(h + os.sep) else path
 
 
@@ -115,6 +115,7 @@ def group_row(project: str, entries: Sequence[dict[str, Any]],
            _item("", peak), _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
            _item(str(comps) if comps else "", comps * 1000, right=True),
            _item(f"{found:,}" if found else "", found, right=True), _item("", "")]
+    row[0].setData(project, PROJECT_ROLE)
     font = row[0].font()
     font.setBold(True)
     for item in row:
@@ -142,6 +143,66 @@ def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped:
             row[0].appendRow(session_row(e, (matches or {}).get(e["id"])))
         root.appendRow(row)
     return list(groups.values())
+
+
+def patch(model: QStandardItemModel, old: Sequence[dict[str, Any]],
+          new: Sequence[dict[str, Any]], grouped: bool,
+          matches: dict[int, int] | None = None) -> list[list[dict[str, Any]]]:
+    """Bring the rows ``build(old)`` made to ``new`` in place: rows are added for new
+    sessions (in their project's row), replaced for changed ones, removed for gone ones.
+    While a scan runs this touches the few sessions it brought, where ``build`` made
+    every row again (0.35 s for 2,000 sessions, the window frozen meanwhile). Returns
+    the groups, as ``build`` does."""
+    before = {e["id"]: e for e in old}
+    after = {e["id"]: e for e in new}
+    root = model.invisibleRootItem()
+    where: dict[int, tuple[QStandardItem, int]] = {}  # session id -> (parent, row)
+    projects: dict[str, QStandardItem] = {}
+    for r in range(model.rowCount()):
+        top = model.item(r, SESSION)
+        if top is None:
+            continue
+        if top.data(ID_ROLE) is not None:
+            where[top.data(ID_ROLE)] = (root, r)
+        else:
+            projects[top.data(PROJECT_ROLE)] = top
+            for k in range(top.rowCount()):
+                where[top.child(k, SESSION).data(ID_ROLE)] = (top, k)
+    moved = {sid for sid, e in after.items() if sid in before and grouped
+             and (e.get("project") or NO_PROJECT) != (before[sid].get("project") or NO_PROJECT)}
+    gone = sorted((where[sid] for sid in (before.keys() - after.keys()) | moved if sid in where),
+                  key=lambda pr: -pr[1])
+    for parent, r in gone:  # bottom up: the rows above keep their numbers
+        parent.removeRow(r)
+    for sid, e in after.items():
+        if sid in before and sid in where and sid not in moved and before[sid] != e:
+            parent, r = where[sid]
+            for c, item in enumerate(session_row(e, (matches or {}).get(sid))):
+                parent.setChild(r, c, item)
+    for e in new:
+        if e["id"] in before and e["id"] not in moved:
+            continue
+        row = session_row(e, (matches or {}).get(e["id"]))
+        if not grouped:
+            root.appendRow(row)
+            continue
+        project = e.get("project") or NO_PROJECT
+        if project not in projects:
+            head = group_row(project, [e], matches)
+            root.appendRow(head)
+            projects[project] = head[SESSION]
+        projects[project].appendRow(row)
+    for r in reversed(range(model.rowCount())):  # a project whose sessions all went
+        top = model.item(r, SESSION)
+        if top is not None and top.data(ID_ROLE) is None and not top.hasChildren():
+            root.removeRow(r)
+    if not grouped:
+        return [[] for _ in range(model.rowCount())]
+    members: dict[str, list[dict[str, Any]]] = {}
+    for e in new:
+        members.setdefault(e.get("project") or NO_PROJECT, []).append(e)
+    return [members.get(model.item(r, SESSION).data(PROJECT_ROLE), [])
+            for r in range(model.rowCount())]
 
 
 def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:

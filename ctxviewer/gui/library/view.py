@@ -27,7 +27,7 @@ from ctxviewer.gui.library import model as rows
 from ctxviewer.gui.library.sparkline import SparklineDelegate
 
 SEARCH_DELAY_MS = 350
-WIDTHS = {rows.SESSION: 250, rows.AGENT: 140, rows.REQUESTS: 72, rows.PEAK: 62,
+WIDTHS = {rows.SESSION: 230, rows.AGENT: 128, rows.REQUESTS: 72, rows.PEAK: 62,
           rows.SHARE: 62, rows.PROMPT: 120, rows.COST: 72, rows.COMPACTIONS: 86,
           rows.MATCHES: 66}
 
@@ -154,9 +154,18 @@ class LibraryView(QWidget):
         a refresh with nothing new costs no rebuild)."""
         if entries == self.entries and self.model.rowCount():
             return
-        self.entries = entries
+        old, self.entries = self.entries, entries
         self._set_choices()
-        self._rebuild()
+        if not self.model.rowCount():
+            self._rebuild()
+            return
+        # a scan brings a few sessions at a time: only their rows change
+        self.proxy.setDynamicSortFilter(False)
+        self.proxy.entries = {e["id"]: e for e in self.entries}
+        self._groups = rows.patch(self.model, old, entries, self.grouped.isChecked(),
+                                  self.matches)
+        self.proxy.setDynamicSortFilter(True)
+        self._refilter()
 
     def set_matches(self, matches: dict[int, int] | None) -> None:
         """A search's sessions (id -> matching requests, 0: not counted yet); None ends
@@ -216,8 +225,9 @@ class LibraryView(QWidget):
             for e in self.entries:
                 value = e.get(key) or rows.NO_PROJECT
                 counts[value] = counts.get(value, 0) + 1
-                labels[value] = e.get("agent_label", value).split(" ")[0] \
-                    if key == "agent" else rows.home(value)
+                if value not in labels:
+                    labels[value] = e.get("agent_label", value).split(" ")[0] \
+                        if key == "agent" else rows.home(value)
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(every, None)
