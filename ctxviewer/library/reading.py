@@ -127,7 +127,8 @@ def read_group(job: Job) -> JobResult:
 
     The cyclic garbage collector waits meanwhile: a session is millions of small
     objects, none of them garbage until the read is done, and the collector's passes
-    over them took a tenth of the time. Objects without cycles are freed as usual."""
+    over them took a tenth to a quarter of the time. Objects without cycles are
+    freed as usual."""
     paused = gc.isenabled()
     gc.disable()
     try:
