@@ -302,7 +302,10 @@ def state_cost(tree: Path, n: int) -> None:
 
 def where_time_goes(sample: list[Path]) -> None:
     """Of one session's read: the raw parse, the reader (``load``), the analysis
-    ``report`` runs (``summarize``), and the text kept for search."""
+    ``report`` runs (``summarize``), and the text kept for search; as ``read_group``
+    reads them, with the cyclic garbage collector paused."""
+    import gc
+
     from ctxviewer.analysis.report import Analysis
     from ctxviewer.analysis.session_summary import summarize
     from ctxviewer.ingest.loader import load
@@ -310,6 +313,7 @@ def where_time_goes(sample: list[Path]) -> None:
 
     t = dict.fromkeys(("raw", "load", "summarize", "texts"), 0.0)
     for f in sample:
+        gc.disable()
         t0 = time.perf_counter()
         raw_parse(str(f))
         t1 = time.perf_counter()
@@ -321,6 +325,7 @@ def where_time_goes(sample: list[Path]) -> None:
         t3 = time.perf_counter()
         request_texts(session.requests)
         t4 = time.perf_counter()
+        gc.enable()
         for k, d in zip(t, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
             t[k] += d
     print(f"where a read's time goes, per raw parse (the same {len(sample)} logs): reader "

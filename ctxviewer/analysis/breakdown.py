@@ -171,6 +171,18 @@ def message_items(messages: Iterable[Message], est: Estimator,
     return items, total
 
 
+def message_total(messages: Iterable[Message], est: Estimator) -> int:
+    """The total of ``message_items`` without its rows (their labels cost more than
+    the counting)."""
+    total = 0
+    overhead = est.message_overhead
+    for m in messages:
+        counted = [b for b in m.blocks if _counted(b)]
+        if counted or not m.blocks:
+            total += sum(est.block(b) for b in counted) + overhead
+    return total
+
+
 def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
     blocks = [Item(_block_label(b), est.block(b), "block", ref=b, index=j)
               for j, b in enumerate(m.blocks) if _counted(b)]
@@ -266,10 +278,12 @@ def breakdown(
     inferred_overhead: int | None = None,
     view: CountingView | None = None,
     memo: MessageMemo | None = None,
+    rows: bool = True,
 ) -> Breakdown:
     """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see
     ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
-    (see ``message_items``) is for breakdowns of many requests with one estimator."""
+    (see ``message_items``) is for breakdowns of many requests with one estimator.
+    ``rows=False`` leaves the Messages category without its rows (every number stays)."""
     parts = _overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
@@ -288,7 +302,10 @@ def breakdown(
             notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
                          "tokens from the first API usage")
         parts = {"unrecorded_overhead": (unrec, []), **kept}
-    msg_items, msg_est = message_items(req.messages, est, memo)
+    if rows:
+        msg_items, msg_est = message_items(req.messages, est, memo)
+    else:
+        msg_items, msg_est = [], message_total(req.messages, est)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
     mode = "B" if total is not None else "A"

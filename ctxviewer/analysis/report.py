@@ -157,7 +157,15 @@ class Analysis:
                 del self._breakdowns[next(iter(self._breakdowns))]
         return done
 
-    def _breakdown(self, index: int) -> Breakdown:
+    def category_tokens(self, index: int) -> tuple[tuple[str, int], ...]:
+        """Request ``index``'s categories as (name, tokens), as ``breakdown(index)`` has
+        them, computed without what changes no category's tokens (the rows of Messages,
+        the attribution, the parts read from disk): what a one-line summary needs."""
+        index = range(len(self.session.requests))[index]
+        b = self._breakdowns.get(index) or self._breakdown(index, rows=False)
+        return tuple((c.name, c.tokens) for c in b.categories)
+
+    def _breakdown(self, index: int, rows: bool = True) -> Breakdown:
         req = self.session.requests[index]
         key = overhead_key(req)
         if not req.complete and key not in self._inferred:
@@ -174,7 +182,9 @@ class Analysis:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)
         b = breakdown(req, self.estimator, w.tokens, t, inferred,
-                      agent if self.counts == "agent" else None, self._message_rows)
+                      agent if self.counts == "agent" else None, self._message_rows, rows)
+        if not rows:  # what follows adds rows, notes and numbers beside the categories
+            return b
         diffs = b.differences if self.counts == "agent" else \
             breakdown(req, self.estimator, w.tokens, t, inferred, agent,
                       self._message_rows).differences

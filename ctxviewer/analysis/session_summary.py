@@ -92,10 +92,10 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
     priced = any(c.total_usd is not None for c in cost.requests)
     top: tuple[tuple[str, int], ...] = ()
     if reqs:
-        b = a.breakdown(peak_i if peak_i is not None else a.resolve_index(None))
-        cats = sorted((c for c in b.categories if c.name not in SKIP_CATEGORIES and c.tokens > 0),
-                      key=lambda c: -c.tokens)
-        top = tuple((c.name, c.tokens) for c in cats[:TOP_CATEGORIES])
+        cats = sorted((c for c in a.category_tokens(
+            peak_i if peak_i is not None else a.resolve_index(None))
+            if c[0] not in SKIP_CATEGORIES and c[1] > 0), key=lambda c: -c[1])
+        top = tuple(cats[:TOP_CATEGORIES])
     runs = tuple(SubagentSummary(r.agent, r.agent_type, len(r.requests), r.peak_context, r.cost_usd)
                  for r in subagent_runs(s, cost))
     ident = a.identity

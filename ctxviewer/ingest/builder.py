@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import replace
 
-from ctxviewer.ingest.base import Item, well_typed
+from ctxviewer.ingest.base import Item, request_with, well_typed
 from ctxviewer.model import (
     AUXILIARY,
     COMPACT_BOUNDARY,
@@ -75,7 +75,7 @@ class SessionBuilder:
             return old
         events = tuple(self._pending_events) + req.events
         self._pending_events.clear()
-        req = replace(req, index=len(requests), events=events)
+        req = request_with(req, index=len(requests), events=events)
         if key is not None:
             self._by_key[key] = len(requests)
         requests.append(req)
@@ -97,7 +97,7 @@ class SessionBuilder:
         for i, (role, sidechain, agent, events) in enumerate(self._base):
             r = reqs[i]
             if (r.role, r.sidechain, r.agent) != (role, sidechain, agent) or r.events != events:
-                reqs[i] = replace(r, role=role, sidechain=sidechain, agent=agent, events=events)
+                reqs[i] = request_with(r, role=role, sidechain=sidechain, agent=agent, events=events)
         mark_auxiliary(self.session)
         mark_subagents(self.session)
         infer_compactions(self.session)

@@ -15,6 +15,7 @@ The session is then finished as ``load`` finishes it, so its numbers are
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import time
@@ -122,7 +123,22 @@ def load_state(blob: bytes | None) -> Follower | None:
 
 
 def read_group(job: Job) -> JobResult:
-    """Read ``job``'s files and summarize its sessions (never raises for a file)."""
+    """Read ``job``'s files and summarize its sessions (never raises for a file).
+
+    The cyclic garbage collector waits meanwhile: a session is millions of small
+    objects, none of them garbage until the read is done, and the collector's passes
+    over them took a tenth to a quarter of the time. Objects without cycles are
+    freed as usual."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _read_group(job)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read_group(job: Job) -> JobResult:
     t0 = time.perf_counter()
     out = JobResult(job.path)
     sessions: dict[str, Session] = {}

@@ -54,6 +54,8 @@ class PriceTable:
     source: str = ""
     user_file: str | None = None  # the override file that was merged, if any
     _by_key: dict[str, Price] = field(default_factory=dict, repr=False, compare=False)
+    # model -> its price, looked up once: a session names a few models in every request
+    _found: dict[str, Price | None] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._by_key.update({p.key: p for p in self.prices})
@@ -62,6 +64,13 @@ class PriceTable:
         """The price of ``model`` by longest matching key, or None when unknown."""
         if not model:
             return None
+        try:
+            return self._found[model]
+        except KeyError:
+            best = self._found[model] = self._lookup(model)
+            return best
+
+    def _lookup(self, model: str) -> Price | None:
         name = normalize_model(model)
         best: Price | None = None
         for key, price in self._by_key.items():
