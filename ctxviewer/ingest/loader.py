@@ -14,6 +14,7 @@ import orjson
 from ctxviewer.ingest import claude_subagents
 from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import SessionBuilder
+from ctxviewer.ingest.collector import collector_paused
 from ctxviewer.ingest.registry import READERS, get_reader
 from ctxviewer.model import Session, Skipped
 from ctxviewer.special_files import pseudo_root
@@ -281,8 +282,15 @@ def load(
     Raises ``LoadError`` (one-line message) for files that are not session
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
     log is read only until ``limit`` bytes of it (decompressed) have been read
-    (``head_session``).
+    (``head_session``). The cyclic garbage collector waits meanwhile
+    (``collector_paused``).
     """
+    with collector_paused():
+        return _load(path, format, progress, cancelled, limit, subagents)
+
+
+def _load(path: str, format: str | None, progress: Progress | None,
+          cancelled: CancelCheck | None, limit: int | None, subagents: bool) -> Session:
     head = read_head(path)
     reader = get_reader(format) if format else detect(head)
     total = os.path.getsize(path)

@@ -15,7 +15,6 @@ The session is then finished as ``load`` finishes it, so its numbers are
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import time
@@ -29,6 +28,7 @@ from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
 from ctxviewer.ingest import claude_subagents
+from ctxviewer.ingest.collector import collector_paused
 from ctxviewer.ingest.follow import Follower
 from ctxviewer.ingest.loader import load
 from ctxviewer.library.content import prompt_series, request_texts
@@ -123,19 +123,10 @@ def load_state(blob: bytes | None) -> Follower | None:
 
 
 def read_group(job: Job) -> JobResult:
-    """Read ``job``'s files and summarize its sessions (never raises for a file).
-
-    The cyclic garbage collector waits meanwhile: a session is millions of small
-    objects, none of them garbage until the read is done, and the collector's passes
-    over them took a tenth to a quarter of the time. Objects without cycles are
-    freed as usual."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    """Read ``job``'s files and summarize its sessions (never raises for a file), the
+    cyclic garbage collector paused (``ingest.collector``) for the summary too."""
+    with collector_paused():
         return _read_group(job)
-    finally:
-        if paused:
-            gc.enable()
 
 
 def _read_group(job: Job) -> JobResult:
