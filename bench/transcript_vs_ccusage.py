@@ -12,7 +12,8 @@ temporary ``CLAUDE_CONFIG_DIR/projects/<project>/`` with the session's
 TRANSCRIPT the spotter transcript of ``../shared/corpus/claude-code`` is used.
 
 Start-up is reported apart: ``python -c pass`` and the import of what
-``report`` needs. Times are the best of ``--repeat`` runs.
+``report`` needs. Times are the best of ``--repeat`` runs, the commands run in
+turns (one of each per round) so that the machine's load meets them alike.
 """
 
 from __future__ import annotations
@@ -31,13 +32,17 @@ SPOTTER = "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf
 CORPUS = HERE.parent.parent / "shared" / "corpus" / "claude-code"
 
 
-def best(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> float:
-    times = []
+def interleaved(commands: list[tuple[str, list[str], dict[str, str] | None]],
+                repeat: int) -> list[tuple[str, float]]:
+    """The best time of each command, run in turns (one of each per round), so that a
+    change in the machine's load meets them all alike."""
+    times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
     for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        times.append(time.perf_counter() - t)
-    return min(times)
+        for name, cmd, env in commands:
+            t = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
+            times[name].append(time.perf_counter() - t)
+    return [(name, min(times[name])) for name, _, _ in commands]
 
 
 def lay_out(transcript: Path, root: Path) -> Path:
@@ -74,17 +79,18 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ctxviewer-bench-") as folder:
         main_file = lay_out(transcript, Path(folder))
         size = main_file.stat().st_size
-        rows = [
-            ("python -c pass", best([py, "-c", "pass"], args.repeat)),
-            ("import for report", best([py, "-c", "import ctxviewer.cli, "
-                                        "ctxviewer.commands.report"], args.repeat)),
-            ("ctxviewer report", best([py, "-m", "ctxviewer", "report", str(main_file),
-                                       "--json"], args.repeat)),
+        commands = [
+            ("python -c pass", [py, "-c", "pass"], None),
+            ("import for report", [py, "-c", "import ctxviewer.cli, ctxviewer.commands.report"],
+             None),
+            ("ctxviewer report", [py, "-m", "ctxviewer", "report", str(main_file), "--json"],
+             None),
         ]
         env = dict(os.environ, CLAUDE_CONFIG_DIR=folder)
         for cmd in args.ccusage:
-            rows.append((f"ccusage ({Path(cmd).name if len(args.ccusage) == 1 else cmd})",
-                         best([cmd, "session", "--json", "--offline"], args.repeat, env)))
+            commands.append((f"ccusage ({Path(cmd).name if len(args.ccusage) == 1 else cmd})",
+                             [cmd, "session", "--json", "--offline"], env))
+        rows = interleaved(commands, args.repeat)
     print(f"transcript: {transcript.name}  {size / 1e6:.1f} MB (+ its sub-agents)")
     for name, secs in rows:
         print(f"{secs:6.3f} s  {name}")
