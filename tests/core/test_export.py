@@ -155,16 +155,26 @@ def test_hive_partitions_read_with_pyarrow(corpus: Path, tmp_path: Path) -> None
     assert only.num_rows == 19  # a partition filter reads one folder
 
 
-def test_export_again_replaces_a_files_rows(corpus: Path, tmp_path: Path) -> None:
-    log = tmp_path / "s.jsonl"
+def _counts(dataset: Path) -> dict[str, int]:
+    return {t: len(read_table(dataset, t)) for t in TABLES}
+
+
+def _codex_and_demo(corpus: Path, tmp_path: Path) -> tuple[Path, Path, str]:
+    """A copy of a Codex log and the demo, exported into ``tmp_path/ds``."""
+    log = tmp_path / "codex.jsonl"
     shutil.copyfile(corpus / CODEX, log)
     dataset = tmp_path / "ds"
     demo = str(demo_session_path())
     assert run("export", str(log), demo, "--parquet", str(dataset))[0] == 0
-    before = {t: len(read_table(dataset, t)) for t in TABLES}
+    return log, dataset, demo
+
+
+def test_export_again_replaces_a_files_rows(corpus: Path, tmp_path: Path) -> None:
+    log, dataset, demo = _codex_and_demo(corpus, tmp_path)
+    before = _counts(dataset)
     files = sorted(dataset.rglob("*.parquet"))
     assert run("export", str(log), demo, "--parquet", str(dataset))[0] == 0
-    assert {t: len(read_table(dataset, t)) for t in TABLES} == before
+    assert _counts(dataset) == before
     assert sorted(dataset.rglob("*.parquet")) == files
     # the same path, now another agent's log on another day: its old partition is emptied
     shutil.copyfile(corpus / GEMINI, log)
@@ -242,18 +252,14 @@ def test_other_commands_need_no_team_extra() -> None:
 
 
 def test_prune_removes_the_rows_of_logs_that_are_gone(corpus: Path, tmp_path: Path) -> None:
-    log = tmp_path / "codex.jsonl"
-    shutil.copyfile(corpus / CODEX, log)
-    dataset = tmp_path / "ds"
-    demo = str(demo_session_path())
-    assert run("export", str(log), demo, "--parquet", str(dataset))[0] == 0
-    with_codex = {t: len(read_table(dataset, t)) for t in TABLES}
+    log, dataset, demo = _codex_and_demo(corpus, tmp_path)
+    with_codex = _counts(dataset)
     assert run("export", demo, "--parquet", str(dataset))[0] == 0
     log.unlink()
     # by default the rows of a log deleted since stay: agents delete old logs
     status, out, _ = run("export", demo, "--parquet", str(dataset))
     assert status == 0 and "removed" not in out
-    assert {t: len(read_table(dataset, t)) for t in TABLES} == with_codex
+    assert _counts(dataset) == with_codex
     status, out, _ = run("export", demo, "--parquet", str(dataset), "--prune")
     assert status == 0 and "rows of 1 session file no longer on disk removed" in out
     agents = {r["agent"] for r in read_table(dataset, "requests")}
