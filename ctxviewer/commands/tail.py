@@ -9,8 +9,11 @@ call released by its reader) is printed again, marked ``updated``.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-import time
+import threading
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -60,18 +63,48 @@ def run(args: argparse.Namespace) -> int:
     if args.once:
         printer.show(follower.finish(), skip_existing=args.new_only)
         return 0
+    with _stop_on_interrupt() as stop:
+        return _follow(follower, printer, args.interval, args.new_only, stop)
+
+
+def _follow(follower: Follower, printer: TailPrinter, interval: float, new_only: bool,
+            stop: threading.Event) -> int:
     try:
-        printer.show(follower.poll(), skip_existing=args.new_only)
+        printer.show(follower.poll(), skip_existing=new_only)
         waiting: str | None = None
-        while True:
+        while not stop.is_set():
             if follower.session is None and follower.error != waiting:
                 waiting = follower.error
                 if waiting:
                     print(f"ctxviewer tail: waiting: {waiting}", file=sys.stderr, flush=True)
-            time.sleep(args.interval)
+            if stop.wait(interval):
+                break
             printer.show(follower.poll())
     except KeyboardInterrupt:
-        return 0
+        pass
+    return 0
+
+
+@contextlib.contextmanager
+def _stop_on_interrupt() -> Iterator[threading.Event]:
+    """An event Ctrl+C (SIGINT) sets, besides raising ``KeyboardInterrupt``: an interrupt
+    that lands where Python swallows exceptions (a finalizer, a collector callback) is
+    printed as ignored and lost, and tail would go on; the loop sees the event instead.
+    The handler that was there before comes back after."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop  # signals reach the main thread only: nothing to install
+        return
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        stop.set()
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 class TailPrinter:

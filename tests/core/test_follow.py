@@ -398,3 +398,25 @@ def test_a_snapshot_is_not_touched_by_later_polls(tmp_path: Path) -> None:
     assert up.new == [1] and len(f.session.requests) == 2
     assert len(snap.requests) == 1  # the copy did not grow
     assert snap.requests[0] is f.session.requests[0]  # requests are shared, not copied
+
+
+def test_an_interrupt_lost_in_a_finalizer_still_stops_tail(monkeypatch) -> None:
+    """Python swallows an exception raised in a finalizer, the interrupt's with it:
+    ``tail`` stops on the event its handler sets all the same."""
+    from ctxviewer.commands.tail import _stop_on_interrupt
+
+    class InterruptedWhileFinalized:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            for _ in range(1000):  # the handler runs between these: its raise is ignored
+                pass
+
+    lost: list[type[BaseException] | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: lost.append(u.exc_type))
+    before = signal.getsignal(signal.SIGINT)
+    with _stop_on_interrupt() as stop:
+        obj = InterruptedWhileFinalized()
+        del obj
+        assert stop.is_set()
+    assert lost == [KeyboardInterrupt]  # the raise went nowhere
+    assert signal.getsignal(signal.SIGINT) is before
