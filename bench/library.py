@@ -206,20 +206,15 @@ def main() -> int:
               f"looked at, {stats.read} read), {took_cmd:.2f} s as a command with its start "
               "(target 0.3 s)")
         recent, old = claude_files(tree)[-1], claude_files(tree)[0]
-        added = grow(recent)
-        t = time.perf_counter()
-        stats = library.scan()
-        grown = time.perf_counter() - t
-        print(f"rescan after {recent.name} ({recent.stat().st_size / 1e6:.1f} MB) grew by "
-              f"{added} bytes: read {stats.bytes_read} bytes ({stats.resumed} file resumed), "
-              f"{grown * 1000:.0f} ms")
-        added = grow(old)
-        t = time.perf_counter()
-        stats = library.scan()
-        grown = time.perf_counter() - t
-        print(f"rescan after an old file ({old.stat().st_size / 1e6:.1f} MB, no kept state) "
-              f"grew by {added} bytes: read {stats.bytes_read:,} bytes (whole), "
-              f"{grown * 1000:.0f} ms")
+        for path, what in ((recent, recent.name), (old, "an old file")):
+            added = grow(path)
+            t = time.perf_counter()
+            stats = library.scan()
+            grown = time.perf_counter() - t
+            print(f"rescan after {what} ({path.stat().st_size / 1e6:.1f} MB) grew by {added} "
+                  f"bytes: read {stats.bytes_read:,} bytes ({stats.resumed} file resumed; "
+                  f"target for a file of the last days: only the new bytes; an older one, "
+                  f"with no kept state, is read whole), {grown * 1000:.0f} ms")
         searches(library)
     return 0
 

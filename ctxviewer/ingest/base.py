@@ -108,8 +108,8 @@ def request_with(req: Request, **changes: Any) -> Request:
 
 def _well_typed_request(r: Request) -> bool:
     """True when ``well_typed`` keeps ``r`` as it is (the usual case), checked fast."""
-    for v in (r.model, r.timestamp, r.agent, r.message_id, r.request_id, r.client,
-              r.conversation):
+    for name in _REQUEST_TEXT:
+        v = getattr(r, name)
         if v is not None and v.__class__ is not str:
             return False
     hint, cap = r.window_hint, r.max_tokens
@@ -130,7 +130,7 @@ def well_typed(value: Any) -> Any:
         cap = value.max_tokens
         fixed["max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
         changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
-        return replace(value, **changed) if changed else value
+        return request_with(value, **changed) if changed else value
     if isinstance(value, Message):
         return replace(value, role=value.role if isinstance(value.role, str) else "user",
                        blocks=tuple(well_typed(b) for b in value.blocks),
