@@ -4,6 +4,7 @@ sortable, filterable table grouped by project; a double-click opens a session.""
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -136,7 +137,25 @@ def test_double_click_opens_and_file_library_returns(qtbot, window, corpus, home
     assert window.state.session.path == str(files["qwen"])
 
 
-def test_a_fresh_machine_opens_the_demo(qtbot, window, home):
+@pytest.fixture(params=["prompt", "slow-exit"])
+def scan_exit(request, monkeypatch: pytest.MonkeyPatch) -> str:
+    """How long a scan's thread lives on after it sent its end: at once, or a second
+    later (a loaded machine: the listing that follows arrives while the thread lives)."""
+    if request.param == "slow-exit":
+        from ctxviewer.gui.library.scanner import Scanner
+
+        send = Scanner._emit
+
+        def send_then_linger(self, name: str, *args: object) -> None:
+            send(self, name, *args)
+            if name == "finished":
+                time.sleep(1.0)
+
+        monkeypatch.setattr(Scanner, "_emit", send_then_linger)
+    return request.param
+
+
+def test_a_fresh_machine_opens_the_demo(qtbot, window, home, scan_exit):
     with qtbot.waitSignal(window.state.session_loaded, timeout=60000):
         open_at_start(window, None, AppSettings())
     qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)

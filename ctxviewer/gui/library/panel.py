@@ -182,6 +182,7 @@ class LibraryPanel(QObject):
     # -- scanning -------------------------------------------------------------------------
     def scan(self, rescan: bool = False) -> None:
         if self.scanner.start(rescan):
+            self._scanned = False  # this scan's end decides, not an earlier one's
             self.view.rescan.setEnabled(False)
             self.view.set_progress(None, None)
             if not self.view.entries:
@@ -239,7 +240,7 @@ class LibraryPanel(QObject):
         self._summarize()
         if self.queries.searching:  # new sessions may match too
             self.queries.search(self.queries.searching)
-        if self._scanned and not self.scanner.busy:
+        if self._scanned:  # the scan's thread may not have exited yet: its end was handled
             self._scanned = False
             if not self.view.entries:
                 if self._open_demo_if_empty():

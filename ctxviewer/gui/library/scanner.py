@@ -32,16 +32,29 @@ class Scanner(QObject):
         self.pending: list[str] = []  # folders to add to the library, by the next scan
         self._thread: threading.Thread | None = None
         self._cancel = threading.Event()
+        self._running = False  # from start() until its end is delivered here
+        self.finished.connect(self._ended)  # connected first: runs before others' slots
+        self.failed.connect(self._ended)
 
     @property
     def busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """A scan started and its end (``finished`` or ``failed``) has not arrived yet.
+
+        Not the thread's liveness: the thread outlives its last signal by a moment, and a
+        listing that arrives in that moment must already see the scan as over."""
+        return self._running
+
+    def _ended(self, *_: object) -> None:
+        self._running = False
 
     def start(self, rescan: bool = False) -> bool:
         """Start a scan (``rescan``: read every file again; the ``pending`` folders are
         added first); False when one runs."""
-        if self.busy:
+        if self._running:
             return False
+        if self._thread is not None:  # has sent its end; may still be returning
+            self._thread.join()
+        self._running = True
         self._cancel = threading.Event()
         cancel = self._cancel
         folders, self.pending = self.pending, []
@@ -64,8 +77,10 @@ class Scanner(QObject):
                     lib.clear()
                 stats = lib.scan(progress=lambda s: self._emit("progressed", copy.copy(s)),
                                  cancelled=cancel.is_set, pool=self.pool)
-        except Exception as e:  # noqa: BLE001 - shown to the user, never lost in a thread
-            self._emit("failed", f"{type(e).__name__}: {e}")
+        except BaseException as e:  # noqa: BLE001 - shown to the user, never lost in a thread
+            self._emit("failed", f"{type(e).__name__}: {e}")  # and busy ends
+            if not isinstance(e, Exception):
+                raise
             return
         self._emit("finished", stats)
 
