@@ -250,13 +250,16 @@ def searches(library: Any, runs: int = 7) -> None:
         listed = timed(lambda: library.sessions(search=text, limit=50))  # noqa: B023
         ranked = timed(lambda: library.sessions(search=text, limit=50,  # noqa: B023
                                                 sort="matches"))
+        everything = timed(lambda: library.sessions(search=text))  # noqa: B023
         counts = before[2]
         assert found[2] == set(counts), text
         print(f"  {text!r}: {len(counts):,} sessions, {sum(counts.values()):,} requests; "
               f"which sessions {found[0]:.1f} [{found[1]:.1f}]; the command's 50, newest "
               f"first, counted, with snippets {listed[0]:.1f} [{listed[1]:.1f}]; "
               f"--sort matches {ranked[0]:.1f} [{ranked[1]:.1f}]; every count (the window's "
-              f"second step, and every search before) {before[0]:.1f} [{before[1]:.1f}]")
+              f"second step, and every search before) {before[0]:.1f} [{before[1]:.1f}]; "
+              f"every match with its snippets (library --json) {everything[0]:.1f} "
+              f"[{everything[1]:.1f}]")
 
 
 def search_only(index: Path) -> int:

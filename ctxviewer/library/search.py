@@ -16,22 +16,26 @@ while ``chunk_texts`` says which sessions hold it in a few thousand rows. So:
   count: ``chunk_texts``' candidates (a superset for several terms), each counted in
   ``texts`` in turn until ``limit`` are found (what the command lists);
 - ``count``: the counts of given sessions, or of every session (the slow path,
-  for ``--sort matches`` and a listing of every match);
+  for ``--sort matches`` and the window's Matches column);
+- ``count_with_heads``: every session's count and first matching requests in one
+  pass (a listing of every match, ``library --json --search``);
 - ``snippets``: the first requests of the sessions shown, with the text around the
   words.
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ctxviewer.library.schema import BREAK, REQUEST_BITS, SESSION_SHIFT
-from ctxviewer.library.store import body
+from ctxviewer.library.store import bodies
 
 SNIPPETS = 3  # per session
+_BATCH = 500  # bodies read in one query
 CHECKS_PER_ROW = 4  # ``first``: candidates counted per row wanted before asking ``texts``
 _LOW = (1 << REQUEST_BITS) - 1
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -149,39 +153,67 @@ def first(db: sqlite3.Connection, text: str, order: Sequence[int],
     return kept, counts, heads
 
 
+def count_with_heads(db: sqlite3.Connection, text: str
+                     ) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """Every matching session's count and first ``SNIPPETS`` matching requests' rowids,
+    from one pass over the matching requests (for a listing of every match: one query
+    instead of one per session)."""
+    q = fts_query(text)
+    counts: dict[int, int] = {}
+    heads: dict[int, list[int]] = {}
+    if q is None:
+        return counts, heads
+    rows = [r for (r,) in db.execute(
+        "SELECT rowid FROM texts WHERE texts MATCH ? ORDER BY rowid", (q,))]
+    at = 0
+    while at < len(rows):  # a session's requests are one run: it ends before the next id's
+        sid = rows[at] >> REQUEST_BITS
+        end = bisect.bisect_left(rows, (sid + 1) << REQUEST_BITS, at)
+        counts[sid] = end - at
+        heads[sid] = rows[at:min(end, at + SNIPPETS)]
+        at = end
+    return counts, heads
+
+
 def snippets(db: sqlite3.Connection, text: str, sessions: Iterable[int],
              heads: dict[int, list[int]] | None = None) -> dict[int, list[Match]]:
     """Of each of ``sessions`` (the ones shown), its first ``SNIPPETS`` matching requests
-    (``heads``' rowids when ``first`` found them), each with its text around the first
-    word found."""
+    (``heads``' rowids when ``first`` or ``count_with_heads`` found them), each with its
+    text around the first word found."""
     q = fts_query(text)
-    words = [w.lower() for w in _WORD.findall(text)]
     out: dict[int, list[Match]] = {}
     if q is None:
         return out
+    marker = _Marker([w.lower() for w in _WORD.findall(text)])
+    wanted: list[tuple[int, int]] = []
     for sid in sessions:
         base = sid << REQUEST_BITS
         rowids = heads[sid] if heads is not None and sid in heads else [r for (r,) in db.execute(
             "SELECT rowid FROM texts WHERE texts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY "
             "rowid LIMIT ?", (q, base, base + _LOW, SNIPPETS))]
-        for rowid in rowids:
-            found = body(db, rowid)
+        wanted += [(sid, r) for r in rowids]
+    for at in range(0, len(wanted), _BATCH):
+        batch = wanted[at:at + _BATCH]
+        texts = bodies(db, [r for _, r in batch])
+        for sid, rowid in batch:
+            found = texts.get(rowid)
             if found is not None:
-                out.setdefault(sid, []).append(Match(rowid & _LOW, snippet(found, words)))
+                out.setdefault(sid, []).append(Match(rowid & _LOW, marker.snippet(found)))
     return out
 
 
-def snippet(text: str, words: list[str], width: int = 100) -> str:
-    """``text`` around the first of ``words`` it holds, each word found in ``[`` ``]``."""
-    low = text.lower()
-    at = min((i for i in (_find_word(low, w) for w in words) if i >= 0), default=0)
-    start = max(0, at - width // 3)
-    part = " ".join(text[start:start + width].split())
-    marked = re.sub("|".join(rf"\b{re.escape(w)}\b" for w in words),
-                    lambda m: f"[{m.group(0)}]", part, flags=re.IGNORECASE)
-    return ("…" if start else "") + marked + ("…" if start + width < len(text) else "")
+class _Marker:
+    """Finds the first of a search's words in a text and marks them (compiled once)."""
 
+    def __init__(self, words: list[str]) -> None:
+        self.any = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words),
+                              re.IGNORECASE) if words else None
 
-def _find_word(low: str, word: str) -> int:
-    m = re.search(rf"\b{re.escape(word)}\b", low)
-    return m.start() if m else -1
+    def snippet(self, text: str, width: int = 100) -> str:
+        """``text`` around the first word it holds, each word found in ``[`` ``]``."""
+        first = self.any.search(text) if self.any is not None else None
+        start = max(0, (first.start() if first else 0) - width // 3)
+        part = " ".join(text[start:start + width].split())
+        if self.any is not None:
+            part = self.any.sub(lambda m: f"[{m.group(0)}]", part)
+        return ("…" if start else "") + part + ("…" if start + width < len(text) else "")

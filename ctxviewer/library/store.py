@@ -132,9 +132,13 @@ def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
         db.execute("DELETE FROM bodies WHERE id = ?", (r,))
 
 
-def body(db: sqlite3.Connection, rowid: int) -> str | None:
-    row = db.execute("SELECT z FROM bodies WHERE id = ?", (rowid,)).fetchone()
-    return zlib.decompress(row[0]).decode() if row is not None else None
+def bodies(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
+    """The texts of ``rowids`` (those stored), in one query."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    return {r: zlib.decompress(z).decode() for r, z in db.execute(
+        f"SELECT id, z FROM bodies WHERE id IN ({marks})", list(rowids))}
 
 
 def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:

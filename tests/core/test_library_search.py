@@ -40,6 +40,18 @@ def oracle(texts: dict[int, str], query: str) -> dict[int, int]:
                             "GROUP BY 1", (query,)).fetchall())
 
 
+def oracle_heads(texts: dict[int, str], query: str, n: int = 3) -> dict[int, list[int]]:
+    """Each session's first ``n`` matching requests (their index in the session)."""
+    mem = sqlite3.connect(":memory:")
+    mem.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, {TOKENIZE})")
+    mem.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)", texts.items())
+    out: dict[int, list[int]] = defaultdict(list)
+    for (r,) in mem.execute("SELECT rowid FROM t WHERE t MATCH ? ORDER BY rowid", (query,)):
+        if len(out[r >> REQUEST_BITS]) < n:
+            out[r >> REQUEST_BITS].append(r & ((1 << REQUEST_BITS) - 1))
+    return dict(out)
+
+
 def tokens(text: str) -> list[str]:
     return [t.lower() for t in re.findall(r"[^\W_]+", text)]
 
@@ -97,8 +109,9 @@ def test_every_path_gives_what_one_row_per_request_gives(corpus: Path, home: Pat
         asked = queries(texts)
         start = {e["id"]: i for i, e in enumerate(lib.sessions())}  # newest first
         for name, q in asked.items():
-            want = oracle(texts, " ".join(f'"{w}"' if not w.startswith('"') else w
-                                          for w in re.findall(r'"[^"]*"|\S+', q)))
+            quoted = " ".join(f'"{w}"' if not w.startswith('"') else w
+                              for w in re.findall(r'"[^"]*"|\S+', q))
+            want, heads = oracle(texts, quoted), oracle_heads(texts, quoted)
             assert lib.matching(q) == set(want), name
             assert lib.search_counts(q) == want, name
             assert lib.search_counts(q, list(start)) == want, name
@@ -108,6 +121,8 @@ def test_every_path_gives_what_one_row_per_request_gives(corpus: Path, home: Pat
                 assert [e["id"] for e in listed] == ids, (name, limit)
                 assert all(e["match_count"] == want[e["id"]] and e["matches"]
                            for e in listed), name
+                assert all([m["request"] for m in e["matches"]] == heads[e["id"]]
+                           for e in listed), (name, limit)  # the first three, in order
             ranked = lib.sessions(search=q, sort="matches", limit=3)
             assert [e["match_count"] for e in ranked] == \
                 sorted(want.values(), reverse=True)[:3], name
