@@ -63,6 +63,12 @@ OUTPUT = ["PASS src/{a}.test.ts ({n} ms)", "FAIL src/{b}.spec.ts", "  ✓ {a} wo
           "warning: unused variable `{a}`", "  at {A}.{b} (src/{a}.ts:{n}:12)", "added {n} packages"]
 
 
+# Where each agent compacts (prompt tokens), so no session outgrows its window: Claude
+# Code at its 200k window less the 33k autocompact buffer, qwen-code at 70% of
+# qwen3-coder-plus's 131,072; the others (a 272k and a 1M window) below their windows.
+COMPACT_AT = {"claude": 167_000, "qwen": 91_750, "other": 180_000}
+
+
 class Text:
     """Made-up words, code and output, fast: slices of pre-built pools."""
 
@@ -117,6 +123,7 @@ class Session:
         self.text, self.rng, self.n = text, rng, n
         self.target, self.t, self.project = target, start, project
         self.tokens = rng.randint(9_000, 16_000)  # system prompt and tools
+        self.compact_at = COMPACT_AT["other"]  # the prompt size its agent compacts past
         self.uuid = _id(rng)
 
     def turns(self) -> Iterator[tuple[str, list[tuple[str, str, dict[str, Any], str]], str]]:
@@ -136,7 +143,7 @@ class Session:
         """The usage of the next call, after ``chars`` more characters of history."""
         self.t += self.rng.uniform(3, 90)
         self.tokens += int(chars / CHARS_PER_TOKEN)
-        if self.tokens > 180_000:  # the agent compacted: a summary and the recent turns
+        if self.tokens > self.compact_at:  # the agent compacted: a summary, the recent turns
             self.tokens = self.rng.randint(20_000, 40_000)
         cached = int(self.tokens * self.rng.uniform(0.7, 0.98))
         return {"prompt": self.tokens, "cached": cached, "output": self.rng.randint(20, 900)}
@@ -289,6 +296,7 @@ def write_session(out: Path, kind: str, s: Session, rng: random.Random) -> list[
     """Write one session of ``kind``; returns the files written."""
     home = out / "home"
     slug = s.project.replace("/", "-")
+    s.compact_at = COMPACT_AT.get(kind, COMPACT_AT["other"])
     day = time.gmtime(s.t)
     if kind == "claude":
         folder = home / ".claude" / "projects" / slug
@@ -298,6 +306,7 @@ def write_session(out: Path, kind: str, s: Session, rng: random.Random) -> list[
             for _ in range(rng.randint(1, 3)):
                 agent = f"a{rng.getrandbits(28):07x}"
                 sub = Session(s.text, rng, s.n, s.target // 5, s.t, s.project)
+                sub.compact_at = s.compact_at
                 sub.uuid = s.uuid
                 files.append((folder / s.uuid / "subagents" / f"agent-{agent}.jsonl",
                               _lines(claude(sub, sidechain=agent))))
