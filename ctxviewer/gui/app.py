@@ -18,6 +18,7 @@ from ctxviewer.gui import single_instance
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.session.main_window import MainWindow
+from ctxviewer.gui.session.window_layout import fit_to_screen
 from ctxviewer.gui.widgets import gc_guard
 from ctxviewer.gui.widgets.palette import dark_palette
 from ctxviewer.resources import demo_session_path, resource
@@ -113,8 +114,13 @@ def run_app(args: argparse.Namespace) -> int:
     settings = AppSettings()
     if (getattr(args, "theme", "auto") or "auto") == "auto":  # none given: View > Theme's
         apply_theme(app, settings.theme())
-    windows = single_instance.WindowSet(lambda: build_main_window(settings=settings), app)
-    window = build_main_window(settings=settings)
+    def make_window() -> MainWindow:  # no bigger than the screen (a saved size may be)
+        made = build_main_window(settings=settings)
+        fit_to_screen(made)
+        return made
+
+    windows = single_instance.WindowSet(make_window, app)
+    window = make_window()
     windows.add(window)
     if single:
         server = single_instance.InstanceServer(parent=app)

@@ -71,3 +71,22 @@ def test_zooming_out_stops_at_zero(qtbot, window, open_and_wait, trace_path):
     assert ny0 >= 0 and ny1 > 0
     span = x1 - x0
     assert nx0 >= x0 - span and nx1 <= x1 + span
+
+
+def test_a_window_bigger_than_the_screen_shrinks_to_fit_it(qtbot, window):
+    """A default size (1400x900) or a size saved on a bigger monitor, on a smaller screen:
+    the window fits the screen's free area, centred, and a window that fits is left."""
+    from PySide6.QtGui import QGuiApplication
+
+    from ctxviewer.gui.session.window_layout import FRAME_ROOM, fit_to_screen
+
+    free = QGuiApplication.primaryScreen().availableGeometry()  # offscreen: 800x600
+    window.resize(free.width() + 600, free.height() + 300)
+    assert fit_to_screen(window)
+    assert window.width() + FRAME_ROOM[0] <= free.width()
+    assert window.height() + FRAME_ROOM[1] <= free.height()
+    assert free.contains(window.geometry())
+    small = (free.width() // 2, free.height() // 2)
+    window.resize(*small)
+    assert not fit_to_screen(window)
+    assert (window.width(), window.height()) == small

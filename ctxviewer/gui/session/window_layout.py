@@ -13,6 +13,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtGui import QGuiApplication, QScreen
+from PySide6.QtWidgets import QWidget
+
 from ctxviewer.analysis.estimators import names
 from ctxviewer.analysis.thresholds import POLICIES
 
@@ -55,6 +58,26 @@ def centre_room(sizes: list[int]) -> list[int] | None:
 
 def _tab_name(window: MainWindow, index: int) -> str:
     return window.tabs.tabText(index).replace("&", "")
+
+
+FRAME_ROOM = (16, 48)  # the window manager's frame and title bar, not known before show
+
+
+def fit_to_screen(window: QWidget, screen: QScreen | None = None) -> bool:
+    """Shrink a window larger than its screen's free area (a laptop, a small monitor)
+    to fit in it, centred there; False when it already fits."""
+    screen = screen or window.screen() or QGuiApplication.primaryScreen()
+    if screen is None:
+        return False
+    free = screen.availableGeometry()
+    w = min(window.width(), free.width() - FRAME_ROOM[0])
+    h = min(window.height(), free.height() - FRAME_ROOM[1])
+    if (w, h) == (window.width(), window.height()):
+        return False
+    window.resize(w, h)
+    window.move(free.x() + (free.width() - w - FRAME_ROOM[0]) // 2,
+                free.y() + (free.height() - h - FRAME_ROOM[1]) // 2)
+    return True
 
 
 def restore_layout(window: MainWindow) -> bool:
