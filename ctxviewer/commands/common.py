@@ -128,3 +128,21 @@ def print_json(value: object) -> None:
     sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+def terminal_width() -> int | None:
+    """The terminal's width when the output goes to one; None when it is piped or
+    redirected (then lines stay whole, one per item, for grep and friends)."""
+    try:
+        if not sys.stdout.isatty():
+            return None
+        return os.get_terminal_size(sys.stdout.fileno()).columns or None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def fit_line(head: str, tail: str, width: int | None, indent: int = 4) -> str:
+    """``head`` and ``tail`` on one line, or ``tail`` (a path…) on an indented line of its
+    own when the one line is wider than ``width`` (the terminal's: it would wrap)."""
+    line = f"{head}  {tail}" if tail else head
+    if width is None or len(line) <= width:
+        return line
+    return f"{head}\n{' ' * indent}{tail}"

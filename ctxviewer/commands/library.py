@@ -7,7 +7,13 @@ import sys
 from datetime import datetime
 from typing import Any
 
-from ctxviewer.commands.common import UsageError, add_json_argument, print_json
+from ctxviewer.commands.common import (
+    UsageError,
+    add_json_argument,
+    fit_line,
+    print_json,
+    terminal_width,
+)
 from ctxviewer.fmt import fmt_tokens, plural, usd
 
 HELP = ("index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
@@ -93,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
                         "bad_files": bad})
             return 0
         total = lib.counts()["sessions"]
+        width = terminal_width()
         for e in found:
-            print(render(e))
+            print(render(e, width))
             for m in e.get("matches", []):
                 print(f"      request {m['request']}: {m['snippet']}")
         _footer(found, total, bad, stats, args)
@@ -107,22 +114,30 @@ def _progress(stats: Any) -> None:
     sys.stderr.flush()
 
 
-def render(e: dict[str, Any]) -> str:
-    """One session in one line: when, agent, size, peak, cost, compactions, project."""
+def render(e: dict[str, Any], width: int | None = None) -> str:
+    """One session: when, agent, size, peak, cost, compactions, project, then its file
+    and matches. In a terminal narrower than that line (``width``) the file goes on a
+    line of its own, and if the columns do not fit either, the project and the compactions
+    join it."""
     when = _when(e["start"]) or _when(e["mtime"]) or "?"
     share = f" ({e['peak_share'] * 100:.0f}%)" if e["peak_share"] is not None else ""
     peak = f"peak {fmt_tokens(e['peak_prompt_tokens'])}{share}"
     comp = e["compactions_observed"]
-    parts = [f"{when}  {e['agent']:<12}", f"{plural(e['requests'], 'request'):>13}",
-             f"{peak:<18}", f"{usd(e['cost_usd'], '-'):>9}",
-             f"{plural(comp, 'compaction') if comp else '':<13}",
-             _home(e["project"] or "-")]
+    fields = [when, e["agent"], plural(e["requests"], "request"), peak,
+              usd(e["cost_usd"], "-"), plural(comp, "compaction") if comp else ""]
+    columns = [f"{when}  {e['agent']:<12}", f"{fields[2]:>13}", f"{peak:<18}",
+               f"{fields[4]:>9}", f"{fields[5]:<13}"]
+    project = _home(e["project"] or "-")
     if e["parts"] > 1:
-        parts.append(f"(session {e['part'] + 1} of {e['parts']})")
-    parts.append(_home(e["path"] or ""))
+        project += f"  (session {e['part'] + 1} of {e['parts']})"
+    tail = _home(e["path"] or "")
     if e.get("match_count"):
-        parts.append(f"[{plural(e['match_count'], 'matching request')}]")
-    return "  ".join(parts)
+        tail += f"  [{plural(e['match_count'], 'matching request')}]"
+    head = "  ".join([*columns, project])
+    if width is not None and len(head) > width:  # compact: no padding, at most 77 columns;
+        below = "  ".join(f for f in (project, fields[5], tail) if f)  # the rest below
+        return fit_line("  ".join(fields[:5]), below, width)
+    return fit_line(head, tail, width)
 
 
 def _footer(found: list[dict[str, Any]], total: int, bad: list[dict[str, Any]], stats: Any,

@@ -6,7 +6,13 @@ import argparse
 from datetime import datetime
 from pathlib import Path
 
-from ctxviewer.commands.common import UsageError, add_json_argument, print_json
+from ctxviewer.commands.common import (
+    UsageError,
+    add_json_argument,
+    fit_line,
+    print_json,
+    terminal_width,
+)
 from ctxviewer.ingest.discover import ACTIVE_MINUTES, SessionInfo, default_roots, discover_sessions
 
 HELP = "list Claude Code / Codex / Gemini CLI / qwen-code session files, newest first"
@@ -38,23 +44,25 @@ def run(args: argparse.Namespace) -> int:
         where = ", ".join(_home(str(r.path)) for r in default_roots())
         print(f"no {'active ' if args.active else ''}session files found (looked in {where})")
         return 0
+    width = terminal_width()
     for s in found:
-        print(render(s))
+        print(render(s, width))
     return 0
 
 
-def render(s: SessionInfo) -> str:
-    """One line: active mark, time, agent, size, project, path, and problems."""
+def render(s: SessionInfo, width: int | None = None) -> str:
+    """Active mark, time, agent, size, project, then the path and problems (on a line of
+    their own when one line is wider than ``width``)."""
     mark = "*" if s.active else " "
     when = datetime.fromtimestamp(s.mtime).strftime("%Y-%m-%d %H:%M")
-    line = f"{mark} {when}  {s.agent:<11} {_size(s.size):>8}  {_home(s.label) or '-'}  " \
-           f"{_home(s.path)}"
+    head = f"{mark} {when}  {s.agent:<11} {_size(s.size):>8}  {_home(s.label) or '-'}"
+    tail = _home(s.path)
     if s.subagent:
-        line += "  (sub-agent)"
+        tail += "  (sub-agent)"
     if not s.openable:
         why = (s.error or "").replace(f"{s.path}: ", "").replace(f"{s.path} ", "")
-        line += f"  [cannot open: {why}]"
-    return line
+        tail += f"  [cannot open: {why}]"
+    return fit_line(head, tail, width)
 
 
 def _size(n: int) -> str:

@@ -320,3 +320,47 @@ def test_a_scan_killed_half_way_leaves_a_consistent_index(corpus: Path, home: Pa
         assert stats.read == total - kept  # what was committed is not read again
         assert lib.counts()["sessions"] == total
     _consistent(db_file)
+
+
+def test_the_listing_fits_the_terminal(corpus: Path, home: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Wide: one line per session. Narrower than that line: the file on a line of its own.
+    Too narrow for the columns too: unpadded, the project and compactions with the file. Piped (no
+    terminal, as here): one line per session, whatever its length."""
+    from ctxviewer.commands.library import render
+    from ctxviewer.commands.sessions import _home
+
+    lay_out(corpus, home)
+    with Library() as lib:
+        lib.scan()
+        entries = lib.sessions(search="TodoWrite")
+        listed = len(lib.sessions())
+    e = max(entries, key=lambda x: len(x["path"]))
+    path = _home(e["path"])
+    wide = render(e, None)
+    assert "\n" not in wide and wide.index(path) > wide.index(_home(e["project"]))
+    assert render(e, len(wide)) == wide
+    narrower = render(e, len(wide) - 1).split("\n")
+    assert len(narrower) == 2 and narrower[1].strip().startswith(path)
+    assert narrower[0] == wide[:wide.index(path)].rstrip()
+    tight = render(e, 80).split("\n")
+    assert len(tight) == 2 and len(tight[0]) <= 80 and "  " + f"{e['requests']:,}" in tight[0]
+    assert tight[1].strip().startswith(_home(e["project"])) and path in tight[1]
+    assert ("compaction" in tight[1]) == bool(e["compactions_observed"])
+    assert main(["library", "--no-scan", "--limit", "0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == listed + 1 and listed > 1  # a line per session, and the count
+
+
+def test_the_session_files_listing_fits_the_terminal(corpus: Path, home: Path) -> None:
+    """``ctxviewer sessions``: the path on a line of its own in a terminal too narrow."""
+    from ctxviewer.commands.sessions import _home, render
+    from ctxviewer.ingest.discover import discover_sessions
+
+    lay_out(corpus, home)
+    found = discover_sessions()
+    s = max(found, key=lambda x: len(x.path))
+    wide = render(s, None)
+    assert "\n" not in wide and _home(s.path) in wide
+    head, below = render(s, len(wide) - 1).split("\n")
+    assert wide == f"{head}  {below.strip()}" and below.strip().startswith(_home(s.path))
