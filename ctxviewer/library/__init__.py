@@ -102,6 +102,14 @@ class Library:
                             for m in found.get(e["id"], [])]
         return out
 
+    def matches(self, session_id: int, text: str, limit: int = 200) -> dict[str, Any]:
+        """Session ``session_id``'s requests that hold every word of ``text``: ``total``,
+        and the first ``limit`` as ``matches`` (``request``: its index in the session,
+        ``snippet``: the text around the words)."""
+        total, found = text_search.session_matches(self.db, text, session_id, limit)
+        return {"total": total, "matches": [{"request": m.request, "snippet": m.snippet}
+                                            for m in found]}
+
     def matching(self, text: str) -> set[int]:
         """The ids of the sessions with a request that holds every word of ``text``."""
         return text_search.matching(self.db, text)

@@ -20,7 +20,7 @@ while ``chunk_texts`` says which sessions hold it in a few thousand rows. So:
 - ``count_with_heads``: every session's count and first matching requests in one
   pass (a listing of every match, ``library --json --search``);
 - ``snippets``: the first requests of the sessions shown, with the text around the
-  words.
+  words; ``session_matches``: one session's matching requests (the window's list).
 """
 
 from __future__ import annotations
@@ -173,6 +173,17 @@ def count_with_heads(db: sqlite3.Connection, text: str
         heads[sid] = rows[at:min(end, at + SNIPPETS)]
         at = end
     return counts, heads
+
+
+def session_matches(db: sqlite3.Connection, text: str, sid: int,
+                    limit: int) -> tuple[int, list[Match]]:
+    """How many of session ``sid``'s requests hold ``text``, and the first ``limit`` of
+    them with their snippets (what the window lists under a picked session)."""
+    q = fts_query(text)
+    if q is None:
+        return 0, []
+    found = _requests(db, q, sid)
+    return len(found), snippets(db, text, [sid], {sid: found[:limit]}).get(sid, [])
 
 
 def snippets(db: sqlite3.Connection, text: str, sessions: Iterable[int],

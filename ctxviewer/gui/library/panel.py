@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
 
-from ctxviewer.gui.library.queries import Found, LibraryQueries, Listing
+from ctxviewer.gui.library.queries import Found, Hits, LibraryQueries, Listing
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.widgets.file_dialog import FileDialog
@@ -62,6 +62,8 @@ class LibraryPanel(QObject):
         self._scanned = False  # a scan ended: its listing decides the demo or "none found"
         self._hid: list[QWidget] = []  # the bars the library page hid
         self._from_library = False  # the file loading was opened from the library
+        self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
+        self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self.ask_folder = self._ask_folder  # replaceable (tests answer it)
         self.action = QAction("&Library…", window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -81,6 +83,9 @@ class LibraryPanel(QObject):
         v.rescan_requested.connect(lambda: self.scan(rescan=False))
         v.add_folder_requested.connect(self.add_folder)
         v.search_changed.connect(self.search)
+        v.picked.connect(lambda _entry: self._pick_hits())
+        v.hits.open_requested.connect(self.open_at)
+        w.loader.loaded.connect(self._on_loaded)  # after the window's own slot: it shows
         w.loader.load_started.connect(self._on_load_started)
         w.loader.failed.connect(self._on_load_ended_early)
         w.loader.cancelled.connect(self._on_load_ended_early)
@@ -91,6 +96,7 @@ class LibraryPanel(QObject):
         self.queries.listed.connect(self._on_listed)
         self.queries.found.connect(self._on_found)
         self.queries.counted.connect(self._on_counted)
+        self.queries.hits_found.connect(self._on_hits)
         self.queries.failed.connect(self._on_query_failed)
 
     # -- pages --------------------------------------------------------------------------
@@ -110,7 +116,7 @@ class LibraryPanel(QObject):
         self._toolbars(False)
         self.window.setWindowTitle("Library — ctxviewer")
         self.refresh()
-        self.view.tree.setFocus()
+        self.view.search.setFocus()  # typing searches; Down goes to the table
         if scan:
             self.scan()
 
@@ -142,6 +148,7 @@ class LibraryPanel(QObject):
         """A file opened from the library could not be read: back to the library (the
         error says why), unless a session shows."""
         came, self._from_library = self._from_library, False
+        self._goto = None
         s = self.window.state.session
         if came and (s is None or not s.requests):
             self.show_library(scan=False)
@@ -155,6 +162,17 @@ class LibraryPanel(QObject):
         else:
             self.window.show_error("Cannot open file", f"{path} is not there any more; "
                                    "Rescan takes it out of the library")
+
+    def open_at(self, entry: dict[str, Any], request: int) -> None:
+        """Open a row's session and show ``request`` (a search's match) once it is read."""
+        self._goto = (str(entry.get("path")), request)
+        self.open_entry(entry)
+
+    def _on_loaded(self, a: Any) -> None:  # an Analysis
+        goto, self._goto = self._goto, None
+        requests = a.session.requests
+        if goto is not None and a.session.path == goto[0] and requests:
+            self.window.state.select_request(min(goto[1], len(requests) - 1))
 
     def open_demo(self) -> None:
         demo = demo_session_path()
@@ -253,6 +271,8 @@ class LibraryPanel(QObject):
         if not self.opened:
             return
         self.queries.search(text)
+        self.view.show_hits(bool(text))
+        self._pick_hits()
         if not text:
             self.view.set_matches(None)
             self.view.set_empty_text("")
@@ -264,6 +284,27 @@ class LibraryPanel(QObject):
         self.view.set_matches(found.counts)
         self.view.set_empty_text(f"No session's messages hold: {found.text}")
         self._summarize(found)
+        self._pick_hits()
+
+    def _pick_hits(self) -> None:
+        """The picked session's matching requests, under the table (while searching)."""
+        text, entry = self.queries.searching, self.view.current_entry()
+        if text and entry is not None and entry["id"] in (self.view.matches or {}):
+            if self._hits_for != (entry["id"], text):
+                self._hits_for = (entry["id"], text)
+                self.view.hits.waiting(entry, text)
+                self.queries.hits(entry, text)
+            return
+        self._hits_for = None
+        self.queries.drop_hits()
+        if text:
+            self.view.hits.prompt(text)
+
+    def _on_hits(self, hits: Hits) -> None:
+        entry = self.view.current_entry()
+        if hits.text == self.queries.searching and entry is not None and \
+                entry["id"] == hits.entry["id"]:
+            self.view.hits.show_hits(hits)
 
     def _on_counted(self, found: Found) -> None:
         if self.view.matches is not None and set(self.view.matches) == set(found.counts):

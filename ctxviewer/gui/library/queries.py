@@ -8,7 +8,9 @@ results are never emitted):
   after it);
 - ``search(text)``: the sessions whose messages hold ``text``. The set comes
   first (``found``, fast: ``library.search.matching``), then every session's
-  count of matching requests (``counted``, the slower grouping of every match).
+  count of matching requests (``counted``, the slower grouping of every match);
+- ``hits(entry, text)``: the requests of the picked session that hold the words, with
+  the text around them (``hits_found``).
 
 Each job opens its own connection to the index (``Library``), and closes it.
 """
@@ -43,12 +45,23 @@ class Found:
     counted: bool
 
 
+@dataclass
+class Hits:
+    """A picked session's requests that hold a search's words (``Library.matches``)."""
+
+    entry: dict[str, Any]  # the session's row
+    text: str
+    total: int
+    matches: list[dict[str, Any]]  # {"request", "snippet"}
+
+
 class LibraryQueries(QObject):
     """Runs the page's reads of the index at ``path`` on the thread pool."""
 
     listed = Signal(object)  # Listing
     found = Signal(object)  # Found, not counted yet
     counted = Signal(object)  # Found, counted
+    hits_found = Signal(object)  # Hits
     failed = Signal(str)  # one-line reason
 
     def __init__(self, path: Path, parent: QObject | None = None) -> None:
@@ -61,10 +74,27 @@ class LibraryQueries(QObject):
         self._searches.partial.connect(self.found)
         self._searches.finished.connect(self._on_search_finished)
         self._searches.failed.connect(self.failed)
+        self._hits = LatestJob(parent=self)
+        self._hits.finished.connect(self.hits_found)
+        self._hits.failed.connect(self.failed)
         self.searching = ""  # the text of the newest search ("" none)
 
     def busy(self) -> bool:
-        return self._lists.is_busy() or self._searches.is_busy()
+        return self._lists.is_busy() or self._searches.is_busy() or self._hits.is_busy()
+
+    def hits(self, entry: dict[str, Any], text: str) -> None:
+        """The requests of ``entry``'s session that hold ``text`` (``hits_found``)."""
+        path, sid = self.path, int(entry["id"])
+
+        def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Hits:
+            with Library(path) as lib:
+                found = lib.matches(sid, text)
+            return Hits(entry, text, found["total"], found["matches"])
+
+        self._hits.start(job)
+
+    def drop_hits(self) -> None:
+        self._hits.drop()
 
     def list_sessions(self) -> None:
         path = self.path
@@ -101,3 +131,4 @@ class LibraryQueries(QObject):
     def stop(self) -> None:
         self._lists.drop()
         self._searches.drop()
+        self._hits.drop()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSplitter,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from ctxviewer.fmt import plural
 from ctxviewer.gui.library import model as rows
+from ctxviewer.gui.library.hits import HitsPane
 from ctxviewer.gui.library.sparkline import SparklineDelegate
 
 SEARCH_DELAY_MS = 350
@@ -46,6 +48,18 @@ class SessionTree(QTreeView):
         super().keyPressEvent(event)
 
 
+class SearchField(QLineEdit):
+    """The search box; Down moves to the table (the keyboard's way from typing to rows)."""
+
+    down = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Down and not event.modifiers():
+            self.down.emit()
+            return
+        super().keyPressEvent(event)
+
+
 class LibraryView(QWidget):
     """The page. It shows what it is given (``set_entries``) and asks for the rest
     through signals: the panel owns the library and the scan."""
@@ -56,6 +70,7 @@ class LibraryView(QWidget):
     rescan_requested = Signal()
     add_folder_requested = Signal()
     search_changed = Signal(str)  # the full-text search to run ("" to clear it)
+    picked = Signal(object)  # the current session's dict (None: a project's row, none)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -88,7 +103,7 @@ class LibraryView(QWidget):
         top.addWidget(self.progress)
         for b in (self.open_file, self.demo, self.add_folder, self.rescan):
             top.addWidget(b)
-        self.search = QLineEdit(self)
+        self.search = SearchField(self)
         self.search.setPlaceholderText("Search messages (every word; \"a phrase\")…")
         self.search.setClearButtonEnabled(True)
         self.filter = QLineEdit(self)
@@ -118,6 +133,18 @@ class LibraryView(QWidget):
         self.tree.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.tree.setItemDelegateForColumn(rows.PROMPT, SparklineDelegate(self.tree))
         self.tree.sortByColumn(rows.SESSION, Qt.SortOrder.DescendingOrder)
+        self.search.down.connect(self._to_table)
+        self.tree.selectionModel().currentChanged.connect(
+            lambda *_: self.picked.emit(self.current_entry()))
+        self.hits = HitsPane(self)  # a search's matches in the picked session
+        self.hits.hide()
+        self._hits_on = False
+        self.split = QSplitter(Qt.Orientation.Vertical, self)
+        self.split.addWidget(self.tree)
+        self.split.addWidget(self.hits)
+        self.split.setChildrenCollapsible(False)
+        self.split.setStretchFactor(0, 3)
+        self.split.setStretchFactor(1, 1)
         self.empty = QLabel("", self)
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -126,7 +153,7 @@ class LibraryView(QWidget):
         box.setContentsMargins(8, 6, 8, 4)
         box.addLayout(top)
         box.addLayout(filters)
-        box.addWidget(self.tree, 1)
+        box.addWidget(self.split, 1)
         box.addWidget(self.empty, 1)
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
@@ -270,6 +297,23 @@ class LibraryView(QWidget):
         nothing = self.visible_sessions() == 0 and bool(self.empty.text())
         self.empty.setHidden(not nothing)
         self.tree.setHidden(nothing)
+        self.split.setHidden(nothing)
+        self.hits.setVisible(self._hits_on and not nothing)
+
+    def show_hits(self, on: bool) -> None:
+        """The pane of a search's matches under the table (while a search is on)."""
+        self._hits_on = on
+        self._show_empty()
+
+    def _to_table(self) -> None:
+        """From the search box to the table, on the current row or the first session."""
+        if self.tree.isHidden():
+            return
+        if not self.tree.currentIndex().isValid():
+            first = self._session_indexes()
+            if first:
+                self.tree.setCurrentIndex(first[0])
+        self.tree.setFocus()
 
     def set_empty_text(self, text: str) -> None:
         """What the page says when no session shows (indexing, none found, no match)."""
