@@ -20,6 +20,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
 
 from ctxviewer.gui.library.queries import Found, Hits, LibraryQueries, Listing
+from ctxviewer.gui.library.row_menu import RowMenu
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.widgets.file_dialog import FileDialog
@@ -55,6 +56,8 @@ class LibraryPanel(QObject):
         window.setCentralWidget(self.stack)
         self.scanner = Scanner(self.path, self)
         self.queries = LibraryQueries(self.path, self)
+        self.row_menu = RowMenu(self.view.tree, self.open_entry,
+                                lambda title, why: self.window.show_error(title, why))
         self.demo_if_empty: str | None = None
         self._last_refresh = 0.0
         self._note = ""  # what the summary says after the count (the last scan's outcome)
