@@ -99,3 +99,24 @@ def test_the_page_starts_in_the_search_box_and_down_goes_to_the_rows(qtbot, wind
     qtbot.keyClick(view.search, Qt.Key.Key_Down)
     assert QApplication.focusWidget() is view.tree
     assert view.current_entry() == sessions_shown(view)[0]
+
+
+def test_ctrl_f_goes_to_the_search_and_escape_ends_it(qtbot, window, corpus, home):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    files = lay_out(corpus, home)
+    word, _ = rare_word(request_texts(load(str(files["codex"])).requests))
+    window.show()
+    window.activateWindow()
+    qtbot.waitExposed(window)
+    panel = start(qtbot, window)
+    view = panel.view
+    view.tree.setFocus()
+    window.actions_.find.trigger()  # Ctrl+F: the library's search, not the hidden session's
+    assert QApplication.focusWidget() is view.search
+    search(qtbot, panel, word)
+    assert view.matches is not None and not view.hits.isHidden()
+    qtbot.keyClick(view.search, Qt.Key.Key_Escape)
+    settle(qtbot, panel)
+    assert view.search.text() == "" and view.matches is None and view.hits.isHidden()

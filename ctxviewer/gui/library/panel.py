@@ -86,6 +86,7 @@ class LibraryPanel(QObject):
         v.rescan_requested.connect(lambda: self.scan(rescan=False))
         v.add_folder_requested.connect(self.add_folder)
         v.search_changed.connect(self.search)
+        w.actions_.find.triggered.connect(self._on_find)  # after the window's own slot
         v.picked.connect(lambda _entry: self._pick_hits())
         v.hits.open_requested.connect(self.open_at)
         w.loader.loaded.connect(self._on_loaded)  # after the window's own slot: it shows
@@ -165,6 +166,12 @@ class LibraryPanel(QObject):
         else:
             self.window.show_error("Cannot open file", f"{path} is not there any more; "
                                    "Rescan takes it out of the library")
+
+    def _on_find(self) -> None:
+        """Ctrl+F on the library page goes to its search box (not the hidden session's)."""
+        if self.showing:
+            self.view.search.setFocus()
+            self.view.search.selectAll()
 
     def open_at(self, entry: dict[str, Any], request: int) -> None:
         """Open a row's session and show ``request`` (a search's match) once it is read."""

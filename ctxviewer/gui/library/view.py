@@ -49,13 +49,19 @@ class SessionTree(QTreeView):
 
 
 class SearchField(QLineEdit):
-    """The search box; Down moves to the table (the keyboard's way from typing to rows)."""
+    """The search box; Down moves to the table (the keyboard's way from typing to rows),
+    Escape clears it (and so ends the search)."""
 
     down = Signal()
+    cleared = Signal()  # by Escape
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         if event.key() == Qt.Key.Key_Down and not event.modifiers():
             self.down.emit()
+            return
+        if event.key() == Qt.Key.Key_Escape and self.text():
+            self.clear()
+            self.cleared.emit()
             return
         super().keyPressEvent(event)
 
@@ -162,6 +168,7 @@ class LibraryView(QWidget):
             self.search.text().strip()))
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(self._search_now)
+        self.search.cleared.connect(self._search_now)  # the search ends now, not after a delay
         self.filter.textChanged.connect(lambda _t: self._apply_filters())
         self.agent.currentIndexChanged.connect(lambda _i: self._refilter())
         self.project.currentIndexChanged.connect(lambda _i: self._refilter())
