@@ -29,6 +29,7 @@ from ctxviewer.library.location import db_path
 from ctxviewer.resources import demo_session_path
 
 if TYPE_CHECKING:
+    from ctxviewer.analysis.report import Analysis
     from ctxviewer.gui.host import PanelHost
     from ctxviewer.gui.session.main_window import MainWindow
 
@@ -178,7 +179,7 @@ class LibraryPanel(QObject):
         self._goto = (str(entry.get("path")), request)
         self.open_entry(entry)
 
-    def _on_loaded(self, a: Any) -> None:  # an Analysis
+    def _on_loaded(self, a: Analysis) -> None:
         goto, self._goto = self._goto, None
         requests = a.session.requests
         if goto is not None and a.session.path == goto[0] and requests:
