@@ -1,0 +1,85 @@
+"""Real logs damaged the way tools/fuzz_logs.py found them to break ctxviewer.
+
+Each test builds its damaged copy from a corpus file at test time and checks the
+outcome the command line and the window get: the records read and skipped, or the
+one line of a ``LoadError``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ctxviewer.analysis import timeline_view
+from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.cli import main
+from ctxviewer.ingest import load
+
+MAI_CLAUDE = "claude-code/Mai0313__VibeCodingTracker__tests_fixtures_sessions_claude_code.jsonl"
+SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+
+
+def _edit_first(src: Path, dst: Path, wanted: Any, edit: Any) -> dict[str, Any]:
+    """Copy ``src`` to ``dst`` with ``edit(record)`` applied to the first record
+    ``wanted(record)`` accepts; returns that record as it was."""
+    lines = src.read_bytes().splitlines(keepends=True)
+    for i, raw in enumerate(lines):
+        record = json.loads(raw)
+        if wanted(record):
+            before = json.loads(raw)
+            edit(record)
+            lines[i] = json.dumps(record).encode() + b"\n"
+            dst.write_bytes(b"".join(lines))
+            return before
+    raise AssertionError(f"no record of {src.name} to edit")
+
+
+def _report(capsys: Any, path: Path) -> dict[str, Any]:
+    assert main(["report", "--json", str(path)]) == 0
+    captured = capsys.readouterr()
+    assert "internal error" not in captured.err
+    out: dict[str, Any] = json.loads(captured.out)
+    return out
+
+
+def test_an_empty_client_version_is_no_version(corpus: Path, tmp_path: Path, capsys: Any) -> None:
+    """A transcript record whose ``version`` is "" gives the client "claude-code/": the
+    agent's identification split it and took a word that was not there (IndexError,
+    ``report`` said "internal error")."""
+    damaged = tmp_path / "empty-version.jsonl"
+    _edit_first(corpus / MAI_CLAUDE, damaged,
+                lambda r: r.get("type") == "assistant" and r.get("version"),
+                lambda r: r.update(version=""))
+    whole = _report(capsys, corpus / MAI_CLAUDE)
+    out = _report(capsys, damaged)
+    assert out["source"]["requests"] == whole["source"]["requests"] > 0
+    assert out["source"]["skipped_records"] == whole["source"]["skipped_records"]
+    assert out["agent"] == whole["agent"]  # the other records still name the version
+    assert out["agent"]["version"] is not None
+    assert main(["insights", "--json", str(damaged)]) == 0
+    assert json.loads(capsys.readouterr().out)["source"]["requests"] == out["source"]["requests"]
+
+
+def test_an_odd_compaction_timestamp_and_trigger_are_unknown(corpus: Path,
+                                                             tmp_path: Path) -> None:
+    """A compact boundary whose timestamp is a number and whose trigger is a list: the
+    event kept them, and the timeline by time (the window's Timeline tab) raised
+    TypeError in ``fromisoformat``. Now they are unknown; the compaction stays."""
+    damaged = tmp_path / "odd-compaction.jsonl"
+    before = _edit_first(corpus / SPOTTER, damaged,
+                         lambda r: r.get("subtype") == "compact_boundary",
+                         lambda r: (r.update(timestamp=-1_000_000_000),
+                                    r["compactMetadata"].update(trigger=["auto"])))
+    whole, session = load(str(corpus / SPOTTER)), load(str(damaged))
+    assert len(session.requests) == len(whole.requests)
+    assert len(session.skipped) == len(whole.skipped)
+    events = [e for r in session.requests for e in r.events if e.kind == "compact_boundary"]
+    assert [(e.timestamp, e.trigger, e.pre_tokens) for e in events] == \
+        [(None, None, before["compactMetadata"]["preTokens"])]
+    a = Analysis(session)
+    view = timeline_view.from_analysis(a, x_mode="time")
+    assert view.data.x_mode == "time"
+    assert len(view.marks) == len(timeline_view.from_analysis(Analysis(whole), x_mode="time").marks)
+    compact = [e for e in report_json(a)["events"] if e["kind"] == "compact_boundary"]
+    assert [(e["timestamp"], e["trigger"]) for e in compact] == [(None, None)]
