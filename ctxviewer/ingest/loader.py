@@ -34,8 +34,8 @@ def read_head(path: str) -> Head:
     try:
         with open_log(path) as f:
             while size < HEAD_BYTES:
-                try:
-                    chunk = f.read(min(1 << 16, HEAD_BYTES - size))
+                try:  # read1: a compressed file cut short gives what it holds before the cut
+                    chunk = f.read1(min(1 << 16, HEAD_BYTES - size))
                 except truncated_errors():  # a compressed file cut short: its start still counts
                     break
                 if not chunk:
@@ -81,7 +81,7 @@ def _read_first_line(f: io.BufferedIOBase, chunks: list[bytes]) -> None:
     size = sum(len(c) for c in chunks)
     while size < FIRST_LINE_MAX:
         try:
-            chunk = f.read(1 << 20)
+            chunk = f.read1(1 << 20)
         except truncated_errors():
             return
         if not chunk:
@@ -356,7 +356,23 @@ def head_session(path: str, limit: int, format: str | None = None) -> Session | 
     reader = get_reader(format) if format else detect(head)
     if reader.document:
         return None
-    with open_log(path) as f:
-        if len(f.read(limit + 1)) <= limit:
-            return None
+    if _readable_bytes(path, limit + 1) <= limit:
+        return None
     return load(path, format=reader.name, limit=limit)
+
+
+def _readable_bytes(path: str, most: int) -> int:
+    """How many bytes of ``path`` (decompressed) can be read, up to ``most``: a
+    compressed file cut short or damaged counts until the damage (``load`` says
+    where it stops)."""
+    size = 0
+    with open_log(path) as f:
+        try:
+            while size < most:
+                chunk = f.read1(min(1 << 20, most - size))
+                if not chunk:
+                    break
+                size += len(chunk)
+        except truncated_errors():
+            pass
+    return size

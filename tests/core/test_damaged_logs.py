@@ -7,7 +7,9 @@ one line of a ``LoadError``.
 
 from __future__ import annotations
 
+import gzip
 import json
+import lzma
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +17,10 @@ from ctxviewer.analysis import timeline_view
 from ctxviewer.analysis.report import Analysis, report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
+from ctxviewer.ingest.loader import head_session
 
 MAI_CLAUDE = "claude-code/Mai0313__VibeCodingTracker__tests_fixtures_sessions_claude_code.jsonl"
+CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"
 SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 
 
@@ -83,3 +87,27 @@ def test_an_odd_compaction_timestamp_and_trigger_are_unknown(corpus: Path,
     assert len(view.marks) == len(timeline_view.from_analysis(Analysis(whole), x_mode="time").marks)
     compact = [e for e in report_json(a)["events"] if e["kind"] == "compact_boundary"]
     assert [(e["timestamp"], e["trigger"]) for e in compact] == [(None, None)]
+
+
+def test_a_compressed_log_cut_short_is_read_up_to_the_cut(corpus: Path, tmp_path: Path,
+                                                          capsys: Any) -> None:
+    """The head of a compressed log was read in 64 KiB reads, and a read that met the
+    cut raised and lost what it had decompressed: a log cut within its first 64 KiB
+    was refused as "the compressed file ends before any data" though it held
+    requests. The window's first view (``head_session``) raised EOFError or LZMAError."""
+    data = (corpus / CODEX).read_bytes()
+    whole = load(str(corpus / CODEX))
+    for kind, packed in (("gz", gzip.compress(data, mtime=0)), ("xz", lzma.compress(data))):
+        path = tmp_path / f"cut.jsonl.{kind}"
+        path.write_bytes(packed[:len(packed) // 2])
+        assert head_session(str(path), 4 * 1024 * 1024) is None  # shorter than that
+        out = _report(capsys, path)
+        session = load(str(path))
+        assert 0 < out["source"]["requests"] == len(session.requests) < len(whole.requests)
+        assert out["source"]["skipped_records"] == len(session.skipped) == 1
+        assert session.skipped[0].reason.startswith("the compressed file is truncated here")
+    path = tmp_path / "cut-early.jsonl.gz"
+    path.write_bytes(gzip.compress(data, mtime=0)[:12])
+    assert main(["report", "--json", str(path)]) == 2
+    assert capsys.readouterr().err == \
+        f"ctxviewer: cannot read {path}: the compressed file ends before any data\n"
