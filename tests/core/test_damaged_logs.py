@@ -111,3 +111,38 @@ def test_a_compressed_log_cut_short_is_read_up_to_the_cut(corpus: Path, tmp_path
     assert main(["report", "--json", str(path)]) == 2
     assert capsys.readouterr().err == \
         f"ctxviewer: cannot read {path}: the compressed file ends before any data\n"
+
+
+GEMINI_DOC = ("gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d5"
+              "17dd9cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json")
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_record(corpus: Path, tmp_path: Path,
+                                                           capsys: Any) -> None:
+    """An editor that saves a log with a UTF-8 byte order mark: the first record of a
+    line log was skipped as not JSON (a Codex rollout lost its session_meta), and a
+    JSON document (a Gemini chat) was refused as an unknown format."""
+    for name in (CODEX, GEMINI_DOC):
+        path = tmp_path / Path(name).name
+        path.write_bytes(b"\xef\xbb\xbf" + (corpus / name).read_bytes())
+        whole, out = _report(capsys, corpus / name), _report(capsys, path)
+        assert out["source"]["requests"] == whole["source"]["requests"] > 0
+        assert out["source"]["skipped_records"] == whole["source"]["skipped_records"]
+        assert out["source"]["format"] == whole["source"]["format"]
+        assert out["agent"] == whole["agent"]
+
+
+def test_a_utf16_log_says_so(corpus: Path, tmp_path: Path, capsys: Any) -> None:
+    """The same log saved as UTF-16 (with or without its byte order mark) was "a binary
+    file"; a file of NULs still is."""
+    text = (corpus / CODEX).read_text(encoding="utf-8")
+    for encoding in ("utf-16", "utf-16-le", "utf-16-be"):
+        path = tmp_path / f"{encoding}.jsonl"
+        path.write_bytes(text.encode(encoding))
+        assert main(["report", "--json", str(path)]) == 2
+        assert capsys.readouterr().err == (f"ctxviewer: {path} is UTF-16 text: ctxviewer reads "
+                                           "logs in UTF-8 (save it as UTF-8)\n")
+    nuls = tmp_path / "nuls.jsonl"
+    nuls.write_bytes(bytes(4096))
+    assert main(["report", "--json", str(nuls)]) == 2
+    assert capsys.readouterr().err == f"ctxviewer: {nuls} is a binary file, not a session log\n"
