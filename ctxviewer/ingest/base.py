@@ -113,7 +113,8 @@ def _well_typed_request(r: Request) -> bool:
         if v is not None and v.__class__ is not str:
             return False
     hint, cap = r.window_hint, r.max_tokens
-    return (hint is None or hint.__class__ is int) and (cap is None or cap.__class__ is int) \
+    return (hint is None or (hint.__class__ is int and 0 < hint <= MAX_TOKENS)) \
+        and (cap is None or cap.__class__ is int) \
         and all(_well_typed_event(e) for e in r.events)
 
 
@@ -138,7 +139,7 @@ def well_typed(value: Any) -> Any:
         hint = value.window_hint
         fixed: dict[str, Any] = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
         fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
-            else None
+            and 0 < hint <= MAX_TOKENS else None  # a window of 2**63 tokens is damage
         cap = value.max_tokens
         fixed["max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
         fixed["events"] = tuple(well_typed(e) for e in value.events)

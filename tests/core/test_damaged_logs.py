@@ -146,3 +146,31 @@ def test_a_utf16_log_says_so(corpus: Path, tmp_path: Path, capsys: Any) -> None:
     nuls.write_bytes(bytes(4096))
     assert main(["report", "--json", str(nuls)]) == 2
     assert capsys.readouterr().err == f"ctxviewer: {nuls} is a binary file, not a session log\n"
+
+
+CODEX_WINDOW = ("codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-2025-12"
+                "-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl")
+
+
+def test_a_window_of_two_to_the_63_is_damage(corpus: Path, tmp_path: Path, capsys: Any) -> None:
+    """A Codex rollout whose ``model_context_window`` is 2**63-1: the window became
+    9,223,372,036,854,775,807 tokens "from the log". Such a window is dropped, as
+    token counts above a billion are: one such record leaves the others' window, all
+    of them give the window of a log that recorded none."""
+    src = corpus / CODEX_WINDOW
+    data = src.read_bytes()
+    recorded = {json.loads(x)["payload"]["info"]["model_context_window"]
+                for x in data.splitlines() if b'"model_context_window"' in x}
+    assert len(recorded) == 1
+    old = b'"model_context_window":%d' % recorded.pop()
+    huge = b'"model_context_window":%d' % (2**63 - 1)
+    cases = {"one": (data.replace(old, huge, 1), data),
+             "all": (data.replace(old, huge), data.replace(old, b'"model_context_window":null'))}
+    for name, (damaged, like) in cases.items():
+        path, expected = tmp_path / f"{name}.jsonl", tmp_path / f"{name}-expected.jsonl"
+        path.write_bytes(damaged)
+        expected.write_bytes(like)
+        out, want = _report(capsys, path), _report(capsys, expected)
+        assert (out["window"], out["window_source"]) == (want["window"], want["window_source"])
+        assert out["window"] < 2**63 - 1
+        assert out["source"]["requests"] == want["source"]["requests"] > 0
