@@ -174,3 +174,42 @@ def test_a_window_of_two_to_the_63_is_damage(corpus: Path, tmp_path: Path, capsy
         assert (out["window"], out["window_source"]) == (want["window"], want["window_source"])
         assert out["window"] < 2**63 - 1
         assert out["source"]["requests"] == want["source"]["requests"] > 0
+
+
+LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+
+
+def test_a_forecast_over_aware_and_naive_times(corpus: Path, tmp_path: Path, capsys: Any) -> None:
+    """A claude-trace record whose request timestamp is damaged takes its time from
+    ``logged_at``, which has no UTC offset: the compaction forecast subtracted it from
+    an aware time (TypeError; ``findings`` said "internal error"). Lines deleted so
+    that the last turns grow and the forecast runs; it now gives no minutes."""
+    from ctxviewer.analysis.findings.forecast import last_turns
+
+    src = corpus / LEMMY
+    lines = src.read_bytes().splitlines(keepends=True)
+    turns = last_turns(load(str(src)).requests)
+    bigger = {r.line for r in turns if r.usage and turns[-1].usage
+              and r.usage.prompt_tokens > turns[-1].usage.prompt_tokens}
+    shorter = tmp_path / "shorter.jsonl"  # only the lines deleted: times all aware
+    shorter.write_bytes(b"".join(x for i, x in enumerate(lines, 1) if i not in bigger))
+    record = json.loads(lines[turns[-1].line - 1])
+    assert isinstance(record["logged_at"], str) and record["logged_at"][-1].isdigit()  # naive
+    record["request"]["timestamp"] = [record["request"]["timestamp"]]
+    lines[turns[-1].line - 1] = json.dumps(record).encode() + b"\n"
+    damaged = tmp_path / "forecast.jsonl"
+    damaged.write_bytes(b"".join(x for i, x in enumerate(lines, 1) if i not in bigger))
+    session = load(str(damaged))
+    assert session.requests[-1].timestamp == record["logged_at"]
+    assert len(session.requests) == len(load(str(src)).requests) - len(bigger)
+
+    def forecast(path: Path) -> str:
+        assert main(["findings", "--json", str(path)]) == 0
+        found = json.loads(capsys.readouterr().out)["findings"]
+        titles = [f["title"] for f in found if f["code"] == "compaction-soon"]
+        assert len(titles) == 1
+        return str(titles[0])
+
+    timed = forecast(shorter)
+    assert " min)" in timed
+    assert forecast(damaged) == timed[:timed.index(" (about")]
