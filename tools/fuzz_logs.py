@@ -151,6 +151,9 @@ def run_in_process(case: Case, timeout: float, deep: bool) -> None:
         case.seconds = time.perf_counter() - start
 
 
+CLI_EXITS: Counter[str] = Counter()  # "report exit 0" -> runs
+
+
 def run_cli(case: Case, timeout: float) -> None:
     for command in ("report", "insights"):
         argv = [sys.executable, "-m", "ctxviewer", command, "--json", str(case.path)]
@@ -161,6 +164,7 @@ def run_cli(case: Case, timeout: float) -> None:
             case.failures.append((f"cli {command} hang", f"over {timeout:.0f} s"))
             continue
         case.seconds = max(case.seconds, time.perf_counter() - start)
+        CLI_EXITS[f"{command} exit {done.returncode}"] += 1
         err = done.stderr.decode(errors="replace")
         where = f"cli {command}"
         if "Traceback" in err:
@@ -240,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     reasons = Counter(c.outcome[len("LoadError: "):][:70] for c in cases
                       if c.outcome.startswith("LoadError"))
     print("LoadErrors: " + "; ".join(f"{k!r} x{v}" for k, v in reasons.most_common(8)))
+    if CLI_EXITS:
+        print("CLI: " + ", ".join(f"{k} x{v}" for k, v in sorted(CLI_EXITS.items())))
     print(f"failures by kind: {len(groups)}")
     for kind, hit in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         first = hit[0]
