@@ -213,3 +213,18 @@ def test_a_forecast_over_aware_and_naive_times(corpus: Path, tmp_path: Path, cap
     timed = forecast(shorter)
     assert " min)" in timed
     assert forecast(damaged) == timed[:timed.index(" (about")]
+
+
+def test_codex_dynamic_tools_of_another_type(corpus: Path, tmp_path: Path, capsys: Any) -> None:
+    """A rollout whose session_meta lists ``dynamic_tools`` as a number: the reader
+    raised iterating it, and ``load`` skipped the whole record as a reader error (the
+    session lost its instructions and version). Now only the tools are unknown."""
+    src = corpus / CODEX_WINDOW
+    for odd in (7, 2.5, True, None, "x", {"name": "t"}):
+        path = tmp_path / "dynamic-tools.jsonl"
+        _edit_first(src, path, lambda r: r.get("type") == "session_meta",
+                    lambda r, odd=odd: r["payload"].update(dynamic_tools=odd))
+        out, whole = _report(capsys, path), _report(capsys, src)
+        for report in (out, whole):
+            report["source"].pop("path")
+        assert out == whole
