@@ -113,11 +113,24 @@ def _well_typed_request(r: Request) -> bool:
         if v is not None and v.__class__ is not str:
             return False
     hint, cap = r.window_hint, r.max_tokens
-    return (hint is None or hint.__class__ is int) and (cap is None or cap.__class__ is int)
+    return (hint is None or (hint.__class__ is int and 0 < hint <= MAX_TOKENS)) \
+        and (cap is None or cap.__class__ is int) \
+        and all(_well_typed_event(e) for e in r.events)
+
+
+def _well_typed_event(e: Event) -> bool:
+    ts, trigger, pre, post = e.timestamp, e.trigger, e.pre_tokens, e.post_tokens
+    return (ts is None or ts.__class__ is str) and (trigger is None or trigger.__class__ is str) \
+        and (pre is None or pre.__class__ is int) and (post is None or post.__class__ is int) \
+        and e.detail.__class__ is str
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def well_typed(value: Any) -> Any:
-    """A Request, Message, Block or tuple of them with the text fields a reader
+    """A Request, Event, Message, Block or tuple of them with the text fields a reader
     copied from odd JSON (a list, a number, an object) as None. They are hashed
     and compared: interning, the session's model, deduplication keys."""
     if isinstance(value, Request):  # most are fine: those stay the same object
@@ -126,11 +139,18 @@ def well_typed(value: Any) -> Any:
         hint = value.window_hint
         fixed: dict[str, Any] = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
         fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
-            else None
+            and 0 < hint <= MAX_TOKENS else None  # a window of 2**63 tokens is damage
         cap = value.max_tokens
         fixed["max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+        fixed["events"] = tuple(well_typed(e) for e in value.events)
         changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
         return request_with(value, **changed) if changed else value
+    if isinstance(value, Event):  # a timestamp or trigger copied from odd JSON
+        if _well_typed_event(value):
+            return value
+        return replace(value, timestamp=_text(value.timestamp), trigger=_text(value.trigger),
+                       pre_tokens=_count(value.pre_tokens), post_tokens=_count(value.post_tokens),
+                       detail=value.detail if isinstance(value.detail, str) else str(value.detail))
     if isinstance(value, Message):
         return replace(value, role=value.role if isinstance(value.role, str) else "user",
                        blocks=tuple(well_typed(b) for b in value.blocks),

@@ -57,7 +57,7 @@ class SessionBuilder:
         if isinstance(item, Skipped):
             self.session.skipped.append(item)
         elif isinstance(item, Event):
-            self._pending_events.append(item)
+            self._pending_events.append(well_typed(item))  # a timestamp may be odd JSON
         elif isinstance(item, TokenCount):
             self.session.token_counts.append(item)
         return None

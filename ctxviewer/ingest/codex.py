@@ -156,7 +156,9 @@ class _CodexParser:
             self.user_instructions = p["instructions"]
         source = p.get("source")
         self.subagent = self.subagent or (isinstance(source, dict) and "subagent" in source)
-        tools = [t for t in p.get("dynamic_tools") or [] if isinstance(t, dict) and t.get("name")]
+        listed = p.get("dynamic_tools")  # a list of tool objects; anything else lists none
+        tools = [t for t in listed if isinstance(t, dict) and t.get("name")] \
+            if isinstance(listed, list) else []
         if tools:
             self.tools = tuple(classify_tool(str(t["name"]), t, str(t.get("description", "")))
                                for t in tools)

@@ -34,8 +34,8 @@ def read_head(path: str) -> Head:
     try:
         with open_log(path) as f:
             while size < HEAD_BYTES:
-                try:
-                    chunk = f.read(min(1 << 16, HEAD_BYTES - size))
+                try:  # read1: a compressed file cut short gives what it holds before the cut
+                    chunk = f.read1(min(1 << 16, HEAD_BYTES - size))
                 except truncated_errors():  # a compressed file cut short: its start still counts
                     break
                 if not chunk:
@@ -47,7 +47,7 @@ def read_head(path: str) -> Head:
                 _read_first_line(f, chunks)  # a trace can start with one long request
     except OSError as e:
         raise LoadError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-    data = b"".join(chunks)
+    data = b"".join(chunks).removeprefix(BOM)
     if len(data) > HEAD_BYTES and b"\n" in data:  # a long first line, read whole
         data = data[:data.index(b"\n") + 1]
     if not data and compression(path):
@@ -69,8 +69,24 @@ def read_head(path: str) -> Head:
             head.document = _parse_document(path)
     head.records = head_records(data.split(b"\n"))
     if b"\x00" in data[:8192] and not head.records and head.document is None:
+        if _utf16(data[:8192]):
+            raise LoadError(f"{path} is UTF-16 text: ctxviewer reads logs in UTF-8 "
+                            "(save it as UTF-8)")
         raise LoadError(f"{path} is a binary file, not a session log")
     return head
+
+
+BOM = b"\xef\xbb\xbf"  # an editor's UTF-8 byte order mark: not part of the first record
+
+
+def _utf16(start: bytes) -> bool:
+    """A byte order mark of UTF-16, or text whose every other byte (and only those) is
+    a NUL, as ASCII is in UTF-16."""
+    if start[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return True
+    halves = sorted((start[0::2].count(0), start[1::2].count(0)))
+    n = len(start) // 2
+    return n >= 8 and halves[1] >= 0.9 * n and halves[0] <= 0.1 * n
 
 
 FIRST_LINE_MAX = 64 * 1024 * 1024  # the longest first line read to recognise a format
@@ -81,7 +97,7 @@ def _read_first_line(f: io.BufferedIOBase, chunks: list[bytes]) -> None:
     size = sum(len(c) for c in chunks)
     while size < FIRST_LINE_MAX:
         try:
-            chunk = f.read(1 << 20)
+            chunk = f.read1(1 << 20)
         except truncated_errors():
             return
         if not chunk:
@@ -158,7 +174,7 @@ def open_log(path: str) -> io.BufferedIOBase:
 def _parse_document(path: str) -> Any:
     try:
         with open_log(path) as f:
-            return orjson.loads(f.read())
+            return orjson.loads(f.read().removeprefix(BOM))
     except (OSError, EOFError, orjson.JSONDecodeError):
         return None
 
@@ -318,7 +334,7 @@ def _load(path: str, format: str | None, progress: Progress | None,
             if cancelled is not None and cancelled():
                 raise Cancelled()
             if raw and not raw.isspace():  # no strip(): it copies the line; JSON allows the blanks
-                body = raw
+                body = raw if lineno > 1 else raw.removeprefix(BOM)
                 try:
                     record = decode(body)
                 except orjson.JSONDecodeError:
@@ -356,7 +372,23 @@ def head_session(path: str, limit: int, format: str | None = None) -> Session | 
     reader = get_reader(format) if format else detect(head)
     if reader.document:
         return None
-    with open_log(path) as f:
-        if len(f.read(limit + 1)) <= limit:
-            return None
+    if _readable_bytes(path, limit + 1) <= limit:
+        return None
     return load(path, format=reader.name, limit=limit)
+
+
+def _readable_bytes(path: str, most: int) -> int:
+    """How many bytes of ``path`` (decompressed) can be read, up to ``most``: a
+    compressed file cut short or damaged counts until the damage (``load`` says
+    where it stops)."""
+    size = 0
+    with open_log(path) as f:
+        try:
+            while size < most:
+                chunk = f.read1(min(1 << 20, most - size))
+                if not chunk:
+                    break
+                size += len(chunk)
+        except truncated_errors():
+            pass
+    return size

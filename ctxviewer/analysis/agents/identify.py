@@ -98,7 +98,8 @@ def _version(requests: Iterable[Request]) -> Version | None:
 def _client_version(client: str | None) -> str | None:
     if not client or "/" not in client:
         return None
-    return client.split("/", 1)[1].split()[0]
+    words = client.split("/", 1)[1].split()  # "claude-code/" (no version) has none
+    return words[0] if words else None
 
 
 def _entrypoint(requests: Iterable[Request]) -> str | None:

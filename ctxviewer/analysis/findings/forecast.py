@@ -25,10 +25,12 @@ SOON_ERROR, SOON_WARN = 5, 20  # requests left
 
 
 def _seconds(a: str | None, b: str | None) -> float | None:
+    """Seconds from ``a`` to ``b``; None when one is unreadable, or when one has a UTC
+    offset and the other none (a claude-trace log's ``logged_at`` is local time)."""
     try:
         return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() \
             if a and b else None
-    except ValueError:
+    except (ValueError, TypeError):
         return None
 
 
