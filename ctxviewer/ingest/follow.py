@@ -46,6 +46,7 @@ from ctxviewer.ingest.builder import mark_auxiliary
 from ctxviewer.ingest.follow_builder import Update as Update  # re-exported
 from ctxviewer.ingest.follow_builder import _LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.loader import (
+    BOM,
     HEAD_BYTES,
     HEAD_RECORDS,
     LINE_BUFFER,
@@ -311,6 +312,8 @@ class Follower:
         """One line to the parser; bad JSON or a reader bug skips it (as ``load`` does)."""
         assert self._parser is not None and self._builder is not None
         body = raw.strip()
+        if self._lineno == 1:
+            body = body.removeprefix(BOM)  # an editor's byte order mark, as ``load`` drops it
         if not body:
             return
         parser, line = self._parser, self._lineno

@@ -228,3 +228,35 @@ def test_codex_dynamic_tools_of_another_type(corpus: Path, tmp_path: Path, capsy
         for report in (out, whole):
             report["source"].pop("path")
         assert out == whole
+
+
+def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp_path: Path,
+                                                               monkeypatch: Any) -> None:
+    """Live follow and the library (which follows the files of the last days) read a log
+    saved with a byte order mark as ``load`` does: before, its first record was skipped."""
+    from library_tree import fake_home
+
+    from ctxviewer.ingest.follow import Follower
+    from ctxviewer.library import Library
+
+    home = fake_home(tmp_path, monkeypatch)
+    for name in (CODEX, MAI_CLAUDE):
+        path = tmp_path / Path(name).name
+        path.write_bytes(b"\xef\xbb\xbf" + (corpus / name).read_bytes())
+        whole = load(str(corpus / name))
+        follower = Follower(str(path))
+        follower.poll()
+        followed = follower.finish().session
+        assert followed is not None
+        assert len(followed.requests) == len(whole.requests) > 0
+        assert len(followed.skipped) == len(whole.skipped)
+        assert followed.format == whole.format
+    folder = home / "logs"
+    folder.mkdir()
+    (folder / "bom.jsonl").write_bytes(b"\xef\xbb\xbf" + (corpus / CODEX).read_bytes())
+    with Library() as lib:
+        lib.add_folder(str(folder))
+        lib.scan()  # a file written now: read by a follower, its state kept
+        (row,) = lib.sessions()
+    assert row["requests"] == len(load(str(corpus / CODEX)).requests)
+    assert row["skipped_records"] == len(load(str(corpus / CODEX)).skipped)
