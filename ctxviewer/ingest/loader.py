@@ -31,12 +31,14 @@ def read_head(path: str) -> Head:
     _check_file(path)
     chunks: list[bytes] = []
     size = 0
+    damage: BaseException | None = None  # what the decompressor said, when it stopped
     try:
         with open_log(path) as f:
             while size < HEAD_BYTES:
                 try:  # read1: a compressed file cut short gives what it holds before the cut
                     chunk = f.read1(min(1 << 16, HEAD_BYTES - size))
-                except truncated_errors():  # a compressed file cut short: its start still counts
+                except truncated_errors() as e:  # cut short: its start still counts
+                    damage = e
                     break
                 if not chunk:
                     break
@@ -51,7 +53,9 @@ def read_head(path: str) -> Head:
     if len(data) > HEAD_BYTES and b"\n" in data:  # a long first line, read whole
         data = data[:data.index(b"\n") + 1]
     if not data and compression(path):
-        raise LoadError(f"cannot read {path}: the compressed file ends before any data")
+        why = "ends before any data" if damage is None or isinstance(damage, EOFError) else \
+            f"is damaged before any data ({str(damage) or type(damage).__name__})"
+        raise LoadError(f"cannot read {path}: the compressed file {why}")
     whole = len(data) < HEAD_BYTES
     # sniffers read the text's start only: a huge first line is not decoded whole
     head = Head(path=path, text=data[:HEAD_BYTES].decode("utf-8", errors="replace"))

@@ -260,3 +260,19 @@ def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp
         (row,) = lib.sessions()
     assert row["requests"] == len(load(str(corpus / CODEX)).requests)
     assert row["skipped_records"] == len(load(str(corpus / CODEX)).skipped)
+
+
+def test_a_compressed_log_damaged_at_its_start_says_damaged_not_cut(corpus: Path,
+                                                                    tmp_path: Path,
+                                                                    capsys: Any) -> None:
+    """A compressed log with nothing readable: cut before its first data, or damaged there
+    (the magic intact, the rest of the header broken). Each says which, in one line."""
+    packed = lzma.compress((corpus / CODEX).read_bytes())
+    cut = tmp_path / "cut.jsonl.xz"
+    cut.write_bytes(packed[:20])
+    broken = tmp_path / "broken.jsonl.xz"
+    broken.write_bytes(packed[:6] + bytes(34) + packed[40:])
+    for path, said in ((cut, "ends before any data"), (broken, "is damaged before any data")):
+        assert main(["report", "--json", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and said in err and str(path) in err, err

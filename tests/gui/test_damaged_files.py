@@ -57,7 +57,7 @@ def test_unreadable_damage_says_why_and_keeps_the_open_session(qtbot, window, op
     flipped.write_bytes(bytes(packed))
     cases = [(_compressed_cut(corpus, tmp_path, 0.0, "xz"), "the compressed file ends before"),
              (_compressed_cut(corpus, tmp_path, 0.0, "gz"), "the compressed file ends before"),
-             (flipped, "the compressed file ends before"),
+             (flipped, "the compressed file is damaged before"),
              (nuls, "is a binary file, not a session log")]
     for path, why in cases:
         with qtbot.waitSignal(window.loader.failed, timeout=10000):
