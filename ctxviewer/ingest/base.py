@@ -136,12 +136,11 @@ def well_typed(value: Any) -> Any:
     if isinstance(value, Request):  # most are fine: those stay the same object
         if _well_typed_request(value):
             return value
-        hint = value.window_hint
+        hint = _count(value.window_hint)
         fixed: dict[str, Any] = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
-        fixed["window_hint"] = hint if isinstance(hint, int) and not isinstance(hint, bool) \
-            and 0 < hint <= MAX_TOKENS else None  # a window of 2**63 tokens is damage
-        cap = value.max_tokens
-        fixed["max_tokens"] = cap if isinstance(cap, int) and not isinstance(cap, bool) else None
+        fixed["window_hint"] = hint if hint is not None and 0 < hint <= MAX_TOKENS \
+            else None  # a window of 2**63 tokens is damage
+        fixed["max_tokens"] = _count(value.max_tokens)
         fixed["events"] = tuple(well_typed(e) for e in value.events)
         changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
         return request_with(value, **changed) if changed else value

@@ -82,12 +82,11 @@ class Library:
             return query.sessions(self.db, agent=agent, project=project, sort=sort,
                                   limit=limit)
         heads: dict[int, list[int]] = {}
-        if not limit and snippets:  # every match listed: counts and heads in one pass
-            counts, heads = text_search.count_with_heads(self.db, search)
-            keep = query.ordered(self.db, counts, agent=agent, project=project, sort=sort,
-                                 ranks=counts)
-        elif sort == "matches" or not limit:
-            counts = text_search.count(self.db, search)
+        if sort == "matches" or not limit:  # every matching session counted
+            if not limit and snippets:  # every match listed: its heads in the same pass
+                counts, heads = text_search.count_with_heads(self.db, search)
+            else:
+                counts = text_search.count(self.db, search)
             keep = query.ordered(self.db, counts, agent=agent, project=project, sort=sort,
                                  ranks=counts)[:limit or None]
         else:

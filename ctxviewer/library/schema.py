@@ -19,7 +19,7 @@
   so rowid >> ``SESSION_SHIFT`` is the session id), the requests' texts joined
   with ``BREAK`` between them (no phrase runs from one request into the next).
   Which sessions hold a word is then a few thousand rows to read, not one per
-  request (``query.matching``). A document is always the join of the ``bodies``
+  request (``search.matching``). A document is always the join of the ``bodies``
   in its range: a changed request rewrites its chunk only.
 - ``folders``: the folders the user added.
 

@@ -35,7 +35,6 @@ from ctxviewer.library.schema import BREAK, REQUEST_BITS, SESSION_SHIFT
 from ctxviewer.library.store import bodies
 
 SNIPPETS = 3  # per session
-_BATCH = 500  # bodies read in one query
 CHECKS_PER_ROW = 4  # ``first``: candidates counted per row wanted before asking ``texts``
 _LOW = (1 << REQUEST_BITS) - 1
 _WORD = re.compile(r"\w+", re.UNICODE)
@@ -203,13 +202,11 @@ def snippets(db: sqlite3.Connection, text: str, sessions: Iterable[int],
             "SELECT rowid FROM texts WHERE texts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY "
             "rowid LIMIT ?", (q, base, base + _LOW, SNIPPETS))]
         wanted += [(sid, r) for r in rowids]
-    for at in range(0, len(wanted), _BATCH):
-        batch = wanted[at:at + _BATCH]
-        texts = bodies(db, [r for _, r in batch])
-        for sid, rowid in batch:
-            found = texts.get(rowid)
-            if found is not None:
-                out.setdefault(sid, []).append(Match(rowid & _LOW, marker.snippet(found)))
+    texts = bodies(db, [r for _, r in wanted])
+    for sid, rowid in wanted:
+        found = texts.get(rowid)
+        if found is not None:
+            out.setdefault(sid, []).append(Match(rowid & _LOW, marker.snippet(found)))
     return out
 
 

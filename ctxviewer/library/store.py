@@ -17,6 +17,8 @@ import orjson
 
 from ctxviewer.library.schema import BREAK, CHUNK, CHUNK_BITS, MAX_REQUEST, REQUEST_BITS
 
+BATCH = 500  # rows of ``bodies`` read in one query
+
 if TYPE_CHECKING:  # reading imports the analysis: kept off a rescan with nothing to read
     from ctxviewer.library.reading import JobResult, PartResult
     from ctxviewer.library.walk import Found
@@ -123,22 +125,21 @@ def _unindex_chunks(db: sqlite3.Connection, chunks: Sequence[int]) -> None:
 
 def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
     """Take rows out of the contentless ``texts`` (with the text they were indexed with)."""
-    for r in ids:
-        row = db.execute("SELECT z FROM bodies WHERE id = ?", (r,)).fetchone()
-        if row is None:
-            continue
-        db.execute("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)",
-                   (r, zlib.decompress(row[0]).decode()))
-        db.execute("DELETE FROM bodies WHERE id = ?", (r,))
+    texts = bodies(db, ids)
+    db.executemany("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)",
+                   texts.items())
+    db.executemany("DELETE FROM bodies WHERE id = ?", [(r,) for r in texts])
 
 
 def bodies(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
-    """The texts of ``rowids`` (those stored), in one query."""
-    if not rowids:
-        return {}
-    marks = ",".join("?" * len(rowids))
-    return {r: zlib.decompress(z).decode() for r, z in db.execute(
-        f"SELECT id, z FROM bodies WHERE id IN ({marks})", list(rowids))}
+    """The texts of ``rowids`` (those stored), ``BATCH`` to a query."""
+    out: dict[int, str] = {}
+    for at in range(0, len(rowids), BATCH):
+        batch = list(rowids[at:at + BATCH])
+        marks = ",".join("?" * len(batch))
+        out.update((r, zlib.decompress(z).decode()) for r, z in db.execute(
+            f"SELECT id, z FROM bodies WHERE id IN ({marks})", batch))
+    return out
 
 
 def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:

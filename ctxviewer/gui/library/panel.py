@@ -68,6 +68,7 @@ class LibraryPanel(QObject):
         self._from_library = False  # the file loading was opened from the library
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
+        self._found = ""  # the search whose sessions the table shows (its matches)
         self.ask_folder = self._ask_folder  # replaceable (tests answer it)
         self.action = QAction("&Library…", window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -292,6 +293,7 @@ class LibraryPanel(QObject):
             self.view.set_summary(len(self.view.entries), self._bad, f"searching: {text}…")
 
     def _on_found(self, found: Found) -> None:
+        self._found = found.text
         self.view.set_matches(found.counts)
         self.view.set_empty_text(f"No session's messages hold: {found.text}")
         self._summarize(found)
@@ -300,7 +302,8 @@ class LibraryPanel(QObject):
     def _pick_hits(self) -> None:
         """The picked session's matching requests, under the table (while searching)."""
         text, entry = self.queries.searching, self.view.current_entry()
-        if text and entry is not None and entry["id"] in (self.view.matches or {}):
+        if text and text == self._found and entry is not None and \
+                entry["id"] in (self.view.matches or {}):  # not the last search's sessions
             if self._hits_for != (entry["id"], text):
                 self._hits_for = (entry["id"], text)
                 self.view.hits.waiting(entry, text)
