@@ -15,6 +15,21 @@ import sys
 PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 
 
+def unusable_name(path: str) -> str | None:
+    """Why ``path`` (a path taken from a log: data, not trusted) cannot name a file, in
+    a few words, or None when it can. A NUL or a lone surrogate makes ``os.stat`` and
+    ``open`` raise ``ValueError``/``UnicodeEncodeError`` instead of ``OSError``."""
+    if not path:
+        return "it is empty"
+    if "\0" in path:
+        return "it holds a NUL character"
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        return "it holds characters no file name can have"
+    return None
+
+
 def pseudo_root(path: str) -> str | None:
     """The kernel or device tree ``path`` lies in (links followed), or None."""
     if not sys.platform.startswith(("linux", "darwin", "freebsd")):

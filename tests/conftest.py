@@ -6,6 +6,15 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests run derandomized: the examples come from a hash of each test, so the
+# suite (and CI) sees the same cases on every run, and a red run is a real regression.
+# Exploring for new cases is its own run, whose finds become @example()s:
+#     HYPOTHESIS_PROFILE=explore .venv/bin/python -m pytest -k "never or property" ...
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Without a display Qt aborts; tests always render offscreen.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

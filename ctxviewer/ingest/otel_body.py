@@ -31,7 +31,7 @@ import orjson
 from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, lenient_loads
 from ctxviewer.ingest.json_prefix import salvage
 from ctxviewer.ingest.otel_records import LogEvent
-from ctxviewer.special_files import pseudo_root
+from ctxviewer.special_files import pseudo_root, unusable_name
 
 TRUNCATION_MARK = "\n\n[TRUNCATED - Content exceeds 60KB limit]"
 INLINE_LIMIT = 61_440  # characters Claude Code keeps of an inline body
@@ -103,6 +103,9 @@ def ref_candidates(ref: str, base_dir: str | None) -> list[str]:
 
 def _read_ref(ref: str, base_dir: str | None) -> tuple[str | None, str | None]:
     """The text of a body file, or (None, why not)."""
+    bad = unusable_name(ref)
+    if bad is not None:
+        return None, f"the body file {ref!r} is no file name ({bad}): not read"
     why = f"the body file {ref} is missing"
     for path in ref_candidates(ref, base_dir):
         if pseudo_root(path) is not None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ctxviewer.analysis.report import Analysis, report_json
@@ -352,6 +352,11 @@ VALUE_KINDS = ["stringValue", "intValue", "doubleValue", "boolValue", "arrayValu
 
 @settings(max_examples=80, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
+# found by random runs: a body_ref holding a NUL reached os.stat ("embedded null byte"),
+# and one holding a lone surrogate could not be encoded as a file name
+@example(events=[("api_request_body", {"body_ref": ("stringValue", "\x00")})], cut=0.0)
+@example(events=[("api_response_body", {"body_ref": ("stringValue", "a/\ud800.json")})],
+         cut=1.0)
 @given(events=st.lists(st.tuples(st.sampled_from(EVENTS), st.dictionaries(
     st.sampled_from(KEYS), st.tuples(st.sampled_from(VALUE_KINDS), odd), max_size=8)),
     min_size=1, max_size=8), cut=st.floats(0, 1))
