@@ -29,7 +29,7 @@ from ctxviewer.analysis.breakdown import (
 from ctxviewer.analysis.estimators import DEFAULT, Estimator, for_session
 from ctxviewer.analysis.thresholds import POLICY_LABELS, Thresholds, thresholds
 from ctxviewer.analysis.timeline import Point, timeline
-from ctxviewer.ingest.claude_subagents import is_compaction
+from ctxviewer.ingest.claude.subagents import is_compaction
 from ctxviewer.model import AUXILIARY, MAIN, Request, Session
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from ctxviewer.commands.common import (
     add_window_argument,
 )
 from ctxviewer.fmt import plural
-from ctxviewer.ingest.follow import Follower, Update
+from ctxviewer.ingest.follow.follower import Follower, Update
 from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
 
 HELP = "follow a session log as it is written: one line per new request"

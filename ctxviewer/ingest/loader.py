@@ -11,9 +11,9 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest import claude_subagents
 from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import SessionBuilder
+from ctxviewer.ingest.claude import subagents as claude_subagents
 from ctxviewer.ingest.collector import collector_paused
 from ctxviewer.ingest.registry import READERS, get_reader
 from ctxviewer.model import Session, Skipped
@@ -297,7 +297,7 @@ def load(
     """Read a whole file into a ``Session``.
 
     A Claude Code session brings its sub-agent files along (``subagents``;
-    ``ingest.claude_subagents``).
+    ``ingest.claude.subagents``).
 
     Raises ``LoadError`` (one-line message) for files that are not session
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line

@@ -144,30 +144,30 @@ class Format:
 
 RECORDING = Format("recording", "ctxviewer recording",
                    "ctxviewer proxy recordings (docs/recording-format.md)", False, recording,
-                   "ctxviewer.ingest.trace", "RECORDING")
+                   "ctxviewer.ingest.trace.reader", "RECORDING")
 CLAUDE_TRACE = Format("claude-trace", "claude-trace / API trace",
                       "request/response pairs (claude-trace and compatible proxies): "
                       "Anthropic and OpenAI", False, claude_trace,
-                      "ctxviewer.ingest.trace", "CLAUDE_TRACE")
+                      "ctxviewer.ingest.trace.reader", "CLAUDE_TRACE")
 OTEL = Format("otel", "OpenTelemetry (OTLP JSON)",
               "OTLP JSON lines, as the OpenTelemetry Collector's file exporter and "
               "`ctxviewer otel` write them: Claude Code's API events (docs/otel.md)", False,
-              otel, "ctxviewer.ingest.otel")
+              otel, "ctxviewer.ingest.otel.reader")
 QWEN_CODE = Format("qwen-code", "qwen-code chat",
                    "~/.qwen/projects/<project>/chats/*.jsonl (Gemini Content records)", False,
-                   qwen_code, "ctxviewer.ingest.qwen_code")
+                   qwen_code, "ctxviewer.ingest.qwen.chat")
 CLAUDE_CODE = Format("claude-code", "Claude Code transcript",
                      "~/.claude/projects/**/*.jsonl session transcripts", False, claude_code,
-                     "ctxviewer.ingest.claude_code")
+                     "ctxviewer.ingest.claude.transcript")
 CODEX = Format("codex", "Codex CLI rollout",
                "~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl (token_count events)", False,
-               codex, "ctxviewer.ingest.codex")
+               codex, "ctxviewer.ingest.codex.rollout")
 GEMINI = Format("gemini-cli", "Gemini CLI chat (JSON)",
                 "~/.gemini/tmp/<hash>/chats/session-*.json (one JSON document)", True,
-                gemini_document, "ctxviewer.ingest.gemini")
+                gemini_document, "ctxviewer.ingest.gemini.chat")
 GEMINI_JSONL = Format("gemini-cli-jsonl", "Gemini CLI chat (JSONL)",
                       "~/.gemini/tmp/<hash>/chats/session-*.jsonl (header, messages, $set "
-                      "updates)", False, gemini_jsonl, "ctxviewer.ingest.gemini", "JSONL_READER")
+                      "updates)", False, gemini_jsonl, "ctxviewer.ingest.gemini.chat", "JSONL_READER")
 
 # detection order: most specific first
 FORMATS: tuple[Format, ...] = (

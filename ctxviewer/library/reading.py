@@ -5,7 +5,7 @@ and returns plain data: per file its stamp, the bytes it read and its reader sta
 per session (a recording may hold several) its summary, prompt series and texts.
 
 Incremental reads. A line log whose reader state was kept (``Job`` carries it,
-pickled) is resumed where the last read stopped: ``ingest.follow.Follower`` reads
+pickled) is resumed where the last read stopped: ``ingest.follow.follower.Follower`` reads
 only the bytes appended since, and re-reads the file whole when it was truncated
 or replaced (it checks the first and the last bytes it read). Documents (Gemini
 CLI's JSON chat) and compressed logs have no such state: they are read whole.
@@ -27,9 +27,9 @@ from ctxviewer.analysis.agents.sessions import split
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
-from ctxviewer.ingest import claude_subagents
+from ctxviewer.ingest.claude import subagents as claude_subagents
 from ctxviewer.ingest.collector import collector_paused
-from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.ingest.loader import load
 from ctxviewer.library.content import prompt_series, request_texts
 from ctxviewer.model import Session

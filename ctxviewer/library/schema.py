@@ -5,7 +5,7 @@
   compares) and, for a bad file, why it cannot be read. A sub-agent file has
   ``parent``: the session file it belongs to.
 - ``states``: the reader state kept for a file that may still grow (pickled,
-  zlib-compressed ``ingest.follow.Follower``).
+  zlib-compressed ``ingest.follow.follower.Follower``).
 - ``sessions``: one row per session (``part``: which session of a recording that
   holds several), with the columns lists sort and filter on and the whole
   ``SessionSummary.as_dict()`` as JSON.

@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.sse import (
+from ctxviewer.ingest.api.sse import (
     Stream,
     iter_sse,
     json_events,

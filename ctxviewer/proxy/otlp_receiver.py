@@ -5,7 +5,7 @@ and ``/v1/metrics`` in OTLP/JSON (``application/json``) and OTLP/protobuf
 (``application/x-protobuf``, decoded by ``otlp_proto``), gzip-compressed or
 not. Each export request becomes one line of OTLP JSON in the output file, as
 the OpenTelemetry Collector's ``file`` exporter writes it, so that
-``ingest.otel`` reads it, and ``ctxviewer FILE`` / ``ctxviewer tail FILE``
+``ingest.otel.reader`` reads it, and ``ctxviewer FILE`` / ``ctxviewer tail FILE``
 follow it while it grows.
 
 The client is answered once its line is on disk: a line that cannot be written

@@ -5,7 +5,7 @@ import pytest
 from ctxviewer.analysis.breakdown import breakdown
 from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
-from ctxviewer.ingest.anthropic_body import Interner, message_from, system_from, tools_from
+from ctxviewer.ingest.api.anthropic import Interner, message_from, system_from, tools_from
 from ctxviewer.model import Request, Usage
 
 QWEN = get_estimator("qwen")

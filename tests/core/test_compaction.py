@@ -20,7 +20,7 @@ from ctxviewer.analysis.compaction import (
 from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
 from ctxviewer.cli import main
-from ctxviewer.ingest.anthropic_body import content_blocks
+from ctxviewer.ingest.api.anthropic import content_blocks
 from ctxviewer.model import COMPACTION_SUMMARY, Message, Request
 
 EST = get_estimator("qwen")

@@ -236,7 +236,7 @@ def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp
     saved with a byte order mark as ``load`` does: before, its first record was skipped."""
     from library_tree import fake_home
 
-    from ctxviewer.ingest.follow import Follower
+    from ctxviewer.ingest.follow.follower import Follower
     from ctxviewer.library import Library
 
     home = fake_home(tmp_path, monkeypatch)

@@ -142,7 +142,7 @@ def test_found_by_fuzzing(tmp_path: Path, case: str) -> None:
 
 
 def test_damaged_streams_lose_their_response_not_the_request() -> None:
-    from ctxviewer.ingest.sse import reassemble
+    from ctxviewer.ingest.api.sse import reassemble
 
     huge = ('data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
             '{"tool_calls": [{"index": 100000000000, "function": {"name": "a"}}]}}]}\n\n')

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxviewer.ingest import Head, detect, load, read_head
-from ctxviewer.ingest.qwen_code import READER
+from ctxviewer.ingest.qwen.chat import READER
 from ctxviewer.model import (
     API_ERROR,
     COMPACT_BOUNDARY,

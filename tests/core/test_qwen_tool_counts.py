@@ -17,7 +17,7 @@ import math
 
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.ingest.builder import SessionBuilder
-from ctxviewer.ingest.trace import CLAUDE_TRACE
+from ctxviewer.ingest.trace.reader import CLAUDE_TRACE
 from ctxviewer.model import Session
 
 DECLARATIONS = [

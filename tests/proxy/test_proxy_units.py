@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxviewer.ingest.sse import parse_sse, reassemble_anthropic
+from ctxviewer.ingest.api.sse import parse_sse, reassemble_anthropic
 from ctxviewer.proxy.exchange import Exchange, decode_content, parse_json
 from ctxviewer.proxy.headers import (
     client_response_headers,

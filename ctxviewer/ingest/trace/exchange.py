@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxviewer.ingest.anthropic_body import (
+from ctxviewer.ingest.api.anthropic import (
     Interner,
     is_anthropic_body,
     messages_from,
@@ -18,7 +18,7 @@ from ctxviewer.ingest.anthropic_body import (
     tools_from,
     usage_from,
 )
-from ctxviewer.ingest.openai_body import (
+from ctxviewer.ingest.api.openai import (
     chat_request_parts,
     chat_response_message,
     responses_request_parts,

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ctxviewer.ingest.anthropic_body import iso
+from ctxviewer.ingest.api.anthropic import iso
 
 
 @dataclass(frozen=True, slots=True)

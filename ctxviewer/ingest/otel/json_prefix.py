@@ -1,7 +1,7 @@
 """What survives of a JSON object cut off after N characters.
 
 Claude Code logs a request body inline in its OpenTelemetry events cut at 60 KB
-(``ingest.otel``): the text is a prefix of a JSON object and no JSON parser
+(``ingest.otel.reader``): the text is a prefix of a JSON object and no JSON parser
 takes it. ``salvage`` keeps what the prefix holds whole:
 
 - every top-level member before the cut, whole;

@@ -16,11 +16,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import Interner, iso
+from ctxviewer.ingest.api.anthropic import Interner, iso
+from ctxviewer.ingest.api.sse import reassemble
 from ctxviewer.ingest.base import Head, Item, as_dict
-from ctxviewer.ingest.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
-from ctxviewer.ingest.exchange import request_from_exchange
-from ctxviewer.ingest.sse import reassemble
+from ctxviewer.ingest.trace.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
+from ctxviewer.ingest.trace.exchange import request_from_exchange
 from ctxviewer.model import Request, Skipped
 
 

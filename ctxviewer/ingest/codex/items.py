@@ -1,6 +1,6 @@
 """Codex Responses API items -> ctxviewer Messages and Blocks.
 
-The conversion half of the Codex rollout reader (:mod:`ctxviewer.ingest.codex`):
+The conversion half of the Codex rollout reader (:mod:`ctxviewer.ingest.codex.rollout`):
 one ``response_item`` payload becomes ``(is model output, Message)``; runs of
 model output items merge into one assistant message; a compaction that did not
 record its replacement history is rebuilt the way Codex does it.
@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS
+from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS
 from ctxviewer.ingest.classify import split_message_text, split_skills_section
 from ctxviewer.ingest.sniffing import (
     CODEX_INPUT_ITEMS,

@@ -29,8 +29,8 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, lenient_loads
-from ctxviewer.ingest.json_prefix import salvage
-from ctxviewer.ingest.otel_records import LogEvent
+from ctxviewer.ingest.otel.json_prefix import salvage
+from ctxviewer.ingest.otel.records import LogEvent
 from ctxviewer.special_files import pseudo_root, unusable_name
 
 TRUNCATION_MARK = "\n\n[TRUNCATED - Content exceeds 60KB limit]"

@@ -17,10 +17,10 @@ from dataclasses import replace
 from typing import Any
 
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import Interner, content_blocks, usage_from
+from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
 from ctxviewer.ingest.base import Head, Item, as_int
-from ctxviewer.ingest.claude_attachments import attachment_message
-from ctxviewer.ingest.claude_progress import ProgressAgents
+from ctxviewer.ingest.claude.attachments import attachment_message
+from ctxviewer.ingest.claude.progress import ProgressAgents
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     CONTEXT_OVERFLOW,

@@ -22,17 +22,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import Interner
+from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
-from ctxviewer.ingest.codex_items import (
+from ctxviewer.ingest.codex.items import (
     ITEM_TYPES,
     QUIET_ITEMS,
     compaction_rebuild,
     item_entry,
     merge,
 )
-from ctxviewer.ingest.gemini import error_event
+from ctxviewer.ingest.gemini.chat import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACTION_SUMMARY,

@@ -43,8 +43,8 @@ import orjson
 
 from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import mark_auxiliary
-from ctxviewer.ingest.follow_builder import Update as Update  # re-exported
-from ctxviewer.ingest.follow_builder import _LiveBuilder, merge_by_position, peek
+from ctxviewer.ingest.follow.builder import Update as Update  # re-exported
+from ctxviewer.ingest.follow.builder import _LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.loader import (
     BOM,
     HEAD_BYTES,

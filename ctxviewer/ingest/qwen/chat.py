@@ -15,7 +15,7 @@ what qwen-code rebuilds on resume: the chain of records from the root to the
 reply's parent, starting over at the last compression checkpoint in it, with
 earlier thoughts left out. The system prompt (with QWEN.md memory) and the
 tool declarations are not recorded: requests are ``complete=False``. Older
-qwen-code builds wrote Gemini CLI's JSON chat files; ``ctxviewer.ingest.gemini``
+qwen-code builds wrote Gemini CLI's JSON chat files; ``ctxviewer.ingest.gemini.chat``
 reads those.
 """
 
@@ -25,9 +25,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import Interner
+from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.base import Head, Item, as_dict, as_int
-from ctxviewer.ingest.gemini import error_event, gemini_usage, parts_blocks
+from ctxviewer.ingest.gemini.chat import error_event, gemini_usage, parts_blocks
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     MAIN,

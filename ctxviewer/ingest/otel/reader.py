@@ -1,12 +1,12 @@
 """Claude Code's OpenTelemetry events, as OTLP JSON lines: one API call per request.
 
 The OpenTelemetry Collector's ``file`` exporter, and ``ctxviewer otel``, write
-one OTLP export request per line (``ingest.otel_records``). Claude Code, with
+one OTLP export request per line (``ingest.otel.records``). Claude Code, with
 ``CLAUDE_CODE_ENABLE_TELEMETRY=1`` and ``OTEL_LOGS_EXPORTER=otlp``, logs an
 event per API call (``docs/otel.md``):
 
 - ``claude_code.api_request_body`` when a call is sent, with its body when
-  ``OTEL_LOG_RAW_API_BODIES`` is set (``ingest.otel_body``): no request id;
+  ``OTEL_LOG_RAW_API_BODIES`` is set (``ingest.otel.body``): no request id;
 - ``claude_code.api_request`` when it ended, with the usage and the request id
   (``claude_code.api_error`` when it failed);
 - ``claude_code.api_response_body``, the answer, with the request id.
@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import (
+from ctxviewer.ingest.api.anthropic import (
     Interner,
     messages_from,
     response_message,
@@ -41,14 +41,14 @@ from ctxviewer.ingest.anthropic_body import (
     usage_from,
 )
 from ctxviewer.ingest.base import ONLY_USAGE, Head, Item, as_int
-from ctxviewer.ingest.otel_body import (
+from ctxviewer.ingest.otel.body import (
     LoggedBody,
     logged_body,
     parse_request,
     parse_response,
     redacted_thinking,
 )
-from ctxviewer.ingest.otel_records import LogEvent, log_events, spans
+from ctxviewer.ingest.otel.records import LogEvent, log_events, spans
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     API_ERROR,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxviewer.ingest.anthropic_body import Interner, content_blocks, usage_from
+from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
 from ctxviewer.model import SUBAGENT, Message, Request
 
 NOTE = ("sub-agent activity from the main transcript's progress records (Claude Code 2.x); "

@@ -29,7 +29,7 @@ from typing import Any
 
 from ctxviewer.fmt import plural
 from ctxviewer.ingest import sniffing
-from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS, Interner
+from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import split_message_text
 from ctxviewer.jsonish import js_dumps

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ctxviewer.ingest.anthropic_body import DEFAULT_IMAGE_TOKENS, Interner
+from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import as_int
 from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
 from ctxviewer.jsonish import js_dumps

@@ -1,4 +1,4 @@
-"""The session side of following a log (``ctxviewer.ingest.follow``).
+"""The session side of following a log (``ctxviewer.ingest.follow.follower``).
 
 ``Follower`` reads the file; this module grows the followed ``Session`` in
 place and says what changed: ``Update`` (one poll's result), ``_LiveBuilder``

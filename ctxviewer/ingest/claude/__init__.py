@@ -1,0 +1,1 @@
+"""Claude Code: session transcripts, their attachments, sub-agent progress and sub-agent files."""

@@ -1,0 +1,1 @@
+"""Codex CLI: rollout files and the Responses API items they hold."""

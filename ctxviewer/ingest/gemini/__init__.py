@@ -1,0 +1,1 @@
+"""Gemini CLI: chat files (the JSON document and the JSONL layout)."""

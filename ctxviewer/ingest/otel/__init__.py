@@ -1,0 +1,1 @@
+"""OpenTelemetry: OTLP JSON logs of Claude Code's API events and their bodies."""

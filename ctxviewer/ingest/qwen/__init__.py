@@ -1,0 +1,1 @@
+"""qwen-code: chat files (Gemini Content records)."""
