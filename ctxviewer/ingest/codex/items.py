@@ -14,7 +14,7 @@ import orjson
 
 from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS
 from ctxviewer.ingest.classify import split_message_text, split_skills_section
-from ctxviewer.ingest.sniffing import (
+from ctxviewer.ingest.codex import (
     CODEX_INPUT_ITEMS,
     CODEX_ITEM_TYPES,
     CODEX_OPAQUE_ITEMS,

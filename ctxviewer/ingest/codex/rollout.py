@@ -21,10 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.api.anthropic import Interner
+from ctxviewer.ingest.api.gemini import error_event
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
+from ctxviewer.ingest.codex import CODEX_ENVELOPE, FORMAT, codex
 from ctxviewer.ingest.codex.items import (
     ITEM_TYPES,
     QUIET_ITEMS,
@@ -32,7 +33,6 @@ from ctxviewer.ingest.codex.items import (
     item_entry,
     merge,
 )
-from ctxviewer.ingest.gemini.chat import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACTION_SUMMARY,
@@ -52,7 +52,7 @@ from ctxviewer.model import (
 
 _Rec = dict[str, Any]
 _Out = list[Item]
-_ENVELOPE = sniffing.CODEX_ENVELOPE
+_ENVELOPE = CODEX_ENVELOPE
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
 _NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; not recorded: the base "
                     "instructions (the system prompt) and the tool schemas, inferred from the "
@@ -330,11 +330,11 @@ def _flags(entries: list[tuple[bool, Message]]) -> tuple[bool, bool]:
 
 
 class CodexReader:
-    name, label = sniffing.CODEX.name, sniffing.CODEX.label
-    description, document = sniffing.CODEX.description, sniffing.CODEX.document
+    name, label = FORMAT.name, FORMAT.label
+    description, document = FORMAT.description, FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.codex(head)
+        return codex(head)
 
     def parser(self) -> _CodexParser:
         return _CodexParser()

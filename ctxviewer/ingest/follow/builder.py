@@ -1,7 +1,7 @@
 """The session side of following a log (``ctxviewer.ingest.follow.follower``).
 
 ``Follower`` reads the file; this module grows the followed ``Session`` in
-place and says what changed: ``Update`` (one poll's result), ``_LiveBuilder``
+place and says what changed: ``Update`` (one poll's result), ``LiveBuilder``
 (a ``SessionBuilder`` whose provisional requests can be taken back),
 ``peek`` (what a parser holds back, without finishing it) and
 ``merge_by_position`` (a re-read document taken into the session).
@@ -41,7 +41,7 @@ class Update:
         return bool(self.new or self.changed or self.reloaded)
 
 
-class _LiveBuilder(SessionBuilder):
+class LiveBuilder(SessionBuilder):
     """A ``SessionBuilder`` that can add items tentatively and take them back."""
 
     def __init__(self, session: Session) -> None:

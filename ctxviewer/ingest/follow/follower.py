@@ -43,8 +43,8 @@ import orjson
 
 from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads, new_parser
 from ctxviewer.ingest.builder import mark_auxiliary
+from ctxviewer.ingest.follow.builder import LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.follow.builder import Update as Update  # re-exported
-from ctxviewer.ingest.follow.builder import _LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.loader import (
     BOM,
     HEAD_BYTES,
@@ -77,7 +77,7 @@ class Follower:
         self.reader: Reader | None = None
         self.session: Session | None = None
         self._parser: Parser | None = None
-        self._builder: _LiveBuilder | None = None
+        self._builder: LiveBuilder | None = None
         self._stamp: tuple[int, int, int, int] | None = None
         self._ident: tuple[int, int] | None = None
         self._offset = 0  # bytes consumed: the end of the last complete line
@@ -204,7 +204,7 @@ class Follower:
             return self._reread(stamp)
         self.session = Session(path=self.path, format=reader.name, cwd=recorded_cwd(head))
         self._parser = new_parser(reader, self.path)
-        self._builder = _LiveBuilder(self.session)
+        self._builder = LiveBuilder(self.session)
         return self._append(stamp, max_bytes)
 
     def _reload(self, st: os.stat_result, max_bytes: int | None) -> Update:

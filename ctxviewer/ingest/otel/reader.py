@@ -31,7 +31,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.api.anthropic import (
     Interner,
     messages_from,
@@ -41,6 +40,7 @@ from ctxviewer.ingest.api.anthropic import (
     usage_from,
 )
 from ctxviewer.ingest.base import ONLY_USAGE, Head, Item, as_int
+from ctxviewer.ingest.otel import FORMAT, OTEL_EXPORT_KEYS, is_otel_export, otel
 from ctxviewer.ingest.otel.body import (
     LoggedBody,
     logged_body,
@@ -128,9 +128,9 @@ class _OtelParser:
         self.span_models: dict[str, str] = {}  # request id -> the model its span names
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
-        if not sniffing.is_otel_export(record):
+        if not is_otel_export(record):
             yield Skipped(line, "not an OTLP export request ("
-                          + "/".join(sniffing.OTEL_EXPORT_KEYS) + ")")
+                          + "/".join(OTEL_EXPORT_KEYS) + ")")
             return
         for span in spans(record):
             rid, model = span.attrs.get("request_id"), span.attrs.get("model")
@@ -330,11 +330,11 @@ def _agent_id(source: str | None, raw_messages: Any) -> str:
 
 
 class OtelReader:
-    name, label = sniffing.OTEL.name, sniffing.OTEL.label
-    description, document = sniffing.OTEL.description, sniffing.OTEL.document
+    name, label = FORMAT.name, FORMAT.label
+    description, document = FORMAT.description, FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.otel(head)
+        return otel(head)
 
     def parser(self) -> _OtelParser:
         return _OtelParser()

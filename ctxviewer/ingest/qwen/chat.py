@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.api.anthropic import Interner
+from ctxviewer.ingest.api.gemini import error_event, gemini_usage, parts_blocks
 from ctxviewer.ingest.base import Head, Item, as_dict, as_int
-from ctxviewer.ingest.gemini.chat import error_event, gemini_usage, parts_blocks
+from ctxviewer.ingest.qwen import FORMAT, QWEN_TYPES, qwen_code
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     MAIN,
@@ -39,7 +39,7 @@ from ctxviewer.model import (
     Skipped,
 )
 
-_TYPES = sniffing.QWEN_TYPES
+_TYPES = QWEN_TYPES
 NOTES = (
     "qwen-code chat record: a transcript, not the request body; not recorded: the system "
     "prompt with the QWEN.md memory, the auto-memory and the deferred-tools list, and the "
@@ -233,11 +233,11 @@ def _only_text(rec: dict[str, Any]) -> str | None:
 
 
 class QwenCodeReader:
-    name, label = sniffing.QWEN_CODE.name, sniffing.QWEN_CODE.label
-    description, document = sniffing.QWEN_CODE.description, sniffing.QWEN_CODE.document
+    name, label = FORMAT.name, FORMAT.label
+    description, document = FORMAT.description, FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.qwen_code(head)
+        return qwen_code(head)
 
     def parser(self) -> _QwenParser:
         return _QwenParser()

@@ -15,10 +15,12 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from ctxviewer.ingest import sniffing
 from ctxviewer.ingest.api.anthropic import Interner, iso
 from ctxviewer.ingest.api.sse import reassemble
 from ctxviewer.ingest.base import Head, Item, as_dict
+from ctxviewer.ingest.trace import CLAUDE_TRACE as CLAUDE_TRACE_FORMAT
+from ctxviewer.ingest.trace import RECORDING as RECORDING_FORMAT
+from ctxviewer.ingest.trace import claude_trace, recording
 from ctxviewer.ingest.trace.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
 from ctxviewer.ingest.trace.exchange import request_from_exchange
 from ctxviewer.model import Request, Skipped
@@ -74,11 +76,11 @@ class _TraceParser:
 
 
 class ClaudeTraceReader:
-    name, label = sniffing.CLAUDE_TRACE.name, sniffing.CLAUDE_TRACE.label
-    description, document = sniffing.CLAUDE_TRACE.description, sniffing.CLAUDE_TRACE.document
+    name, label = CLAUDE_TRACE_FORMAT.name, CLAUDE_TRACE_FORMAT.label
+    description, document = CLAUDE_TRACE_FORMAT.description, CLAUDE_TRACE_FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.claude_trace(head)
+        return claude_trace(head)
 
     def parser(self) -> _TraceParser:
         return _TraceParser()
@@ -141,11 +143,11 @@ def _rewrite_note(rewrite: Any, rewritten: bool) -> str:
 
 
 class RecordingReader:
-    name, label = sniffing.RECORDING.name, sniffing.RECORDING.label
-    description, document = sniffing.RECORDING.description, sniffing.RECORDING.document
+    name, label = RECORDING_FORMAT.name, RECORDING_FORMAT.label
+    description, document = RECORDING_FORMAT.description, RECORDING_FORMAT.document
 
     def sniff(self, head: Head) -> bool:
-        return sniffing.recording(head)
+        return recording(head)
 
     def parser(self) -> _RecordingParser:
         return _RecordingParser()
