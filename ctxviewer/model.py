@@ -249,7 +249,7 @@ class Session:
     token_counts: list[TokenCount] = field(default_factory=list)
     cwd: str | None = None  # the agent's working directory, where the log records it
     # What analyses derive once per session and may reuse (the estimators' counts by
-    # content, ``analysis.estimators.for_session``): dropped with the session.
+    # content, ``analysis.tokens.estimators.for_session``): dropped with the session.
     caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ctxviewer.analysis.agents.counting import CountingView, Difference
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.fmt import short_text
 from ctxviewer.ingest.base import messages_unsure
@@ -192,7 +192,7 @@ def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
     return Item(_message_label(i, m), tokens, "message", tuple(blocks), ref=m, index=i)
 
 
-def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
+def overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
     parts: dict[str, tuple[int, list[Item]]] = {}
     sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
                  for i, b in enumerate(req.system) if b.tag not in (MEMORY, SKILL_LISTING)]
@@ -284,7 +284,7 @@ def breakdown(
     ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
     (see ``message_items``) is for breakdowns of many requests with one estimator.
     ``rows=False`` leaves the Messages category without its rows (every number stays)."""
-    parts = _overhead_parts(req, est)
+    parts = overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
         parts, diffs = view.adjust(parts, req, est, Item)

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from ctxviewer.model import MAIN
 
 if TYPE_CHECKING:
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.insights.cost import SessionCost
-    from ctxviewer.analysis.report import Analysis
 
 TOP_CATEGORIES = 3  # categories kept per session: the largest at the peak request
 SKIP_CATEGORIES = frozenset({"free_space", "autocompact_buffer"})  # room, not content

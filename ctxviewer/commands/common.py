@@ -39,7 +39,7 @@ def add_request_argument(parser: argparse.ArgumentParser, what: str = "the reque
 def add_estimator_argument(parser: argparse.ArgumentParser,
                            what: str = "how tokens are counted where the API did not") -> None:
     """``--estimator``: the local estimators, each with what it counts (docs/estimators.md)."""
-    from ctxviewer.analysis.estimators import DEFAULT, get_estimator, names
+    from ctxviewer.analysis.tokens.estimators import DEFAULT, get_estimator, names
 
     rules = "; ".join(f"{n}: {get_estimator(n).label}" for n in names()).replace("%", "%%")
     parser.add_argument("--estimator", default=DEFAULT, choices=names(), metavar="NAME",

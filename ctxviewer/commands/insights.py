@@ -7,7 +7,6 @@ import sys
 from collections import Counter
 from typing import Any
 
-from ctxviewer.analysis.estimators import for_session
 from ctxviewer.analysis.insights import (
     Budget,
     Insights,
@@ -17,6 +16,7 @@ from ctxviewer.analysis.insights import (
     load_prices,
 )
 from ctxviewer.analysis.insights.compaction_outcome import KINDS
+from ctxviewer.analysis.tokens.estimators import for_session
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,

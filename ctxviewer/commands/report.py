@@ -7,8 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ctxviewer.analysis.agents.sessions import describe, split
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown, Item
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.report import report_json
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,

@@ -19,11 +19,11 @@ from typing import Any
 
 import orjson
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import infer_overhead
-from ctxviewer.analysis.estimators import for_session, get_estimator
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import Thresholds, tier
 from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.analysis.tokens.estimators import for_session, get_estimator
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,

@@ -15,9 +15,9 @@ from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.branch import compacted_branch
 from ctxviewer.analysis.compaction import CompactionResult
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.compaction.dialog import CompactionDialog
 from ctxviewer.gui.compaction.runner import CompactionRunner
 from ctxviewer.gui.compare.controller import CompareController

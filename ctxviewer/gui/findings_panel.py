@@ -18,9 +18,9 @@ from PySide6.QtCore import QModelIndex, Qt, Signal
 from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural, usd
 from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.insights.model import Column, fmt_int

@@ -24,7 +24,7 @@ from typing import Any
 
 from ctxviewer import __version__
 from ctxviewer.analysis.agents.sessions import split
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
 from ctxviewer.ingest.collector import collector_paused

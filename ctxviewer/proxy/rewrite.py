@@ -28,8 +28,8 @@ import orjson
 
 from ctxviewer.analysis.compaction import Summarizer
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
-from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.analysis.thresholds import thresholds
+from ctxviewer.analysis.tokens.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.proxy import rewrite_shapes as shapes
 from ctxviewer.proxy.rewrite_plan import CannotRewrite, Plan, Rule, apply_rule, plan
 

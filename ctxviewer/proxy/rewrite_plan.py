@@ -33,8 +33,8 @@ from ctxviewer.analysis.compaction import (
 )
 from ctxviewer.analysis.compaction.base import estimate_request
 from ctxviewer.analysis.compaction.summary import QWEN_ACK, SHANNON_PREFIX
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.trace.exchange import request_from_exchange
 from ctxviewer.model import Request

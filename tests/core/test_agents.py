@@ -20,7 +20,7 @@ from agent_logs import (
 from ctxviewer.analysis.agents.context_output import parse as parse_context
 from ctxviewer.analysis.agents.policy import rule_thresholds
 from ctxviewer.analysis.agents.table import parse_version, profile, profiles
-from ctxviewer.analysis.report import Analysis, env_pct_override
+from ctxviewer.analysis.analysis import Analysis, env_pct_override
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 

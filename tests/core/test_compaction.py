@@ -17,8 +17,8 @@ from ctxviewer.analysis.compaction import (
     simulate_compaction,
     split_point,
 )
-from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.cli import main
 from ctxviewer.ingest.api.anthropic import content_blocks
 from ctxviewer.model import COMPACTION_SUMMARY, Message, Request
@@ -205,7 +205,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus 
 @needs_corpus
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_corpus_reductions(strategy: str) -> None:
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
     a = Analysis(load(str(SPOTTER)))

@@ -13,8 +13,9 @@ import lzma
 from pathlib import Path
 from typing import Any
 
-from ctxviewer.analysis import timeline_view
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
+from ctxviewer.analysis.timeline_view import view as timeline_view
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.ingest.loader import head_session

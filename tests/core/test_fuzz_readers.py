@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
 from mutations import dumps_line, make_case  # noqa: E402
 
-from ctxviewer.analysis.report import Analysis, report_json  # noqa: E402
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json  # noqa: E402
 from ctxviewer.ingest import READERS, Cancelled, LoadError, load  # noqa: E402
 from ctxviewer.ingest.loader import READER_ERROR  # noqa: E402
 

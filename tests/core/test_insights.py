@@ -7,7 +7,6 @@ import math
 import orjson
 import pytest
 
-from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.insights import (
     Budget,
     cache_breaks,
@@ -19,6 +18,7 @@ from ctxviewer.analysis.insights import (
     session_cost,
     subagent_runs,
 )
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.model import (

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from ctxviewer.analysis.estimators import get_estimator
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.cli import main
 from ctxviewer.commands.tail import TailPrinter
 from ctxviewer.ingest.follow.follower import Follower

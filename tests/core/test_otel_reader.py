@@ -17,7 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest import detect, load, read_head
 from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, ONLY_USAGE

@@ -20,9 +20,10 @@ import pytest
 from team_data import corpus_tree, query, run, run_json
 
 from ctxviewer.analysis.agents.sessions import split
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import OVERHEAD
-from ctxviewer.analysis.insights.pricing import load_prices
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.pricing import load_prices
+from ctxviewer.analysis.report import report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest.loader import load
 from ctxviewer.resources import demo_session_path

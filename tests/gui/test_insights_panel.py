@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.insights import Budget, diff_requests, evaluate_budget, insights
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.insights import panel as insights_panel
 from ctxviewer.gui.insights.cost import total_texts
 from ctxviewer.gui.insights.model import InsightsTableModel

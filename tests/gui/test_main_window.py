@@ -12,8 +12,8 @@ import orjson
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.session.content import ref_text
 from ctxviewer.gui.widgets.context_bar import shown_categories
 from ctxviewer.ingest import load

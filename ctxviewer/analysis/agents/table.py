@@ -78,7 +78,7 @@ class Profile:
     id: str  # claude-code | qwen-code | codex | gemini-cli | anthropic-client | openai-client
     label: str
     eras: tuple[Era, ...]
-    estimator: str  # the agent's own estimator where it has one (a name in analysis.estimators)
+    estimator: str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
     docs: str = ""
 
     def era(self, version: Version | None, date: str | None = None) -> Era:

@@ -15,8 +15,8 @@ from ctxviewer.analysis.compaction.slim import SlimParams, slim, slim_messages
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
 from ctxviewer.analysis.compaction.summary import QwenParams, ShannonParams, qwen, shannon
 from ctxviewer.analysis.compaction.trim import TrimParams, trim
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import Request
 
 STRATEGIES = ("qwen", "shannon", "trim", "slim", "slim+qwen", "slim+shannon")

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ctxviewer.analysis.compaction.base import Summary
 from ctxviewer.analysis.compaction.summarize_local import language, title_for
-from ctxviewer.analysis.insights.pricing import load_prices
+from ctxviewer.analysis.pricing import load_prices
 from ctxviewer.analysis.thresholds import MAX_CONSECUTIVE_FAILURES, SUMMARY_RESERVE
 from ctxviewer.model import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 

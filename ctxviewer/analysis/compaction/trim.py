@@ -24,8 +24,8 @@ from ctxviewer.analysis.compaction.base import (
     is_prompt,
     units,
 )
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import SHANNON_TARGET, Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import COMPACTION_SUMMARY, MEMORY, SKILL_LISTING, TOOL_USE, Message, Request
 
 READ_TOOLS = frozenset({"Read", "read_file", "ReadFile", "View", "read_many_files", "view"})

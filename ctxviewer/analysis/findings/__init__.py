@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ctxviewer.analysis.agents.controls import controls
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.content import Messages, content_findings
 from ctxviewer.analysis.findings.forecast import forecast_finding
@@ -30,10 +31,9 @@ from ctxviewer.analysis.findings.from_insights import cache_break_findings, redu
 from ctxviewer.analysis.findings.model import ERROR, INFO, SEVERITIES, WARN, Cost, Finding, rank
 from ctxviewer.analysis.findings.tools import called_tools, tool_findings
 from ctxviewer.analysis.insights.cache_breaks import CacheBreak, cache_breaks
-from ctxviewer.analysis.insights.pricing import PriceTable, load_prices
 from ctxviewer.analysis.insights.redundancy import Finding as Redundant
 from ctxviewer.analysis.insights.redundancy import redundancy
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.pricing import PriceTable, load_prices
 
 __all__ = ["ERROR", "INFO", "SEVERITIES", "WARN", "Cost", "Finding", "at_least", "findings",
            "findings_json", "rank"]

@@ -11,7 +11,7 @@ Positions are the estimator's counts, clamped to the API's prompt size.
 from __future__ import annotations
 
 from ctxviewer.analysis.findings.model import Cost
-from ctxviewer.analysis.insights.pricing import PriceTable
+from ctxviewer.analysis.pricing import PriceTable
 from ctxviewer.model import Request
 
 PER = 1_000_000  # prices are per million tokens

@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ctxviewer.analysis.estimators import Estimator
     from ctxviewer.analysis.insights.compaction_outcome import Outcome
     from ctxviewer.analysis.insights.cost import Budget, BudgetReport, SessionCost
-    from ctxviewer.analysis.insights.pricing import PriceTable
     from ctxviewer.analysis.insights.subagents import SubagentRun
+    from ctxviewer.analysis.pricing import PriceTable
+    from ctxviewer.analysis.tokens.estimators import Estimator
     from ctxviewer.model import Session
 
 # Functions named as their module are bound now: importing a submodule sets the package's
@@ -37,7 +37,7 @@ _LAZY = {
                      "evaluate_budget", "request_cost", "session_cost", "task_starts"), "cost"),
     **dict.fromkeys(("BlockChange", "RequestDiff", "diff_requests"), "diff"),
     **dict.fromkeys(("Price", "PriceTable", "load_prices", "normalize_model",
-                     "user_prices_path"), "pricing"),
+                     "user_prices_path"), "ctxviewer.analysis.pricing"),
     **dict.fromkeys(("SubagentRun", "subagent_runs"), "subagents"),
 }
 
@@ -46,7 +46,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    path = module if "." in module else f"{__name__}.{module}"
+    value = getattr(importlib.import_module(path), name)
     globals()[name] = value
     return value
 
@@ -89,8 +90,8 @@ def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
     """All insights of a session (prices: the shipped table merged with the user's)."""
     from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
     from ctxviewer.analysis.insights.cost import evaluate_budget, session_cost
-    from ctxviewer.analysis.insights.pricing import load_prices
     from ctxviewer.analysis.insights.subagents import subagent_runs
+    from ctxviewer.analysis.pricing import load_prices
 
     cost = session_cost(session, prices or load_prices())
     cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))

@@ -20,8 +20,8 @@ from datetime import datetime
 from itertools import pairwise
 from typing import Any
 
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.insights.conversations import conversations
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.fmt import plural
 from ctxviewer.model import (
     COMPACT_BOUNDARY,

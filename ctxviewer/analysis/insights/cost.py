@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxviewer.analysis.compaction.base import is_prompt
-from ctxviewer.analysis.insights.pricing import PriceTable, load_prices
+from ctxviewer.analysis.pricing import PriceTable, load_prices
 from ctxviewer.model import MAIN, Request, Session
 
 PER = 1_000_000

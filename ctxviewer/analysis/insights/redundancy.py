@@ -31,8 +31,8 @@ import orjson
 
 from ctxviewer.analysis.compaction.base import units
 from ctxviewer.analysis.compaction.trim import READ_TOOLS, obsolete_units
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import (
     AUXILIARY,
     SYSTEM_REMINDER,

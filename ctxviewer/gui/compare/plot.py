@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QWidget
 
-from ctxviewer.analysis.compare import Comparison
+from ctxviewer.analysis.compare.scoring import Comparison
 from ctxviewer.gui.timeline.style import faint, series_color
 from ctxviewer.gui.widgets.palette import is_dark
 from ctxviewer.gui.widgets.plot_paint import paint_cheaply

@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ctxviewer.analysis.compare import CategoryTable, Comparison
-from ctxviewer.analysis.estimators import names as local_names
+from ctxviewer.analysis.compare.scoring import Comparison
+from ctxviewer.analysis.compare.table import CategoryTable
+from ctxviewer.analysis.tokens.estimators import names as local_names
 from ctxviewer.fmt import plural
 from ctxviewer.gui.compare.model import (
     ESTIMATOR_ROLE,

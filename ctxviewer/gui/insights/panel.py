@@ -15,8 +15,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QKeySequence, QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVBoxLayout, QWidget
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestDiff, evaluate_budget
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.fmt import plural
 from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.insights.budget import amount

@@ -29,7 +29,7 @@ from ctxviewer.library.location import db_path
 from ctxviewer.resources import demo_session_path
 
 if TYPE_CHECKING:
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.gui.host import PanelHost
     from ctxviewer.gui.session.main_window import MainWindow
 

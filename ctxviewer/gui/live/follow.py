@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.app_state import AppState, Options
 from ctxviewer.gui.session.loader import prepare
 from ctxviewer.gui.widgets.jobs import LatestJob

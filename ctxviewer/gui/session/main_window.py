@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui import panels
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QWidget
 
-from ctxviewer.analysis.estimators import names
 from ctxviewer.analysis.thresholds import POLICIES
+from ctxviewer.analysis.tokens.estimators import names
 
 if TYPE_CHECKING:
     from ctxviewer.gui.session.main_window import MainWindow

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Sequence
 import pyqtgraph as pg
 from PySide6.QtCore import QPointF, QRectF, Qt
 
-from ctxviewer.analysis.timeline_series import EventMark
-from ctxviewer.analysis.timeline_view import THRESHOLD_KEYS, ThresholdLine
+from ctxviewer.analysis.timeline_view.series import EventMark
+from ctxviewer.analysis.timeline_view.view import THRESHOLD_KEYS, ThresholdLine
 from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.style import label_fill, series_color, threshold_pen
 

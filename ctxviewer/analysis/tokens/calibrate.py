@@ -28,7 +28,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from ctxviewer.analysis.estimators import DEFAULT
+from ctxviewer.analysis.tokens.estimators import DEFAULT
 
 NAME = "calibrated"
 

@@ -27,12 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ctxviewer.analysis.counters import ANTHROPIC
+from ctxviewer.analysis.tokens.counter import CATEGORIES
+from ctxviewer.analysis.tokens.registry import ANTHROPIC
 from ctxviewer.model import MCP, MEMORY, SKILL, Block, Message, Request
 
 NAME = ANTHROPIC
-CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
-              "messages")
 _PLACEHOLDER = [{"role": "user", "content": "."}]
 
 

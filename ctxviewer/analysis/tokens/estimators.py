@@ -65,7 +65,7 @@ def heuristic(text: str) -> int:
 
 def _bpe(name: str) -> Callable[[str], int]:
     def count(text: str) -> int:
-        from ctxviewer.analysis.bpe import encoding  # loaded on first use (~0.3 s)
+        from ctxviewer.analysis.tokens.bpe import encoding  # loaded on first use (~0.3 s)
 
         return len(encoding(name).encode_ordinary(text))
 

@@ -2,9 +2,9 @@
 
 Three kinds of name, each known here once for the CLI and the window:
 
-- the local estimators of ``analysis.estimators`` (offline, counted per text);
+- the local estimators of ``analysis.tokens.estimators`` (offline, counted per text);
 - ``calibrated``: derived from a local one, fitted on the session's own
-  requests (``analysis.calibrate``);
+  requests (``analysis.tokens.calibrate``);
 - ``anthropic``: the API's ``count_tokens``, which needs a key (or a base URL
   that holds one), costs a call per distinct body, and is counted up front by
   ``remote_counters`` before ``compare`` scores it.
@@ -16,15 +16,15 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ctxviewer.analysis import calibrate
-from ctxviewer.analysis.estimators import names as local_names
+from ctxviewer.analysis.tokens import calibrate
+from ctxviewer.analysis.tokens.estimators import names as local_names
 from ctxviewer.errors import UsageError
 from ctxviewer.model import Request, Session
 
 if TYPE_CHECKING:
-    from ctxviewer.analysis.compare import PromptCounter
+    from ctxviewer.analysis.tokens.counter import PromptCounter
 
-ANTHROPIC = "anthropic"  # the count_tokens counter (analysis.anthropic_count)
+ANTHROPIC = "anthropic"  # the count_tokens counter (analysis.tokens.anthropic)
 REMOTE = (ANTHROPIC,)
 
 
@@ -69,7 +69,7 @@ def remote_counters(session: Session, names: Sequence[str], *, request: int | No
     (the per-category table). Raises ``UsageError`` when the API is not configured."""
     if ANTHROPIC not in names:
         return {}
-    from ctxviewer.analysis.anthropic_count import AnthropicCounter
+    from ctxviewer.analysis.tokens.anthropic import AnthropicCounter
 
     counter = AnthropicCounter.from_env()
     targets = count_targets(session)

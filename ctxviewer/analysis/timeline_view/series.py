@@ -26,7 +26,7 @@ import numpy as np
 
 from ctxviewer.analysis.thresholds import Thresholds, tier_floors
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import real_compactions
+from ctxviewer.analysis.timeline_view.whatif import real_compactions
 from ctxviewer.fmt import short_text
 from ctxviewer.model import AUXILIARY, CONTEXT_OVERFLOW, MAIN, Event
 

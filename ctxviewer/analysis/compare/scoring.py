@@ -20,51 +20,17 @@ from __future__ import annotations
 import csv
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
-from ctxviewer.analysis import calibrate
 from ctxviewer.analysis.attribution import clean_steps
 from ctxviewer.analysis.branch import is_compacted
-from ctxviewer.analysis.breakdown import _overhead_parts, message_items
-from ctxviewer.analysis.counters import default_names
-from ctxviewer.analysis.estimators import Estimator, for_session, names
-from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.analysis.compare.table import CategoryTable, LocalCounter, request_table
+from ctxviewer.analysis.tokens import calibrate
+from ctxviewer.analysis.tokens.counter import PromptCounter
+from ctxviewer.analysis.tokens.estimators import for_session, names
+from ctxviewer.analysis.tokens.registry import default_names
 from ctxviewer.fmt import plural
 from ctxviewer.model import Message, Request, Session
-
-CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
-              "messages")
-
-
-class PromptCounter(Protocol):
-    """Counts a whole request and its categories (local estimators, the API)."""
-
-    @property
-    def name(self) -> str: ...
-
-    def prompt(self, req: Request) -> int | None: ...
-
-    def categories(self, req: Request) -> dict[str, int | None]: ...
-
-
-@dataclass(frozen=True)
-class LocalCounter:
-    """A local estimator seen as a ``PromptCounter``."""
-
-    estimator: Estimator
-
-    @property
-    def name(self) -> str:
-        return self.estimator.name
-
-    def prompt(self, req: Request) -> int | None:
-        return estimate_request(req, self.estimator)
-
-    def categories(self, req: Request) -> dict[str, int | None]:
-        parts = _overhead_parts(req, self.estimator)
-        out: dict[str, int | None] = {name: tokens for name, (tokens, _) in parts.items()}
-        out["messages"] = message_items(req.messages, self.estimator)[1]
-        return out
 
 
 @dataclass(frozen=True)
@@ -96,22 +62,6 @@ class Stats:
     bias: float | None
     max_abs_pct: float | None
     missing: int = 0  # rows without an estimate (API failures, first request for calibrated)
-
-
-@dataclass(frozen=True)
-class CategoryTable:
-    """One request's categories, estimators as columns."""
-
-    request: int
-    api_prompt_tokens: int | None
-    estimates: dict[str, dict[str, int | None]]  # estimator -> category -> tokens
-
-    def by_subtraction(self, name: str) -> int | None:
-        """Messages as an agent shows it: API total minus the estimated overhead."""
-        cats = self.estimates[name]
-        if self.api_prompt_tokens is None or any(cats.get(c) is None for c in CATEGORIES[:-1]):
-            return None
-        return self.api_prompt_tokens - sum(cats[c] or 0 for c in CATEGORIES[:-1])
 
 
 @dataclass(frozen=True)
@@ -211,7 +161,7 @@ def compare(
         notes.append(f"{plural(excluded['transcript_only'], 'transcript request')} without a clean step "
                      "excluded (the first of a chain, thinking or ToolSearch results, tiny "
                      "steps): their system prompt and tools were not recorded")
-    table = _table(session, request, shown, by_name, calibration) if request is not None \
+    table = request_table(session, request, shown, by_name, calibration) if request is not None \
         else None
     return Comparison(shown, tuple(rows), summary, excluded, table, calibration, tuple(notes))
 
@@ -257,32 +207,6 @@ def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
                 "uses ratio 1.0",
     }
     return out, info
-
-
-def _table(session: Session, index: int, shown: Sequence[str],
-           by_name: Mapping[str, PromptCounter], calibration: Mapping[str, Any]) -> CategoryTable:
-    req = session.requests[index]
-    estimates: dict[str, dict[str, int | None]] = {}
-    for n in shown:
-        if n == calibrate.NAME:
-            continue
-        estimates[n] = by_name[n].categories(req)
-    if calibrate.NAME in shown:
-        estimates[calibrate.NAME] = _calibrated_categories(session, req, by_name, calibration)
-    return CategoryTable(index, req.api_prompt_tokens, estimates)
-
-
-def _calibrated_categories(session: Session, req: Request, by_name: Mapping[str, PromptCounter],
-                           calibration: Mapping[str, Any]) -> dict[str, int | None]:
-    """The base's categories times the ratio fitted on the requests before ``req``."""
-    row = next((x for x in calibration.get("rows", []) if x["index"] == req.index), None)
-    base = row["base"] if row else calibration.get("base")
-    if base is None or base not in by_name:
-        return {c: None for c in CATEGORIES}
-    fit = (row["fit"] if row else None) or calibrate.Fit(1.0)
-    # the offset is per request: it belongs to no category, so categories get the ratio only
-    cats = by_name[base].categories(req)
-    return {c: None if v is None else round(v * fit.ratio) for c, v in cats.items()}
 
 
 def comparison_json(c: Comparison) -> dict[str, Any]:

@@ -25,19 +25,19 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.attribution import Attribution
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.timeline_series import (
+from ctxviewer.analysis.timeline_view.series import (
     X_MODES,
     EventMark,
     TimelineData,
     event_marks,
     tier_codes,
 )
-from ctxviewer.analysis.timeline_series import build as build_series
-from ctxviewer.analysis.whatif import WhatIf, replay, request_events
+from ctxviewer.analysis.timeline_view.series import build as build_series
+from ctxviewer.analysis.timeline_view.whatif import WhatIf, replay, request_events
 from ctxviewer.fmt import fmt_tokens
 from ctxviewer.model import Event, Session
 
