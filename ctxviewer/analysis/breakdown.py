@@ -353,10 +353,13 @@ def breakdown(
     baseline = baseline_note(req.api, req.client)
     if baseline:
         notes.append(baseline)
-    return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
-                     scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes,
-                     "agent" if view is not None else "wire", tuple(diffs),
-                     failure=req.failure, simulated=req.simulated)
+    return Breakdown(
+        request=req.index, mode=mode, estimator=est.name, window=window,
+        thresholds=thresholds, total=total, used=used, categories=tuple(cats),
+        overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
+        complete=req.complete, notes=tuple(notes), source_notes=req.notes,
+        counts="agent" if view is not None else "wire", differences=tuple(diffs),
+        failure=req.failure, simulated=req.simulated)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:
