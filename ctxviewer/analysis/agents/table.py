@@ -80,6 +80,7 @@ class Profile:
     eras: tuple[Era, ...]
     estimator: str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
     docs: str = ""
+    injected: tuple[str, ...] = ()  # how text the agent injects into the history begins
 
     def era(self, version: Version | None, date: str | None = None) -> Era:
         """The era of ``version``; without one, the era of the log's ``date`` (ISO) where
@@ -145,7 +146,8 @@ def profiles() -> dict[str, Profile]:
     out: dict[str, Profile] = {}
     for pid, raw in data["profiles"].items():
         out[pid] = Profile(pid, raw["label"], tuple(_era(e) for e in raw["eras"]),
-                           raw.get("estimator", "qwen"), raw.get("docs", ""))
+                           raw.get("estimator", "qwen"), raw.get("docs", ""),
+                           tuple(raw.get("injected", ())))
     return out
 
 
