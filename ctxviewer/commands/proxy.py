@@ -7,15 +7,15 @@ import contextlib
 import os
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
 from ctxviewer.commands.common import UsageError, port_number
 from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
+from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, upstream_base
 from ctxviewer.proxy.server import (
     DEFAULT_PORT,
     DEFAULT_TIMEOUT,
@@ -28,10 +28,10 @@ HELP = "record API calls: a local proxy that forwards to the real API and writes
 
 
 def _url(text: str) -> str:
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise argparse.ArgumentTypeError(f"not an http(s) URL: {text!r}")
-    return text.rstrip("/")
+    try:
+        return upstream_base(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _seconds(text: str) -> float:
@@ -105,7 +105,7 @@ def _rewriter(args: argparse.Namespace) -> Rewriter | None:
 
 def _say(message: str) -> None:
     with contextlib.suppress(OSError):
-        print(f"rewrite: {message}", flush=True)
+        print(redact_text(f"rewrite: {message}"), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,4 +170,4 @@ def print_exchange(record: dict[str, Any]) -> None:
     if record.get("error"):
         parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
     with contextlib.suppress(OSError):  # a closed terminal must not stop the recording
-        print("  ".join(parts), flush=True)
+        print(redact_text("  ".join(parts)), flush=True)
