@@ -8,7 +8,12 @@ import os
 import sys
 from typing import Any
 
-from ctxviewer.commands.common import UsageError, port_number
+from ctxviewer.commands.common import (
+    UsageError,
+    add_client_timeout_argument,
+    port_number,
+    seconds,
+)
 from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
@@ -17,6 +22,7 @@ from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, upstream_base
 from ctxviewer.proxy.server import (
+    CLIENT_TIMEOUT,
     DEFAULT_PORT,
     DEFAULT_TIMEOUT,
     ProxyConfig,
@@ -34,16 +40,6 @@ def _url(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"timeout must be positive, not {text}")
-    return value
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
                         help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
@@ -58,9 +54,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "./ctxviewer-recording-<timestamp>.jsonl)")
     parser.add_argument("--force", action="store_true",
                         help="append to --out even when it is not a ctxviewer recording")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
                         help="seconds of upstream silence before giving up "
                              f"(default {DEFAULT_TIMEOUT:g})")
+    add_client_timeout_argument(parser, CLIENT_TIMEOUT)
     parser.add_argument("--quiet", action="store_true", help="no line per exchange")
     rewrite = parser.add_argument_group(
         "rewriting (off unless --compact-at is given)",
@@ -115,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     config = ProxyConfig(
         out=out, host=args.host, port=args.port, upstream=args.upstream,
         openai_upstream=args.openai_upstream, timeout=args.timeout,
+        client_timeout=args.client_timeout,
         on_record=None if args.quiet else print_exchange, force=args.force,
         rewriter=_rewriter(args),
     )

@@ -34,12 +34,14 @@ from aiohttp.http_exceptions import HttpProcessingError
 
 from ctxviewer.proxy.redact import redact_text
 
-DEFAULT_TIMEOUT = 20.0  # seconds a request's head may take, and a body may stall
+CLIENT_TIMEOUT = 20.0  # seconds a request's head may take, and a body may stall
 IDLE_TIMEOUT = 60.0  # seconds a kept-alive connection may wait for its next request
-RESERVED_FDS = 64  # descriptors kept for the files, the loop and the upstream pool
+BACKLOG = 64  # connections accepted in one go (the listen backlog): room kept for them
+RESERVED_FDS = 64 + BACKLOG  # descriptors kept for the files, the loop, an accept batch
 FALLBACK_CAP = 512  # connections, where the descriptor limit cannot be read
 
 READING, BODY, BUSY, IDLE = "reading", "body", "busy", "idle"
+STALLED = "stalled"  # answered 408: closed at the next sweep, not lingered on
 
 
 def connection_cap(fds_per_connection: int) -> int:
@@ -75,7 +77,7 @@ class _Conn:
 class Guard:
     """Watches the connections of one server; ``counts`` says what it closed."""
 
-    def __init__(self, timeout: float = DEFAULT_TIMEOUT, fds_per_connection: int = 1,
+    def __init__(self, timeout: float = CLIENT_TIMEOUT, fds_per_connection: int = 1,
                  cap: int | None = None, idle_timeout: float = IDLE_TIMEOUT) -> None:
         self.timeout = timeout
         self.idle_timeout = idle_timeout
@@ -110,7 +112,8 @@ class Guard:
         try:
             yield
         finally:
-            self._set(conn, IDLE)
+            if conn is not None and conn.state != STALLED:
+                self._set(conn, IDLE)
 
     async def read_body(self, request: web.BaseRequest, limit: int) -> bytes:
         """The request's whole body. Raises ``BodyError``: 408 when it stalls
@@ -121,6 +124,7 @@ class Guard:
             try:
                 chunk = await asyncio.wait_for(request.content.readany(), self.timeout)
             except TimeoutError:
+                self._set(self._conns.get(request.protocol), STALLED)
                 raise BodyError(408, f"the request body stalled ({self.timeout:g} s "
                                      "without a byte)") from None
             except (ConnectionError, HttpProcessingError) as e:
@@ -184,8 +188,9 @@ class Guard:
                     conn.state == BODY and now - conn.last > 2 * self.timeout:
                 self.counts["timed_out"] += 1
                 conn.transport.abort()
-            elif conn.state == IDLE and now - conn.since > self.idle_timeout:
-                conn.transport.close()
+            elif conn.state == STALLED or \
+                    conn.state == IDLE and now - conn.since > self.idle_timeout:
+                conn.transport.close()  # what was answered is sent first
         self._schedule()
 
 
@@ -241,7 +246,7 @@ class GuardedSite(web.BaseSite):
         server = self._runner.server
         assert server is not None
         self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), *self._where)
+            self._guard.protocol_factory(server), *self._where, backlog=BACKLOG)
         self._guard.start()
 
     async def stop(self) -> None:

@@ -16,6 +16,7 @@ decompresses.
 
 from __future__ import annotations
 
+import importlib
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -80,8 +81,7 @@ def _zlib(wbits: int, name: str) -> Callable[[bytes, int], bytes]:
         while rest:
             d = zlib.decompressobj(wbits)
             try:
-                _drain(lambda chunk, n: d.decompress(chunk, n), rest,
-                       lambda: d.unconsumed_tail, out, limit, len(data))
+                _drain(d, rest, out, limit, len(data))
                 out += d.flush()
             except zlib.error as e:
                 if out:  # a stream damaged past its start: keep what decompressed
@@ -109,18 +109,18 @@ def _deflate(data: bytes, limit: int) -> bytes:
         return _zlib(-15, "deflate")(data, limit)
 
 
-def _drain(step: Callable[[bytes, int], bytes], data: bytes, tail: Callable[[], bytes],
-           out: bytearray, limit: int, sent: int) -> None:
-    """Feed ``data`` to a decoder ``STEP`` bytes of output at a time, into ``out``."""
-    chunk = step(data, STEP)
+def _drain(d: Any, data: bytes, out: bytearray, limit: int, sent: int) -> None:
+    """Feed ``data`` to a zlib decompressor ``STEP`` bytes of output at a time, into
+    ``out``."""
+    chunk = d.decompress(data, STEP)
     while True:
         out += chunk
         if len(out) > limit:
             raise _too_large(limit, sent)
-        pending = tail()
+        pending = d.unconsumed_tail
         if not chunk and not pending:
             return
-        chunk = step(pending, STEP)
+        chunk = d.decompress(pending, STEP)
 
 
 def _brotli(data: bytes, limit: int) -> bytes:
@@ -151,14 +151,13 @@ def _brotli(data: bytes, limit: int) -> bytes:
 
 
 def _zstd_module() -> Any:
-    try:
-        from compression import zstd  # type: ignore[import-not-found]
-    except ImportError:
+    """Python 3.14's ``compression.zstd``, or ``backports.zstd``, or None."""
+    for name in ("compression.zstd", "backports.zstd"):
         try:
-            from backports import zstd  # type: ignore[import-not-found,no-redef]
+            return importlib.import_module(name)
         except ImportError:
-            return None
-    return zstd
+            continue
+    return None
 
 
 def _zstd(data: bytes, limit: int) -> bytes:

@@ -18,9 +18,9 @@ import aiohttp
 import orjson
 from aiohttp import web
 
+from ctxviewer.proxy import guard
 from ctxviewer.proxy.exchange import Exchange
 from ctxviewer.proxy.forward import MAX_REQUEST_BYTES, Forwarder
-from ctxviewer.proxy.guard import DEFAULT_TIMEOUT as CLIENT_TIMEOUT
 from ctxviewer.proxy.guard import Guard, GuardedSite, OneLineLog, quiet_loop_errors
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.rewrite import Rewriter
@@ -30,6 +30,7 @@ log = logging.getLogger("ctxviewer.proxy")
 
 DEFAULT_PORT = 8787
 DEFAULT_TIMEOUT = 600.0  # seconds of upstream silence (connect, or between reads)
+CLIENT_TIMEOUT = guard.CLIENT_TIMEOUT  # seconds a client's request head, or a silent body
 SHUTDOWN_GRACE = 1.0  # seconds in-flight exchanges get to finish on stop()
 
 

@@ -25,7 +25,7 @@ class CliServer:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ctxviewer", command, "--port", "0", *args],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
-            preexec_fn=preexec)
+            preexec_fn=preexec)  # noqa: PLW1509 - a resource limit, set before exec
         self.lines: queue.Queue[str] = queue.Queue()
         self._err: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()

@@ -118,7 +118,7 @@ def test_a_target_that_could_lead_off_the_upstream_is_refused(
     try:
         proxy = make_proxy(upstream=anthropic_side.url, openai_upstream=openai_side.url)
         answer = _raw(proxy.port, _request(target))
-        assert answer.startswith(b"HTTP/1.1 400") or answer.startswith(b"HTTP/1.0 400")
+        assert answer.startswith((b"HTTP/1.1 400", b"HTTP/1.0 400"))
         assert anthropic_side.received == [] and openai_side.received == []
     finally:
         anthropic_side.server.stop()
