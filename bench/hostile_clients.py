@@ -4,7 +4,8 @@ Starts the tests' fake upstream, ``ctxviewer proxy`` and ``ctxviewer otel`` as
 their own processes (as in real use, all on 127.0.0.1) and attacks them:
 
 - compressed-body bombs (gzip 128 MiB and 2 GiB of NULs, nested gzip, deflate,
-  br and zstd when installed, a gzip bomb of valid JSON): each process's peak
+  br and zstd when installed, a gzip bomb of valid JSON, of ``{},`` and of packed
+  protobuf zeros, which parse into millions of objects): each process's peak
   memory while the bomb is handled (VmRSS sampled every 5 ms) and the longest
   line written, against the peak of a normal call (the baseline, same run);
 - how long a small export waits while a 1 GiB bomb is posted (vs. alone);
@@ -109,6 +110,24 @@ def zeros_gzip(size: int, layers: int = 1) -> bytes:
     for _ in range(layers - 1):
         data = gzip.compress(data, 9)
     return data
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            byte, n = n & 0x7F, n >> 7
+            out.append(byte | (0x80 if n else 0))
+            if not n:
+                return bytes(out)
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def packed_protobuf(size: int) -> bytes:
+    """An ExportMetricsServiceRequest whose one exponential histogram has ``size``
+    packed bucket counts of 0 (a byte each)."""
+    buckets = _field(2, bytes(size))
+    return _field(1, _field(2, _field(2, _field(10, _field(1, _field(8, buckets))))))
 
 
 class Server:
@@ -265,6 +284,12 @@ def run(proxy: Server, otel: Server, rec: Path, otel_out: Path, upstream: str, t
         ("otel gzip 1 GiB NULs", "gzip", lambda: zeros_gzip(1 << 30), otel),
         ("otel gzip 64 MiB JSON", "gzip", lambda: gzip.compress(
             b'{"resourceLogs":[{"x":"' + b"a" * (64 << 20) + b'"}]}', 9), otel),
+        ("otel gzip 8 MiB of {},", "gzip", lambda: gzip.compress(
+            b'{"resourceLogs":[' + b"{}," * 2_700_000 + b"{}]}", 9), otel),
+        ("otel gzip protobuf 8 MiB packed", "gzip", lambda: gzip.compress(
+            packed_protobuf(8 << 20), 9), otel),
+        ("proxy gzip 8 MiB of {},", "gzip", lambda: gzip.compress(
+            b'{"messages":[' + b"{}," * 2_700_000 + b"{}]}", 9), proxy),
     ]
     try:
         import brotli

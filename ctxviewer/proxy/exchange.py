@@ -26,12 +26,12 @@ from ctxviewer.ingest.sse import (
     reassemble_openai_chat,
     reassemble_openai_responses,
 )
-from ctxviewer.proxy.inflate import Undecodable, codings, inflate
+from ctxviewer.proxy.inflate import Undecodable, codings, inflate, too_many_values
 from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.usage import normalise_usage
 
 FORMAT_VERSION = 1
-DECODE_CAP = 64 << 20  # bytes a compressed body is inflated to for the recording, at most
+DECODE_CAP = 64 << 20  # bytes of a body inflated and parsed for the recording, at most
 RAW_TEXT_MAX = 1 << 20  # bytes of a body that is not JSON kept in the recording
 
 _REASSEMBLERS: dict[str, Callable[[Stream], dict[str, Any] | None]] = {
@@ -200,9 +200,14 @@ def _utf8(chunks: list[bytes]) -> Iterator[str]:
 
 def parse_json(data: bytes) -> Any:
     """A body as JSON; ``{"_raw": text}`` when it is not JSON (its first ``RAW_TEXT_MAX``
-    bytes, then a note of its size); None when empty."""
+    bytes, then a note of its size), or would parse into too many values to hold
+    (``too_many_values``); None when empty."""
     if not data:
         return None
+    crowded = too_many_values(data) if len(data) <= DECODE_CAP else \
+        f"over {DECODE_CAP >> 20} MiB"
+    if crowded is not None:
+        return {"_raw": f"[{len(data)} bytes, not parsed: {crowded}]"}
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -12,6 +12,11 @@ output); zstd with ``backports.zstd`` or Python 3.14's ``compression.zstd``.
 Stacked codings (``gzip, br``) are undone last first, at most ``MAX_CODINGS`` of
 them, each within the same budget. A stream cut short yields the part that
 decompresses.
+
+Parsing multiplies too: 3 bytes of ``{},`` become a 64-byte dict, so 8 MiB of
+them took the receiver past 300 MB. A body is parsed only when it holds at most
+``MAX_VALUES`` JSON values (``json_values``, counted by its ``,``, ``{`` and
+``[``: an upper bound, found at memchr speed).
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ STEP = 1 << 20  # bytes of output asked of a decoder at a time
 FLOOR = 8 << 20  # a body may always inflate to this many bytes
 RATIO = 32  # ... or to this many times its compressed size
 MAX_CODINGS = 3  # stacked content codings undone, at most
+MAX_VALUES = 1_000_000  # JSON values a body may parse into (a 1M-token request: ~200k)
 
 
 class Undecodable(ValueError):
@@ -63,6 +69,19 @@ def inflate(data: bytes, encoding: str, cap: int) -> bytes:
             raise Undecodable(f"content-encoding {coding} has no decoder here")
         data = decoder(data, limit)
     return data
+
+
+def json_values(data: bytes) -> int:
+    """At most how many values ``data``, JSON text, parses into."""
+    return data.count(b",") + data.count(b"{") + data.count(b"[") + 1
+
+
+def too_many_values(data: bytes) -> str | None:
+    """Why ``data`` is not parsed (None: it may be)."""
+    n = json_values(data)
+    if n > MAX_VALUES:
+        return f"up to {n:,} JSON values (at most {MAX_VALUES:,} are parsed)"
+    return None
 
 
 def _mib(n: int) -> str:

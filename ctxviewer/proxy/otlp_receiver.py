@@ -36,9 +36,9 @@ from aiohttp import web
 
 from ctxviewer.proxy import guard
 from ctxviewer.proxy.guard import BodyError, Guard, GuardedSite, OneLineLog, quiet_loop_errors
-from ctxviewer.proxy.inflate import TooLarge, Undecodable, inflate
+from ctxviewer.proxy.inflate import MAX_VALUES, TooLarge, Undecodable, inflate, too_many_values
 from ctxviewer.proxy.otlp_export import BadShape, check_and_redact
-from ctxviewer.proxy.otlp_proto import decode
+from ctxviewer.proxy.otlp_proto import TooManyValues, decode
 from ctxviewer.proxy.otlp_schema import SIGNALS
 from ctxviewer.proxy.recorder import NotARecording, check_regular, write_all
 from ctxviewer.proxy.redact import redact_line, redact_text
@@ -122,12 +122,18 @@ def prepare(path: str, content_type: str, encoding: str,
 
 
 def parse_export(path: str, content_type: str, data: bytes) -> dict[str, Any]:
-    """The export request posted to ``path`` as OTLP JSON. Raises ``BadPayload``."""
+    """The export request posted to ``path`` as OTLP JSON. Raises ``BadPayload`` (413
+    for one that would decode into more than ``MAX_VALUES`` values)."""
     if content_type == PROTOBUF:
         try:
-            return decode(data, SIGNALS[path])
+            return decode(data, SIGNALS[path], MAX_VALUES)
+        except TooManyValues as e:
+            raise BadPayload(f"{e} (at most {MAX_VALUES:,})", 413) from None
         except ValueError as e:
             raise BadPayload(str(e)) from None
+    crowded = too_many_values(data)
+    if crowded is not None:
+        raise BadPayload(f"the export request holds {crowded}", 413)
     try:
         value = orjson.loads(data)
     except orjson.JSONDecodeError as e:

@@ -88,3 +88,17 @@ def test_the_budget() -> None:
     assert budget(1000, CAP) == FLOOR
     assert budget(1 << 20, CAP) == RATIO << 20
     assert budget(100 << 20, CAP) == CAP
+
+
+def test_a_body_of_too_many_values_is_not_parsed() -> None:
+    """3 bytes of ``{},`` make a 64-byte dict: such a body is said, not parsed."""
+    from ctxviewer.proxy.exchange import parse_json
+    from ctxviewer.proxy.inflate import MAX_VALUES, json_values
+
+    crowded = b"[" + b"{}," * MAX_VALUES + b"{}]"
+    assert json_values(crowded) > MAX_VALUES
+    assert parse_json(crowded) == {"_raw": f"[{len(crowded)} bytes, not parsed: up to "
+                                           f"{json_values(crowded):,} JSON values (at most "
+                                           f"{MAX_VALUES:,} are parsed)]"}
+    fine = b"[" + b"{}," * 1000 + b"{}]"
+    assert parse_json(fine) == [{}] * 1001

@@ -213,3 +213,39 @@ def test_secret_attributes_and_keys_in_logged_bodies_are_not_written(
     assert written.count("[redacted]") == 8
     assert '"session.id"' in written and "s-1" in written  # the rest as sent
     assert "my key is [redacted], keep it" in written
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes) -> bytes:
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def test_exports_that_decode_into_millions_of_values_are_refused(otel: CliServer,
+                                                                 tmp_path: Path) -> None:
+    """A byte of a packed protobuf field, or 3 of JSON's ``{},``, becomes a Python object
+    of 50 to 64 bytes: 20 MB of them took the receiver to 1.6 GB and 74 s."""
+    buckets = _field(2, bytes(8 << 20))  # ExponentialHistogram bucket counts, packed zeros
+    metrics = _field(1, _field(2, _field(2, _field(10, _field(1, _field(8, buckets))))))
+    many_objects = b'{"resourceLogs": [' + b"{}," * 3_000_000 + b"{}]}"
+    for path, data, ctype, encoding in [
+            ("/v1/metrics", metrics, "application/x-protobuf", None),
+            ("/v1/metrics", gzip.compress(metrics, 9), "application/x-protobuf", "gzip"),
+            ("/v1/logs", many_objects, "application/json", None),
+            ("/v1/logs", gzip.compress(many_objects, 9), "application/json", "gzip")]:
+        headers = {"Content-Type": ctype, **({"Content-Encoding": encoding} if encoding
+                                             else {})}
+        req = urllib.request.Request(otel.url + path, data=data, headers=headers)
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=30)
+        assert refused.value.code == 413
+    code, err = otel.stop()
+    assert code == 0 and err == ""
+    assert (tmp_path / "otel.jsonl").read_bytes() == b""
