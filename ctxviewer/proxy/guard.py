@@ -68,6 +68,8 @@ class BodyError(Exception):
 
 @dataclass(slots=True)
 class _Conn:
+    """One watched connection: what it is doing, since when, and its last byte."""
+
     transport: asyncio.Transport
     state: str
     since: float  # when the state began
