@@ -213,11 +213,12 @@ def test_no_secret_reaches_the_recording_the_console_or_an_answer(
 def test_an_upstream_url_with_a_query_is_refused_without_echoing_it(
         capsys: pytest.CaptureFixture[str]) -> None:
     """A malformed upstream once had its ``?key=`` echoed in the proxy's 502 body."""
+    with pytest.raises(ValueError, match="no query") as refused:
+        ProxyThread(upstream="http://127.0.0.1:1/?key=upstream-SECRET")
+    assert "upstream-SECRET" not in str(refused.value)
     assert main(["proxy", "--port", "0", "--upstream", "http://:80/?key=upstream-SECRET"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "upstream-SECRET" not in err and "[redacted]" in err
-    with pytest.raises(ValueError, match="no query"):
-        ProxyThread(upstream="http://127.0.0.1:1/?key=upstream-SECRET")
 
 
 # -- half-sent requests -----------------------------------------------------------------
