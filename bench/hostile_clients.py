@@ -329,6 +329,9 @@ def run(proxy: Server, otel: Server, rec: Path, otel_out: Path, upstream: str, t
             else:
                 status, answer = asyncio.run(post(f"{proxy.url}{path}", data, {
                     **HEADERS, "content-encoding": coding}))
+                deadline = time.monotonic() + 30  # its line comes after the answer
+                while out.stat().st_size == since and time.monotonic() < deadline:
+                    time.sleep(0.05)
         answers.append(answer)
         counts["bad inputs"] += 1
         print(f"{name:30} {len(data) / 1024:7.0f} KB {peak.mb:7.0f}  {peak.mb / base:8.2f}"
