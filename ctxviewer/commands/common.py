@@ -75,6 +75,23 @@ def port_number(text: str) -> int:
     return value
 
 
+def seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def add_client_timeout_argument(parser: argparse.ArgumentParser, default: float) -> None:
+    parser.add_argument("--client-timeout", type=seconds, default=default, metavar="SECONDS",
+                        help="seconds a client may take to send a request's head, or leave "
+                             f"its body silent, before it is closed (default {default:g})")
+
+
 def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:
     parser.add_argument("--json", action="store_true", help=f"{what} (keys: docs/json.md)")
 
