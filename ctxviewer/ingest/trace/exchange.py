@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from ctxviewer.ingest.api.anthropic import (
     Interner,
     is_anthropic_body,
@@ -24,7 +26,15 @@ from ctxviewer.ingest.api.openai import (
     responses_request_parts,
     usage_from_openai,
 )
-from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request, TokenCount
+from ctxviewer.model import (
+    API_ERROR,
+    AUXILIARY,
+    CONTEXT_OVERFLOW,
+    MAIN,
+    Event,
+    Request,
+    TokenCount,
+)
 
 _OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
                    "context window", "too many tokens", "input is too long")
@@ -67,6 +77,27 @@ _SESSION_HEADERS = ("x-claude-code-session-id", "session_id", "x-session-id")
 
 def _conversation(headers: dict[str, str]) -> str | None:
     return next((v for h in _SESSION_HEADERS if (v := headers.get(h))), None)
+
+
+def _side_call(headers: dict[str, str]) -> str | None:
+    """Why a call is no turn of the conversation, from what the agent says of it: Codex
+    names each request's kind in ``x-codex-turn-metadata`` (``turn``, ``compaction``) and
+    a turn's trigger (``user``, ``exec``); its title call is a turn without a trigger."""
+    raw = headers.get("x-codex-turn-metadata")
+    if not raw:
+        return None
+    try:
+        meta = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(meta, dict):
+        return None
+    kind = meta.get("request_kind")
+    if isinstance(kind, str) and kind != "turn":
+        return f"Codex's {kind} call (x-codex-turn-metadata request_kind {kind!r})"
+    if kind == "turn" and not meta.get("turn_trigger"):
+        return "a Codex call outside the conversation's turns (no turn_trigger: its title)"
+    return None
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
@@ -140,6 +171,7 @@ def request_from_exchange(
         usage = usage_from_openai(response.get("usage")) if isinstance(response, dict) else None
         reply = chat_response_message(response)
     msg_id = response.get("id") if isinstance(response, dict) else None
+    side = _side_call(headers)
     return Request(
         index=0,
         model=str(body.get("model")) if body.get("model") else None,
@@ -159,4 +191,6 @@ def request_from_exchange(
         max_tokens=_max_tokens(body),
         status=status,
         line=line,
+        role=AUXILIARY if side else MAIN,
+        notes=(side,) if side else (),
     )
