@@ -26,7 +26,7 @@ from ctxviewer.proxy.headers import client_response_headers, upstream_request_he
 from ctxviewer.proxy.redact import redact_headers, redact_text, redact_url
 from ctxviewer.proxy.rewrite import REJECTED, Rewriter
 from ctxviewer.proxy.rewrite_shapes import REWRITABLE
-from ctxviewer.proxy.routes import OPENAI_APIS, route
+from ctxviewer.proxy.routes import GEMINI_APIS, OPENAI_APIS, route
 
 log = logging.getLogger("ctxviewer.proxy")
 
@@ -96,8 +96,8 @@ class Forwarder:
                 ex.fail("client_disconnected", f"while sending the request: {e}")
                 return web.Response(status=400)
             if where.url is None:
-                return _fail(ex, "not_forwarded", f"{request.method} {path} is neither an "
-                             "Anthropic nor an OpenAI API call: not forwarded", 404)
+                return _fail(ex, "not_forwarded", f"{request.method} {path} is no Anthropic, "
+                             "OpenAI or Gemini API call: not forwarded", 404)
             if self._rewriter is not None and where.api in REWRITABLE:
                 await self._rewrite(request, ex, self._rewriter)
             return await self._forward(request, ex, where.url)
@@ -280,6 +280,8 @@ def _error_response(api: str, status: int, message: str) -> web.Response:
     text = f"ctxviewer proxy: {message}"
     if api in OPENAI_APIS:
         body: dict[str, object] = {"error": {"message": text, "type": "proxy_error", "code": None}}
+    elif api in GEMINI_APIS:  # google.rpc.Status, as Google's API answers
+        body = {"error": {"code": status, "message": text, "status": "UNAVAILABLE"}}
     else:
         body = {"type": "error", "error": {"type": "proxy_error", "message": text}}
     return web.json_response(body, status=status)

@@ -23,6 +23,7 @@ from ctxviewer.proxy.forward import Forwarder
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.routes import GEMINI_UPSTREAM
 
 log = logging.getLogger("ctxviewer.proxy")
 
@@ -47,10 +48,12 @@ class ProxyConfig:
     on_failure: FailureCallback | None = field(default=None, repr=False)  # recording stopped
     # opt-in request rewriting (``proxy.rewrite``); None: every body passes through as sent
     rewriter: Rewriter | None = field(default=None, repr=False)
+    gemini_upstream: str = GEMINI_UPSTREAM  # Gemini API calls (GOOGLE_GEMINI_BASE_URL)
 
     @property
     def upstreams(self) -> dict[str, str]:
-        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/")}
+        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/"),
+                "gemini": self.gemini_upstream.rstrip("/")}
 
 
 class ProxyServer:

@@ -20,6 +20,11 @@ from ctxviewer.ingest.api.anthropic import (
     tools_from,
     usage_from,
 )
+from ctxviewer.ingest.api.gemini import (
+    gemini_request_parts,
+    gemini_response_message,
+    usage_from_gemini,
+)
 from ctxviewer.ingest.api.openai import (
     chat_request_parts,
     chat_response_message,
@@ -42,8 +47,10 @@ _OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum con
 
 def api_of(path: str, body: Any) -> str | None:
     """Which API an exchange speaks, from its URL path and body; None if not a model call."""
-    if "count_tokens" in path:
+    if "count_tokens" in path or path.endswith(":countTokens"):
         return None
+    if path.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini"
     if path.endswith("/responses") or (isinstance(body, dict) and "input" in body
                                         and "messages" not in body):
         return "openai-responses"
@@ -101,8 +108,10 @@ def _side_call(headers: dict[str, str]) -> str | None:
 
 
 def _max_tokens(body: dict[str, Any]) -> int | None:
+    config = body.get("generationConfig")
+    caps = config if isinstance(config, dict) else {}
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
-        value = body.get(key)
+        value = body.get(key, caps.get("maxOutputTokens") if key == "max_tokens" else None)
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
@@ -159,12 +168,18 @@ def request_from_exchange(
     api = api_of(path, body)
     if api is None:
         return None
+    model = body.get("model")
     if api == "anthropic":
         system = system_from(body.get("system"), intern)
         tools = tools_from(body.get("tools"), intern)
         messages = messages_from(body["messages"], intern)
         usage = usage_from(response.get("usage")) if isinstance(response, dict) else None
         reply = response_message(response, intern)
+    elif api == "gemini":  # the model is in the path: /v1beta/models/<model>:<method>
+        system, tools, messages = gemini_request_parts(body, intern)
+        usage = usage_from_gemini(response)
+        reply = gemini_response_message(response)
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
     else:
         parts = chat_request_parts if api == "openai-chat" else responses_request_parts
         system, tools, messages = parts(body, intern)
@@ -174,7 +189,7 @@ def request_from_exchange(
     side = _side_call(headers)
     return Request(
         index=0,
-        model=str(body.get("model")) if body.get("model") else None,
+        model=str(model) if model else None,
         timestamp=timestamp,
         system=intern(system),
         tools=tools,
