@@ -15,8 +15,7 @@ from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
-from ctxviewer.proxy.routes import GEMINI_UPSTREAM
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, GEMINI_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import (
     DEFAULT_PORT,
     DEFAULT_TIMEOUT,

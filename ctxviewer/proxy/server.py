@@ -22,8 +22,7 @@ from ctxviewer.proxy.exchange import Exchange
 from ctxviewer.proxy.forward import Forwarder
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.rewrite import Rewriter
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
-from ctxviewer.proxy.routes import GEMINI_UPSTREAM
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, GEMINI_UPSTREAM, OPENAI_UPSTREAM
 
 log = logging.getLogger("ctxviewer.proxy")
 

@@ -15,8 +15,7 @@ from concurrent.futures import Future
 
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, default_recording_name
 from ctxviewer.proxy.rewrite import Rewriter
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
-from ctxviewer.proxy.routes import GEMINI_UPSTREAM
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, GEMINI_UPSTREAM, OPENAI_UPSTREAM
 from ctxviewer.proxy.server import DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
 
 START_TIMEOUT = 10.0  # seconds to bind and open the recording

@@ -129,7 +129,7 @@ def test_the_rollout_counts_the_base_instructions_once_and_reads_its_tools() -> 
     assert not any("additional_tools" in k.reason for k in s.skipped)
     a = Analysis(s, estimator_name="o200k")
     w = Analysis(wire, estimator_name="o200k")
-    for cat in ("system_prompt", "builtin_tools"):
+    for cat in ("system_prompt", "builtin_tools", "skills", "memory_files"):
         assert a.breakdown(0).category(cat).tokens == w.breakdown(0).category(cat).tokens
 
 
