@@ -230,3 +230,49 @@ def test_an_unknown_model_says_which_window_it_assumed(tmp_path: Path) -> None:
     assert a.window_info.raw == 272_000 and a.window == 258_400
     assert "gpt-7-nova is not in Codex CLI 0.171.0's model list: 272,000" in a.window_info.detail
     assert "model_info_from_slug" in a.window_info.detail
+
+
+CODEX_104 = AGENTS / "codex-0.104.0" / "compaction"
+REASONING_OVERHEAD = 650  # codex-rs estimate_reasoning_length: 3/4 of the ciphertext less 650
+
+
+def test_codex_0104_compacts_on_its_reasoning_estimate_and_mid_turn() -> None:
+    """Real Codex 0.104.0 compacted after a call of 243,509 tokens in all, under its
+    244,800 limit: it adds its estimate of the encrypted reasoning before the last user
+    message. Then mid-turn, after a tool's output. Both are predicted from the rollout."""
+    path = CODEX_104 / "rollout.jsonl.xz"
+    records = _lines(path)
+    secret = next(r["payload"]["encrypted_content"] for r in records
+                  if r["type"] == "response_item" and r["payload"].get("type") == "reasoning")
+    reasoning = (len(secret) * 3 // 4 - REASONING_OVERHEAD + 3) // 4
+    totals = [r["payload"]["info"]["last_token_usage"]["total_tokens"] for r in records
+              if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
+              and r["payload"]["info"] and r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    a = Analysis(load(str(path)))
+    limit = a.thresholds.auto
+    assert limit == round(LIMIT_PCT * 272_000) == 244_800 and a.window == 258_400
+    c = a.compactions
+    assert len(c.observed) == 2 and list(c.predicted) == list(c.observed)
+    reqs = a.session.requests
+    assert reqs[c.observed[0] - 1].role == AUXILIARY  # the compaction call
+    last = reqs[c.observed[0] - 2].usage  # the last turn before it
+    assert last is not None
+    before = last.prompt_tokens + last.output_tokens
+    assert before in totals and before < limit <= before + reasoning
+    events = [e for r in a.session.requests for e in r.events if e.kind == COMPACT_BOUNDARY]
+    assert events[0].pre_tokens >= before + reasoning
+    assert all(e.pre_tokens >= limit for e in events)
+    estimates = [r["payload"]["info"]["last_token_usage"]["total_tokens"] for r in records
+                 if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
+                 and r["payload"]["info"]
+                 and not r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    assert [e.post_tokens for e in events] == sorted(set(estimates), key=estimates.index)
+    aux = [r for r in a.session.requests if r.role == AUXILIARY]
+    assert len(aux) == 2 and all("compaction call" in " ".join(r.notes) for r in aux)
+
+
+def test_codex_0104s_recording_marks_its_compaction_calls() -> None:
+    a = Analysis(load(str(CODEX_104 / "recording.rec.jsonl.xz")))
+    kinds = [r.role for r in a.session.requests]
+    assert kinds.count(AUXILIARY) == 2
+    assert list(a.compactions.observed) == [i + 1 for i, k in enumerate(kinds) if k == AUXILIARY]

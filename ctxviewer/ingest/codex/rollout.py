@@ -94,6 +94,7 @@ class _Pending:
     prompt: list[tuple[bool, Message]]
     response: list[Message] = field(default_factory=list)
     fresh: bool = True  # input items came since the call before: not a rerun of its history
+    silent: bool = False  # no model output came between the call before and this one
     side: str | None = None  # why this call is no turn of the conversation (a compaction call)
     measure: int | None = None  # what Codex compared with its limit before this call
 
@@ -145,6 +146,8 @@ class _CodexParser:
         self.last_total: int | None = None  # the last call's total tokens
         self.entries_at_call = 0  # entries when the last call was seen
         self.held: Event | None = None  # a compaction, until Codex's estimate after it
+        self.estimate: int | None = None  # Codex's estimate since the last call (0.10x: before
+        # the compaction it belongs to)
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -270,6 +273,13 @@ class _CodexParser:
         reasoning = 0 if self.reasoning_included else self.reasoning_before_user
         return self.last_total + reasoning + added
 
+    def _estimated(self, estimate: int) -> None:
+        """Codex's estimate of the history it compacted to: the held compaction's post size."""
+        assert self.held is not None
+        self.held = replace(self.held, post_tokens=estimate, detail=f"{self.held.detail}; "
+                            f"Codex's estimate of the new history: {estimate:,}")
+        self.estimate = None
+
     def _release(self, out: _Out) -> None:
         if self.held is not None:
             out.append(self.held)
@@ -288,7 +298,9 @@ class _CodexParser:
     def _on_compacted(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         pend = self.pending
         pre = self.last_prompt
-        if pend is not None and not pend.fresh:  # the call that wrote the summary
+        # the call that wrote the summary: it ran on the history as it was (0.17x records
+        # its summary as the only output), or it recorded no output at all (0.10x)
+        if pend is not None and (not pend.fresh or (pend.silent and not pend.response)):
             pend.side = _NOTE_COMPACTION_CALL
             pre = pend.measure if pend.measure is not None else pre
         self._flush(out)
@@ -310,6 +322,8 @@ class _CodexParser:
         self.reasoning = self.reasoning_before_user = 0
         self.held = Event(COMPACT_BOUNDARY, ts, pre_tokens=pre,
                           detail=f"{detail}; summary: {summary[:300]}")
+        if self.estimate is not None:
+            self._estimated(self.estimate)
 
     def _token_count(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         info = p.get("info")
@@ -332,9 +346,9 @@ class _CodexParser:
             # or the window marked full; never an API count
             estimate = as_int(last.get("total_tokens"))
             if estimate and self.held is not None and self.held.post_tokens is None:
-                self.held = replace(self.held, post_tokens=estimate,
-                                    detail=f"{self.held.detail}; Codex's estimate of the new "
-                                           f"history: {estimate:,}")
+                self._estimated(estimate)
+            elif estimate:
+                self.estimate = estimate
             return
         source = total if isinstance(total, dict) else last
         sig = (total is None,) + tuple(source.get(k) for k in _FIELDS)
@@ -348,9 +362,12 @@ class _CodexParser:
             cut -= 1
         usage = _usage(last)
         self.last_prompt = usage.prompt_tokens
-        fresh = any(not o for o, _ in self.entries[self.entries_at_call:])
+        since = self.entries[self.entries_at_call:]
+        self.estimate = None
         self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
-                                [m for _, m in self.entries[cut:]], fresh=fresh,
+                                [m for _, m in self.entries[cut:]],
+                                fresh=any(not o for o, _ in since),
+                                silent=not any(o for o, _ in since),
                                 measure=self._codex_measure())
         self.entries_at_call = len(self.entries)
         self.last_total = as_int(last.get("total_tokens")) or usage.total_tokens
