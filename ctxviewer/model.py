@@ -48,6 +48,7 @@ COMPACT_BOUNDARY = "compact_boundary"
 COMPACT_SUMMARY = "compact_summary"
 CONTEXT_OVERFLOW = "context_overflow"
 API_ERROR = "api_error"
+PROXY_UNDO = "proxy_undo"  # ctxviewer's proxy stopped rewriting: the whole history again
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +138,11 @@ class Usage:
 class Event:
     """Something that happened between or at requests."""
 
-    kind: str  # COMPACT_BOUNDARY | COMPACT_SUMMARY | CONTEXT_OVERFLOW | API_ERROR
+    kind: str  # COMPACT_BOUNDARY | COMPACT_SUMMARY | CONTEXT_OVERFLOW | API_ERROR | PROXY_UNDO
     timestamp: str | None = None
     pre_tokens: int | None = None
     post_tokens: int | None = None
-    trigger: str | None = None  # "auto" | "manual"
+    trigger: str | None = None  # "auto" | "manual" | "proxy" (a live compaction)
     detail: str = ""
 
 

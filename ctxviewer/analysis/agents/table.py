@@ -92,6 +92,7 @@ class Profile:
     eras: tuple[Era, ...]
     estimator: str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
     docs: str = ""
+    injected: tuple[str, ...] = ()  # how text the agent injects into the history begins
     known: Version | None = None  # the newest version whose rules were checked (profiles.toml)
 
     def newer_than_rules(self, version: Version | None) -> str | None:
@@ -168,7 +169,7 @@ def profiles() -> dict[str, Profile]:
     for pid, raw in data["profiles"].items():
         out[pid] = Profile(pid, raw["label"], tuple(_era(e) for e in raw["eras"]),
                            raw.get("estimator", "qwen"), raw.get("docs", ""),
-                           parse_version(raw.get("known")))
+                           tuple(raw.get("injected", ())), parse_version(raw.get("known")))
     return out
 
 

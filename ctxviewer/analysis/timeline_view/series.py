@@ -28,7 +28,7 @@ from ctxviewer.analysis.thresholds import Thresholds, tier_floors
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.timeline_view.whatif import real_compactions
 from ctxviewer.fmt import short_text
-from ctxviewer.model import AUXILIARY, CONTEXT_OVERFLOW, MAIN, Event
+from ctxviewer.model import AUXILIARY, CONTEXT_OVERFLOW, MAIN, PROXY_UNDO, Event
 
 X_MODES = ("index", "time")
 
@@ -50,7 +50,7 @@ class EventMark:
     """A vertical marker: a real compaction or a context overflow before request ``index``."""
 
     index: int
-    kind: str  # "compaction" | "overflow" | "failed" | "simulated"
+    kind: str  # "compaction" | "overflow" | "failed" | "simulated" | "undone"
     x: float
     pre: int | None = None
     post: int | None = None
@@ -61,6 +61,8 @@ class EventMark:
             return "context overflow"
         if self.kind == "simulated":
             return f"simulated #{self.index}\n(local estimate)"
+        if self.kind == "undone":
+            return "live compaction undone\n(the whole history again)"
         if self.kind == "failed":
             return f"failed call #{self.index}\n{short_text(self.trigger or '', 32)}"
         head = f"compaction ({self.trigger})" if self.trigger else "compaction"
@@ -181,6 +183,8 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     overflow |= {p.index for p in points if CONTEXT_OVERFLOW in p.events}
     for i in sorted(overflow):
         out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i))))
+    for i in sorted({i for i, e in events if e.kind == PROXY_UNDO}):
+        out.append(EventMark(i, "undone", _event_x(i, data, _event_time(events, i))))
     for p in points:
         if p.simulated:
             out.append(EventMark(p.index, "simulated", data.x_of.get(p.index, float(p.index))))

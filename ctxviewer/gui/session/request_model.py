@@ -27,6 +27,7 @@ EVENT_LABELS = {
     "compact_summary": "summary",
     "context_overflow": "overflow",
     "api_error": "API error",
+    "proxy_undo": "compaction undone",
 }
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
 Index = QModelIndex | QPersistentModelIndex

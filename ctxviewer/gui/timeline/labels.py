@@ -60,9 +60,10 @@ LEFT_OF_LINE = (1, 0)  # its top-right corner on the line
 
 
 def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
-    color = series_color("event" if mark.kind in ("compaction", "simulated") else "overflow",
-                         dark)
-    style = Qt.PenStyle.DotLine if mark.kind in ("failed", "simulated") else Qt.PenStyle.DashLine
+    color = series_color("event" if mark.kind in ("compaction", "simulated", "undone")
+                         else "overflow", dark)
+    style = Qt.PenStyle.DotLine if mark.kind in ("failed", "simulated", "undone") \
+        else Qt.PenStyle.DashLine
     line = pg.InfiniteLine(
         pos=mark.x, angle=90, movable=False,
         pen=pg.mkPen(color, width=1.4, style=style),

@@ -23,7 +23,7 @@ from ctxviewer.ingest.trace import RECORDING as RECORDING_FORMAT
 from ctxviewer.ingest.trace import claude_trace, recording
 from ctxviewer.ingest.trace.delta import TRACE_ARRAYS, TRACE_WHOLE, HistoryDecoder
 from ctxviewer.ingest.trace.exchange import request_from_exchange
-from ctxviewer.model import Request, Skipped
+from ctxviewer.model import COMPACT_BOUNDARY, PROXY_UNDO, Event, Request, Skipped
 
 
 def _response_body(response: dict[str, Any]) -> Any:
@@ -90,6 +90,7 @@ class _RecordingParser:
     def __init__(self) -> None:
         self.intern = Interner()
         self.decode = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE).decode
+        self.rewriting: set[str] = set()  # conversations whose last request was rewritten
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict) or record.get("type") != "exchange":
@@ -120,10 +121,41 @@ class _RecordingParser:
         if result is None:
             yield Skipped(line, f"not a model call ({record.get('api')})")
             return
-        note = _rewrite_note(record.get("rewrite"), rewritten)
+        rewrite = record.get("rewrite")
+        note = _rewrite_note(rewrite, rewritten)
         if note and isinstance(result, Request):
             result = replace(result, notes=(*result.notes, note))
+        if isinstance(result, Request) and isinstance(rewrite, dict):
+            yield from self._rewrite_events(rewrite, rewritten, result.timestamp)
         yield result
+
+    def _rewrite_events(self, rewrite: dict[str, Any], rewritten: bool,
+                        timestamp: str | None) -> Iterator[Event]:
+        """A live compaction as the compaction it is (trigger ``proxy``, the plan's
+        tokens before and after); the end of one (undone, or the upstream refused the
+        rewrite) as a ``PROXY_UNDO``."""
+        conv = rewrite.get("conversation")
+        if not isinstance(conv, str):
+            return
+        planned = rewrite.get("plan")
+        planned = planned if isinstance(planned, dict) else {}
+        if rewritten and (planned or conv not in self.rewriting):
+            # an automatic compaction records its plan; one made from the window does not:
+            # its sizes are then the requests' around it
+            before, after = planned.get("tokens_before"), planned.get("tokens_after")
+            yield Event(COMPACT_BOUNDARY, timestamp,
+                        pre_tokens=before if isinstance(before, int) else None,
+                        post_tokens=after if isinstance(after, int) else None,
+                        trigger="proxy",
+                        detail=f"compacted live by ctxviewer's proxy "
+                               f"({planned.get('rule') or rewrite.get('rule')})")
+        if rewritten:
+            self.rewriting.add(conv)
+        elif conv in self.rewriting:
+            self.rewriting.discard(conv)
+            why = rewrite.get("fallback") or rewrite.get("note") or "rewriting stopped"
+            yield Event(PROXY_UNDO, timestamp, trigger="proxy",
+                        detail=f"the proxy sent the whole history again: {why}"[:300])
 
     def finish(self) -> Iterator[Item]:
         return iter(())
