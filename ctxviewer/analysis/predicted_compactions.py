@@ -66,6 +66,8 @@ def predict(points: Sequence[Point], t: Thresholds, counts_output: bool,
             if pre is None and prev is not None:
                 recent = sorted(growth[-GROWTH_WINDOW:]) or [0]
                 pre = prev.prompt_tokens + recent[len(recent) // 2]
+            if counts_output and prev is not None:  # the agent compared the last exchange
+                pre = max(pre or 0, prev.prompt_tokens + (prev.output_tokens or 0))
             size = pre or 0
         else:
             size = p.prompt_tokens

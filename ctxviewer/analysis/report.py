@@ -13,7 +13,8 @@ def identity_json(a: Analysis) -> dict[str, Any]:
     ident = a.identity
     return {"id": ident.profile.id, "label": ident.label,
             "version": ".".join(map(str, ident.version)) if ident.version else None,
-            "evidence": ident.evidence, "entrypoint": ident.entrypoint}
+            "evidence": ident.evidence, "entrypoint": ident.entrypoint,
+            "rules_note": ident.rules_note}
 
 
 def item_json(item: Item) -> dict[str, Any]:
@@ -63,6 +64,7 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "window_detail": a.window_info.detail,
         "agent": identity_json(a),
         "policy": a.policy, "policy_label": a.policy_label, "policy_source": a.policy_source,
+        "rules_note": a.identity.rules_note,
         "estimator": a.estimator.name,
         "thresholds": a.thresholds.as_dict(),
         "requests": [point_json(p) | att.as_dict()

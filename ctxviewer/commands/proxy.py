@@ -20,7 +20,12 @@ from ctxviewer.proxy.recorder import default_recording_name
 from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, upstream_base
+from ctxviewer.proxy.routes import (
+    ANTHROPIC_UPSTREAM,
+    GEMINI_UPSTREAM,
+    OPENAI_UPSTREAM,
+    upstream_base,
+)
 from ctxviewer.proxy.server import (
     CLIENT_TIMEOUT,
     DEFAULT_PORT,
@@ -49,6 +54,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})")
     parser.add_argument("--openai-upstream", type=_url, default=OPENAI_UPSTREAM,
                         help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})")
+    parser.add_argument("--gemini-upstream", type=_url, default=GEMINI_UPSTREAM,
+                        help=f"Gemini API base URL (default {GEMINI_UPSTREAM}); Gemini CLI "
+                             "reaches the proxy with GOOGLE_GEMINI_BASE_URL=http://HOST:PORT")
     parser.add_argument("--out", help="recording file, appended to when it is a ctxviewer "
                                       "recording (default "
                                       "./ctxviewer-recording-<timestamp>.jsonl)")
@@ -114,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         openai_upstream=args.openai_upstream, timeout=args.timeout,
         client_timeout=args.client_timeout,
         on_record=None if args.quiet else print_exchange, force=args.force,
-        rewriter=_rewriter(args),
+        rewriter=_rewriter(args), gemini_upstream=args.gemini_upstream,
     )
     server = ProxyServer(config)
     serve(server, "the proxy", lambda: print_banner(server))
@@ -136,6 +144,7 @@ def print_banner(server: ProxyServer) -> None:
         "point your agent at it (paste into its shell):",
         f"export ANTHROPIC_BASE_URL={server.url}",
         f"export OPENAI_BASE_URL={server.url}/v1",
+        f"export GOOGLE_GEMINI_BASE_URL={server.url}",
         "Ctrl+C to stop.",
     ]
     rw = server.config.rewriter
@@ -154,6 +163,8 @@ def print_exchange(record: dict[str, Any]) -> None:
     usage = record.get("usage") or {}
     body = (record.get("request") or {}).get("body")
     model = body.get("model", "") if isinstance(body, dict) else ""
+    if not model and ":" in str(record.get("path", "")):  # Gemini: /v1beta/models/<model>:<method>
+        model = str(record["path"]).rsplit("/", 1)[-1].split(":", 1)[0]
     total = (record.get("timing") or {}).get("total_ms") or 0
     parts = [record["id"], f"{record['api']:<22}", str(response.get("status", "---")),
              f"{total / 1000:6.1f}s", str(model)]

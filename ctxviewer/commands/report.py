@@ -158,6 +158,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
                  f"estimator {a.estimator.name}")
     lines.append(f"window {a.window:,} from the {w.source}: {w.detail}")
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
+    if ident.rules_note:
+        lines.append(f"note: {ident.rules_note}")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:

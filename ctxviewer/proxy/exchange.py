@@ -23,6 +23,7 @@ from ctxviewer.ingest.api.sse import (
     json_events,
     reassemble,
     reassemble_anthropic,
+    reassemble_gemini,
     reassemble_openai_chat,
     reassemble_openai_responses,
 )
@@ -38,6 +39,7 @@ _REASSEMBLERS: dict[str, Callable[[Stream], dict[str, Any] | None]] = {
     "anthropic": reassemble_anthropic,
     "openai-chat": reassemble_openai_chat,
     "openai-responses": reassemble_openai_responses,
+    "gemini": reassemble_gemini,
 }
 
 

@@ -27,7 +27,15 @@ from ctxviewer.proxy.headers import client_response_headers, upstream_request_he
 from ctxviewer.proxy.redact import redact_headers, redact_text, redact_url
 from ctxviewer.proxy.rewrite import REJECTED, Rewriter
 from ctxviewer.proxy.rewrite_shapes import REWRITABLE
-from ctxviewer.proxy.routes import NOT_ROUTED, OPENAI_APIS, BadTarget, Route, request_target, route
+from ctxviewer.proxy.routes import (
+    GEMINI_APIS,
+    NOT_ROUTED,
+    OPENAI_APIS,
+    BadTarget,
+    Route,
+    request_target,
+    route,
+)
 
 log = logging.getLogger("ctxviewer.proxy")
 
@@ -109,8 +117,8 @@ class Forwarder:
                 return _fail(ex, "not_forwarded", f"{request.method} {path}: {refused}: not "
                              "forwarded", 400)
             if where.url is None:
-                return _fail(ex, "not_forwarded", f"{request.method} {path} is neither an "
-                             "Anthropic nor an OpenAI API call: not forwarded", 404)
+                return _fail(ex, "not_forwarded", f"{request.method} {path} is no Anthropic, "
+                             "OpenAI or Gemini API call: not forwarded", 404)
             if self._rewriter is not None and where.api in REWRITABLE:
                 await self._rewrite(request, ex, self._rewriter)
             return await self._forward(request, ex, where.url)
@@ -283,6 +291,8 @@ def _error_response(api: str, status: int, message: str) -> web.Response:
     text = redact_text(f"ctxviewer proxy: {message}")
     if api in OPENAI_APIS:
         body: dict[str, object] = {"error": {"message": text, "type": "proxy_error", "code": None}}
+    elif api in GEMINI_APIS:  # google.rpc.Status, as Google's API answers
+        body = {"error": {"code": status, "message": text, "status": "UNAVAILABLE"}}
     else:
         body = {"type": "error", "error": {"type": "proxy_error", "message": text}}
     return web.json_response(body, status=status)

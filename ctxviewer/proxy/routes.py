@@ -8,11 +8,14 @@ Agents point their SDK at the proxy (``ANTHROPIC_BASE_URL`` /
 - OpenAI: ``chat/completions``, ``completions``, ``responses``,
   ``embeddings``, ``moderations``, ``audio``, ``images``, with or without the
   ``/v1`` an SDK base URL may carry;
+- Gemini (``GOOGLE_GEMINI_BASE_URL``): ``/v1beta/…``, ``/v1alpha/…`` and
+  ``/upload/…``, and any ``/<version>/models/<model>:<method>`` call
+  (``generateContent``, ``streamGenerateContent``, ``countTokens``);
 - both: ``/v1/models`` and ``/v1/files``, told apart by the headers: Anthropic's
   SDKs send ``anthropic-version`` (or ``x-api-key``), OpenAI's a Bearer key
   without them.
 
-A call of neither shape is never forwarded (a credential must not reach the
+A call of none of these shapes is never forwarded (a credential must not reach the
 wrong provider): the proxy answers 404 itself. Nor is a request whose target
 could lead anywhere but the configured upstream (``request_target``): the
 upstream URL is always the configured base plus the request's path.
@@ -29,9 +32,11 @@ from ctxviewer.proxy.redact import redact_url
 
 ANTHROPIC_UPSTREAM = "https://api.anthropic.com"
 OPENAI_UPSTREAM = "https://api.openai.com"
+GEMINI_UPSTREAM = "https://generativelanguage.googleapis.com"
 
 # The API whose error shape a proxy-made error response uses.
 OPENAI_APIS = frozenset({"openai-chat", "openai-responses", "openai-other"})
+GEMINI_APIS = frozenset({"gemini", "gemini-count-tokens", "gemini-other"})
 
 NOT_ROUTED = "unrouted"  # the ``api`` of a call of neither provider's shape
 
@@ -71,11 +76,29 @@ def _anthropic_headers(headers: Mapping[str, str] | None) -> bool:
     return "anthropic-version" in names or "x-api-key" in names
 
 
+_GEMINI_VERSIONS = ("/v1beta/", "/v1alpha/", "/upload/")  # paths only Google's API has
+_GEMINI_CALL = re.compile(r"^/v\d[\w.]*/(?:tuned)?models/[^/:]+:(?P<method>\w+)$")
+_GEMINI_POSTS = {"generateContent": "gemini", "streamGenerateContent": "gemini",
+                 "countTokens": "gemini-count-tokens"}
+
+
+def _gemini(post: bool, path: str) -> str | None:
+    """The api of a Gemini API call (``/v1beta/models/gemini-x:streamGenerateContent``),
+    None for a path of another API."""
+    call = _GEMINI_CALL.match(path)
+    if call is not None:
+        return _GEMINI_POSTS.get(call["method"], "gemini-other") if post else "gemini-other"
+    return "gemini-other" if path.startswith(_GEMINI_VERSIONS) else None
+
+
 def classify(method: str, path: str,
              headers: Mapping[str, str] | None = None) -> tuple[str, str | None]:
     """(api, upstream name) of a request; the upstream is None for a call of neither shape."""
     path = path.rstrip("/") or "/"
     post = method.upper() == "POST"
+    gemini = _gemini(post, path)
+    if gemini is not None:
+        return gemini, "gemini"
     for upstream, prefixes, drop_v1, posts, other in _PROVIDERS:
         shape = path[3:] if drop_v1 and path.startswith("/v1/") else path
         if _under(shape, prefixes):

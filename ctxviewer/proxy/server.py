@@ -24,7 +24,12 @@ from ctxviewer.proxy.forward import MAX_REQUEST_BYTES, Forwarder
 from ctxviewer.proxy.guard import Guard, GuardedSite, OneLineLog, quiet_loop_errors
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.rewrite import Rewriter
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM, upstream_base
+from ctxviewer.proxy.routes import (
+    ANTHROPIC_UPSTREAM,
+    GEMINI_UPSTREAM,
+    OPENAI_UPSTREAM,
+    upstream_base,
+)
 
 log = logging.getLogger("ctxviewer.proxy")
 
@@ -51,10 +56,12 @@ class ProxyConfig:
     on_failure: FailureCallback | None = field(default=None, repr=False)  # recording stopped
     # opt-in request rewriting (``proxy.rewrite``); None: every body passes through as sent
     rewriter: Rewriter | None = field(default=None, repr=False)
+    gemini_upstream: str = GEMINI_UPSTREAM  # Gemini API calls (GOOGLE_GEMINI_BASE_URL)
 
     @property
     def upstreams(self) -> dict[str, str]:
-        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/")}
+        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/"),
+                "gemini": self.gemini_upstream.rstrip("/")}
 
 
 class ProxyServer:
@@ -66,7 +73,7 @@ class ProxyServer:
 
     def __init__(self, config: ProxyConfig) -> None:
         """Raises ValueError for an upstream that is not an http(s) base URL."""
-        for url in (config.upstream, config.openai_upstream):
+        for url in (config.upstream, config.openai_upstream, config.gemini_upstream):
             upstream_base(url)
         self.config = config
         self.recorder = Recorder(config.out, on_record=config.on_record, force=config.force,

@@ -55,7 +55,7 @@ def _exchange(proxy: ProxyThread) -> dict:
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("GET", "/"), ("POST", "/v1beta/models/gemini-2.5-pro:generateContent"),
+    ("GET", "/"), ("POST", "/v2/things:generateContent"),
     ("GET", "/admin/settings"), ("POST", "/v1/messagesX"),
 ])
 def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
@@ -63,7 +63,7 @@ def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
     status, body = _post(proxy.url + path, b"{}", {"Authorization": "Bearer sk-openai-SECRET"},
                          method)
     assert status == 404
-    assert b"neither an Anthropic nor an OpenAI API call" in body
+    assert b"no Anthropic, OpenAI or Gemini API call" in body
     assert upstream.received == []
     ex = _exchange(proxy)
     assert ex["api"] == "unrouted" and ex["upstream"] is None

@@ -65,9 +65,17 @@ OPENAI_SDK = {"Authorization": "Bearer sk-openai"}
     ("GET", "/v1/models", ANTHROPIC_SDK, "other", "anthropic"),
     ("GET", "/v1/models", OPENAI_SDK, "openai-other", "openai"),
     ("GET", "/v1/models/gpt-5", OPENAI_SDK, "openai-other", "openai"),
-    # neither: never forwarded
+    # Gemini (GOOGLE_GEMINI_BASE_URL): its versions' paths, and a model's :method anywhere
+    ("POST", "/v1beta/models/gemini-2.5-pro:generateContent", None, "gemini", "gemini"),
+    ("POST", "/v1beta/models/gemini-3.8-flash:streamGenerateContent", None, "gemini", "gemini"),
+    ("POST", "/v1/models/gemini-2.5-pro:countTokens", OPENAI_SDK, "gemini-count-tokens",
+     "gemini"),
+    ("POST", "/v1beta/models/gemini-2.5-pro:embedContent", None, "gemini-other", "gemini"),
+    ("GET", "/v1beta/models", None, "gemini-other", "gemini"),
+    ("POST", "/upload/v1beta/files", None, "gemini-other", "gemini"),
+    # none of them: never forwarded
     ("GET", "/", None, "unrouted", None),
-    ("POST", "/v1beta/models/gemini-2.5-pro:generateContent", None, "unrouted", None),
+    ("POST", "/v2/things:generateContent", None, "unrouted", None),
     ("POST", "/v1/messagesX", ANTHROPIC_SDK, "unrouted", None),
     ("GET", "/admin", OPENAI_SDK, "unrouted", None),
 ])

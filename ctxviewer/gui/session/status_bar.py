@@ -53,11 +53,16 @@ class SessionStatusBar(QStatusBar):
                  s.model or "model ?", f"window {a.window:,} ({a.window_source})",
                  f"policy: {a.policy_label} ({a.policy_source})",
                  f"estimator {a.estimator_name}"]
+        note = a.identity.rules_note
+        if note:
+            parts.insert(7, note)  # after the window and policy it concerns
         self._set_info("  ·  ".join(parts))
         tip = [s.path or "", s.format, f"agent: {a.identity.label}, recognised by "
                f"{a.identity.evidence}", f"window {a.window:,} from the {a.window_source}: "
                f"{a.window_info.detail}", f"policy {a.policy_label} (from the {a.policy_source})",
                f"estimator {a.estimator_name}"]
+        if note:
+            tip.insert(5, note)
         self.info.setToolTip("\n".join(tip))
         count = len(s.skipped)
         self.skipped_button.setText(f"{count:,} skipped")

@@ -51,6 +51,9 @@ class Interner:
         self.recent: list[tuple[list[Any], list[Any]]] = []  # (raw messages, converted)
         self.tools_memo: tuple[Any, tuple[ToolDef, ...] | None] = (None, None)  # (raw, converted)
         self.system_memo: dict[str, tuple[Block, ...]] = {}  # system text -> blocks
+        # a raw Gemini Content (the same object again where the trace decoder reused it)
+        # -> its Message: a recorded session converts each content once
+        self.contents_memo: dict[int, tuple[Any, Message]] = {}
 
     def __call__(self, value: T) -> T:
         try:

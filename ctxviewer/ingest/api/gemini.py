@@ -1,18 +1,20 @@
-"""Gemini API shapes -> model objects: Content parts and usage counts.
+"""Gemini API shapes -> model objects: Content parts, usage counts and whole
+``generateContent`` request and response bodies.
 
 Gemini CLI's chat files store the Content parts the API takes and returns
 (text, thoughts, ``functionCall``/``functionResponse``, inline and file data)
 and its ``usageMetadata`` counts; qwen-code, a Gemini CLI fork, stores the
-same parts.
+same parts. A recorded call (``ctxviewer proxy``) has the request body:
+``systemInstruction``, ``tools[].functionDeclarations`` and ``contents``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS
+from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import as_int
-from ctxviewer.ingest.classify import split_message_text
+from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     API_ERROR,
@@ -25,6 +27,8 @@ from ctxviewer.model import (
     TOOL_USE,
     Block,
     Event,
+    Message,
+    ToolDef,
     Usage,
 )
 
@@ -106,3 +110,80 @@ def error_event(text: str, timestamp: str | None) -> Event:
     low = text.lower()
     kind = CONTEXT_OVERFLOW if any(h in low for h in _OVERFLOW_HINTS) else API_ERROR
     return Event(kind, timestamp, detail=text[:300])
+
+
+def usage_from_gemini(body: Any) -> Usage | None:
+    """A ``generateContent`` response's ``usageMetadata`` -> Usage (None when it has none)."""
+    raw = body.get("usageMetadata") if isinstance(body, dict) else None
+    if not isinstance(raw, dict) or not raw:
+        return None
+    return gemini_usage(raw, prompt="promptTokenCount", cached="cachedContentTokenCount",
+                        output="candidatesTokenCount", thoughts="thoughtsTokenCount",
+                        total="totalTokenCount")
+
+
+def _text_of(content: Any) -> str:
+    """A ``systemInstruction`` (a Content, its parts, or a string) as text."""
+    if isinstance(content, dict):
+        content = content.get("parts")
+    return "\n".join(p if isinstance(p, str) else str(p.get("text", ""))
+                     for p in _as_parts(content) if isinstance(p, (str, dict)))
+
+
+def _gemini_tools(raw: Any) -> tuple[ToolDef, ...]:
+    out: list[ToolDef] = []
+    for tool in raw if isinstance(raw, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        decls = tool.get("functionDeclarations")
+        for decl in decls if isinstance(decls, list) else []:
+            if isinstance(decl, dict) and decl.get("name"):
+                out.append(classify_tool(str(decl["name"]), decl,
+                                         str(decl.get("description", ""))))
+        for key, value in tool.items():  # googleSearch, codeExecution, urlContext, …
+            if key != "functionDeclarations":
+                out.append(classify_tool(key, {key: value}))
+    return tuple(out)
+
+
+def gemini_request_parts(body: dict[str, Any], intern: Interner
+                         ) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
+    """(system blocks, tools, messages) of a ``generateContent`` request body."""
+    text = _text_of(body.get("systemInstruction", body.get("system_instruction")))
+    system = tuple(split_system_text(text)) if text else ()
+    messages: list[Message] = []
+    contents = body.get("contents")
+    memo = intern.contents_memo
+    if len(memo) > MEMO_CONTENTS:
+        memo.clear()
+    for content in contents if isinstance(contents, list) else []:
+        if not isinstance(content, dict):
+            continue
+        done = memo.get(id(content))
+        if done is None or done[0] is not content:
+            done = memo[id(content)] = (content, intern(_content_message(content)))
+        messages.append(done[1])
+    return intern(system), intern(_gemini_tools(body.get("tools"))), tuple(messages)
+
+
+MEMO_CONTENTS = 50_000  # contents remembered by identity (each keeps its raw object alive)
+
+
+def _content_message(content: dict[str, Any]) -> Message:
+    role = "assistant" if content.get("role") == "model" else "user"
+    blocks = parts_blocks(content.get("parts"), keep_thoughts=True)
+    if role == "user" and blocks and all(b.kind == TOOL_RESULT for b in blocks):
+        role = "tool"
+    return Message(role, tuple(blocks))
+
+
+def gemini_response_message(body: Any) -> Message | None:
+    """The first candidate of a ``generateContent`` response as a Message."""
+    cands = body.get("candidates") if isinstance(body, dict) else None
+    if not isinstance(cands, list) or not cands or not isinstance(cands[0], dict):
+        return None
+    content = cands[0].get("content")
+    parts = content.get("parts") if isinstance(content, dict) else None
+    rid = body.get("responseId")
+    return Message("assistant", tuple(parts_blocks(parts, keep_thoughts=True)),
+                   rid if isinstance(rid, str) else None)

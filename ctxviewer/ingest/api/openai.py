@@ -123,19 +123,67 @@ def _tools(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
 
 def responses_request_parts(body: dict[str, Any], intern: Interner
                             ) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
-    """(system blocks, tools, messages) of a Responses API request body."""
+    """(system blocks, tools, messages) of a Responses API request body.
+
+    Without ``instructions``, a developer (or system) message that opens the input is
+    the system prompt: Codex 0.171 sends its base instructions so. Tools come from
+    ``tools`` and from ``additional_tools`` input items (Codex's namespaces of tools)."""
     instructions = body.get("instructions")
     system = tuple(split_system_text(instructions)) if isinstance(instructions, str) else ()
+    tools = _tools(body.get("tools"), intern)
     items = body.get("input")
     if isinstance(items, str):
         items = [{"role": "user", "content": items}]
     messages: list[Message] = []
     for item in items if isinstance(items, list) else []:
-        if isinstance(item, dict):
-            msg = response_item_message(item)
-            if msg is not None:
-                messages.append(intern(msg))
-    return system, _tools(body.get("tools"), intern), tuple(messages)
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == ADDITIONAL_TOOLS:
+            tools += intern(additional_tools(item))
+            continue
+        if not system and not messages and item.get("type", "message") == "message" \
+                and item.get("role") in ("developer", "system"):
+            system = tuple(split_system_text(content_text(item.get("content"))))
+            continue
+        msg = response_item_message(item)
+        if msg is not None:
+            messages.append(intern(msg))
+    return system, tools, tuple(messages)
+
+
+ADDITIONAL_TOOLS = "additional_tools"  # Codex's input item carrying the tool schemas
+
+
+def content_text(content: Any) -> str:
+    """A message's text: a string, or its text parts joined."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(str(p.get("text", "")) for p in (content if isinstance(content, list) else [])
+                     if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
+def additional_tools(item: dict[str, Any]) -> tuple[ToolDef, ...]:
+    """The tools of an ``additional_tools`` item: Codex sends them in namespaces
+    (``functions``, ``collaboration``, ``mcp__<server>``…), each declaration as the model
+    reads it. A namespace's tools are named ``ns.tool`` (plain in ``functions``);
+    an MCP server's ``mcp__<server>__tool``."""
+    out: list[ToolDef] = []
+    listed = item.get("tools")
+    for tool in listed if isinstance(listed, list) else []:
+        if not isinstance(tool, dict):
+            continue
+        inner = tool.get("tools")
+        if tool.get("type") == "namespace" and isinstance(inner, list):
+            ns = str(tool.get("name") or "")
+            for decl in inner:
+                if isinstance(decl, dict) and decl.get("name"):
+                    name = str(decl["name"])
+                    full = name if ns in ("", "functions") else \
+                        f"{ns}__{name}" if ns.startswith("mcp__") else f"{ns}.{name}"
+                    out.append(classify_tool(full, decl, str(decl.get("description", ""))))
+        elif tool.get("name"):
+            out.append(classify_tool(str(tool["name"]), tool, str(tool.get("description", ""))))
+    return tuple(out)
 
 
 def response_item_message(item: dict[str, Any]) -> Message | None:

@@ -206,6 +206,51 @@ def reassemble_openai_responses(text: Stream) -> dict[str, Any] | None:
     return final
 
 
+def reassemble_gemini(text: Stream) -> dict[str, Any] | None:
+    """A Gemini ``streamGenerateContent?alt=sse`` stream (each event a
+    ``GenerateContentResponse`` chunk) -> the response a ``generateContent`` call returns:
+    each candidate's parts joined (consecutive text of the same kind in one part), the
+    last ``usageMetadata``."""
+    result: dict[str, Any] | None = None
+    candidates: dict[int, dict[str, Any]] = {}
+    for ev in _events(text):
+        if result is None:
+            result = {}
+        for key in ("usageMetadata", "modelVersion", "responseId", "promptFeedback"):
+            if key in ev:
+                result[key] = ev[key]
+        for cand in ev.get("candidates") or []:
+            if not isinstance(cand, dict):
+                continue
+            idx = cand.get("index", 0)
+            out = candidates.setdefault(idx, {"content": {"role": "model", "parts": []},
+                                              "index": idx})
+            for key, value in cand.items():
+                if key not in ("content", "index"):
+                    out[key] = value
+            content = cand.get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            for part in parts if isinstance(parts, list) else []:
+                _add_part(out["content"]["parts"], part)
+    if result is None:
+        return None
+    result["candidates"] = [candidates[i] for i in sorted(candidates)]
+    return result
+
+
+def _add_part(parts: list[Any], part: Any) -> None:
+    """Append a streamed part, joining text to the text part before it of the same kind."""
+    last = parts[-1] if parts else None
+    if isinstance(part, dict) and isinstance(part.get("text"), str) and isinstance(last, dict) \
+            and isinstance(last.get("text"), str) \
+            and bool(last.get("thought")) == bool(part.get("thought")):
+        last["text"] += part["text"]
+        if part.get("thoughtSignature"):
+            last["thoughtSignature"] = part["thoughtSignature"]
+        return
+    parts.append(dict(part) if isinstance(part, dict) else part)
+
+
 def reassemble(text: Stream) -> dict[str, Any] | None:
     """Reassemble any supported stream, recognising it by its events; None when it is
     none of them, or its events hold values of the wrong types (a damaged stream: the
@@ -228,4 +273,6 @@ def _reassemble(text: Stream) -> dict[str, Any] | None:
             return reassemble_openai_responses(itertools.chain(seen, events))
         if ev.get("object") == "chat.completion.chunk" or "choices" in ev:
             return reassemble_openai_chat(itertools.chain(seen, events))
+        if "candidates" in ev or "usageMetadata" in ev:
+            return reassemble_gemini(itertools.chain(seen, events))
     return None

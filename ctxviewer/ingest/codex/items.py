@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS
-from ctxviewer.ingest.classify import split_message_text, split_skills_section
+from ctxviewer.ingest.classify import agents_md_blocks, split_message_text
 from ctxviewer.ingest.codex import (
     CODEX_INPUT_ITEMS,
     CODEX_ITEM_TYPES,
@@ -24,7 +24,6 @@ from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     IMAGE,
-    MEMORY,
     OTHER,
     SYSTEM_REMINDER,
     TEXT,
@@ -46,25 +45,13 @@ _INPUT_ITEMS = CODEX_INPUT_ITEMS
 _OPAQUE_ITEMS = CODEX_OPAQUE_ITEMS  # encrypted server-side summary
 ITEM_TYPES = CODEX_ITEM_TYPES
 QUIET_ITEMS = frozenset({"ghost_snapshot", "other"})  # never sent to the model
-_AGENTS_HEAD = "# AGENTS.md instructions for "
-
-
-def _memory_blocks(text: str, name: str) -> list[Block]:
-    """The AGENTS.md message: memory, except the skill listing Codex appends to it."""
-    return [b if b.tag else Block(TEXT, b.text, tag=MEMORY, name=name)
-            for b in split_skills_section(text)]
-
-
 def _text_blocks(text: str, role: str = "user") -> list[Block]:
     """Message text: AGENTS.md instructions (old and new wrappers) are memory; injected
     context is a named reminder (classify.INJECTED); a developer message of no known
     kind is the developer instructions (config ``developer_instructions``)."""
-    head = text.lstrip()
-    if head.startswith("<user_instructions>"):
-        return _memory_blocks(text, "AGENTS.md")
-    if head.startswith(_AGENTS_HEAD):
-        where = head.split("\n", 1)[0][len(_AGENTS_HEAD):].strip().rstrip("/")
-        return _memory_blocks(text, f"{where}/AGENTS.md" if where else "AGENTS.md")
+    agents = agents_md_blocks(text)
+    if agents is not None:
+        return agents
     blocks = split_message_text(text) if text else []
     if role in ("developer", "system"):
         blocks = [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER,

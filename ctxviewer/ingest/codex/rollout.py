@@ -18,11 +18,14 @@ and tool schemas are only recorded by newer versions (``base_instructions``,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+import orjson
 
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.api.gemini import error_event
+from ctxviewer.ingest.api.openai import ADDITIONAL_TOOLS, additional_tools, content_text
 from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
 from ctxviewer.ingest.codex import CODEX_ENVELOPE, FORMAT, codex
@@ -34,6 +37,7 @@ from ctxviewer.ingest.codex.items import (
     merge,
 )
 from ctxviewer.model import (
+    AUXILIARY,
     COMPACT_BOUNDARY,
     COMPACTION_SUMMARY,
     MAIN,
@@ -71,6 +75,12 @@ _NOTE_WINDOW = ("window: Codex's model_context_window, already cut to ~95% of th
                 "Codex's '% left' also subtracts a 12,000-token baseline, ctxviewer shows % of "
                 "the window as reported")
 _NOTE_LEGACY = "old rollout format: no token counts recorded; this is the final conversation"
+_NOTE_COMPACTION_CALL = ("Codex's compaction call: the history and its compaction prompt (not "
+                         "recorded) went to the model, which wrote the summary")
+_NOTE_WHOLE = ("Codex rollout: a transcript that holds the request's whole input: the base "
+               "instructions (the system prompt) and the additional_tools item (the tool "
+               "schemas as sent)")
+REASONING_OVERHEAD = 650  # bytes Codex takes off an encrypted reasoning item's estimate
 
 
 @dataclass
@@ -83,6 +93,16 @@ class _Pending:
     usage: Usage | None
     prompt: list[tuple[bool, Message]]
     response: list[Message] = field(default_factory=list)
+    fresh: bool = True  # input items came since the call before: not a rerun of its history
+    silent: bool = False  # no model output came between the call before and this one
+    side: str | None = None  # why this call is no turn of the conversation (a compaction call)
+    measure: int | None = None  # what Codex compared with its limit before this call
+
+
+def _tokens(size: int) -> int:
+    """Codex's bytes-to-tokens rule (``approx_tokens_from_byte_count``): 4 bytes a token,
+    rounded up."""
+    return (size + 3) // 4
 
 
 def _usage(last: dict[str, Any]) -> Usage:
@@ -114,6 +134,20 @@ class _CodexParser:
         self.client: str | None = None  # "codex/<cli_version>" from session_meta
         self.intern = Interner()
         self.merged = _MergedPrefix()
+        self.base_text: str | None = None  # the base instructions (session_meta, turn_context)
+        self.recorded_tools = False  # tools from an additional_tools item
+        # Codex's own measure of the context (``get_total_token_usage``): the last call's
+        # total tokens, its estimate of the encrypted reasoning before the last user
+        # message (unless the server counted it), and of the items since the model's last
+        self.reasoning = 0  # estimate of every encrypted reasoning item so far
+        self.reasoning_before_user = 0  # ... of those before the last user message
+        self.est: list[int] = []  # Codex's estimate of each entry (its input items)
+        self.reasoning_included = False  # token_count: last_usage_includes_reasoning
+        self.last_total: int | None = None  # the last call's total tokens
+        self.entries_at_call = 0  # entries when the last call was seen
+        self.held: Event | None = None  # a compaction, until Codex's estimate after it
+        self.estimate: int | None = None  # Codex's estimate since the last call (0.10x: before
+        # the compaction it belongs to)
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -138,6 +172,7 @@ class _CodexParser:
     def finish(self) -> list[Item]:
         out: list[Item] = []
         self._flush(out)
+        self._release(out)
         if self.legacy and not self.emitted and self.entries:
             self.pending = _Pending(None, self.entries[-1][1].timestamp, self.model, None,
                                     self.entries)
@@ -152,6 +187,7 @@ class _CodexParser:
         text = base.get("text") if isinstance(base, dict) else base
         if isinstance(text, str) and text:
             self.system = tuple(split_system_text(text))
+            self.base_text = text.strip()
         if isinstance(p.get("instructions"), str) and p["instructions"].strip():
             self.user_instructions = p["instructions"]
         source = p.get("source")
@@ -159,7 +195,7 @@ class _CodexParser:
         listed = p.get("dynamic_tools")  # a list of tool objects; anything else lists none
         tools = [t for t in listed if isinstance(t, dict) and t.get("name")] \
             if isinstance(listed, list) else []
-        if tools:
+        if tools and not self.recorded_tools:
             self.tools = tuple(classify_tool(str(t["name"]), t, str(t.get("description", "")))
                                for t in tools)
 
@@ -172,6 +208,7 @@ class _CodexParser:
         base = p.get("base_instructions")
         if isinstance(base, str) and base.strip():
             self.turn_base = tuple(split_system_text(base))
+            self.base_text = base.strip()
         user = p.get("user_instructions")
         if isinstance(user, str) and user.strip():
             self.user_instructions = user
@@ -179,6 +216,13 @@ class _CodexParser:
         self.developer_instructions = dev if isinstance(dev, str) and dev.strip() else None
 
     def _on_response_item(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        if p.get("type") == ADDITIONAL_TOOLS:  # 0.17x: the tool schemas as sent
+            tools = additional_tools(p)
+            if tools:
+                self.tools, self.recorded_tools = self.intern(tools), True
+            return
+        if self._is_base(p):  # the base instructions, sent as the first developer message
+            return
         entry = item_entry(p, ts)
         if entry is None:
             kind = p.get("type")
@@ -187,6 +231,7 @@ class _CodexParser:
             return
         is_output, msg = entry
         msg = self.intern(msg)
+        self._measure(p, is_output, msg)
         if not is_output:
             self._flush(out)
         elif self.pending is not None:
@@ -196,17 +241,70 @@ class _CodexParser:
             self.developer_seen.update(b.text.strip() for b in msg.blocks)
         self.entries.append((is_output, msg))
 
+    def _is_base(self, p: _Rec) -> bool:
+        """A developer message that is the base instructions: the system prompt, counted as
+        such (Codex 0.17x records it in session_meta and as the history's first message)."""
+        if p.get("type") != "message" or p.get("role") != "developer" or not self.base_text:
+            return False
+        return content_text(p.get("content")).strip() == self.base_text
+
+    def _measure(self, p: _Rec, is_output: bool, msg: Message) -> None:
+        """Keep Codex's estimates of the items it adds to the API's last count
+        (``estimate_item_token_count``: serialized bytes / 4; an encrypted reasoning item
+        from its ciphertext, 3/4 of its length less 650 bytes)."""
+        if p.get("type") == "reasoning":
+            secret = p.get("encrypted_content")
+            if isinstance(secret, str) and secret:
+                self.reasoning += _tokens(max(0, len(secret) * 3 // 4 - REASONING_OVERHEAD))
+        self.est.append(0 if is_output else _tokens(len(orjson.dumps(p))))
+        if msg.role == "user" and not is_output and any(not b.tag for b in msg.blocks):
+            self.reasoning_before_user = self.reasoning  # a user turn, not injected context
+
+    def _codex_measure(self) -> int | None:
+        """What Codex compared with its limit just before the call now seen: the last
+        call's total, the reasoning estimate, and the input items between the model's last
+        output before this call's and this call's own (a tool's output, a user message)."""
+        if self.last_total is None:
+            return None
+        entries, start = self.entries, self.entries_at_call
+        first = next((k for k in range(start, len(entries)) if entries[k][0]), len(entries))
+        last = next((k for k in range(first - 1, -1, -1) if entries[k][0]), -1)
+        added = sum(self.est[last + 1:first])
+        reasoning = 0 if self.reasoning_included else self.reasoning_before_user
+        return self.last_total + reasoning + added
+
+    def _estimated(self, estimate: int) -> None:
+        """Codex's estimate of the history it compacted to: the held compaction's post size."""
+        assert self.held is not None
+        self.held = replace(self.held, post_tokens=estimate, detail=f"{self.held.detail}; "
+                            f"Codex's estimate of the new history: {estimate:,}")
+        self.estimate = None
+
+    def _release(self, out: _Out) -> None:
+        if self.held is not None:
+            out.append(self.held)
+            self.held = None
+
     def _on_event_msg(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         kind = p.get("type")
         if kind == "token_count":
             self._token_count(line, ts, p, out)
         elif kind == "error" and isinstance(p.get("message"), str):
             self._flush(out)
+            self._release(out)
             out.append(error_event(p["message"], ts))
         # every other event_msg repeats an item for the UI or carries no context
 
     def _on_compacted(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        pend = self.pending
+        pre = self.last_prompt
+        # the call that wrote the summary: it ran on the history as it was (0.17x records
+        # its summary as the only output), or it recorded no output at all (0.10x)
+        if pend is not None and (not pend.fresh or (pend.silent and not pend.response)):
+            pend.side = _NOTE_COMPACTION_CALL
+            pre = pend.measure if pend.measure is not None else pre
         self._flush(out)
+        self._release(out)
         summary = str(p.get("message") or "")
         history = p.get("replacement_history")
         if isinstance(history, list):
@@ -216,9 +314,16 @@ class _CodexParser:
         else:
             entries = compaction_rebuild(self.entries, summary, ts)
             detail = "history rebuilt as Codex does: user messages + summary (inferred)"
-        self.entries = [(o, self.intern(m)) for o, m in entries]
-        out.append(Event(COMPACT_BOUNDARY, ts, pre_tokens=self.last_prompt,
-                         detail=f"{detail}; summary: {summary[:300]}"))
+        self.entries = [(o, self.intern(m)) for o, m in entries
+                        if not (m.role == "developer" and self.base_text
+                                and "\n".join(b.text for b in m.blocks).strip() == self.base_text)]
+        self.entries_at_call = len(self.entries)
+        self.est = [0] * len(self.entries)
+        self.reasoning = self.reasoning_before_user = 0
+        self.held = Event(COMPACT_BOUNDARY, ts, pre_tokens=pre,
+                          detail=f"{detail}; summary: {summary[:300]}")
+        if self.estimate is not None:
+            self._estimated(self.estimate)
 
     def _token_count(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         info = p.get("info")
@@ -234,19 +339,38 @@ class _CodexParser:
         if not isinstance(last, dict):
             out.append(Skipped(line, "token_count without last_token_usage"))
             return
+        if isinstance(info, dict) and isinstance(info.get("last_usage_includes_reasoning"), bool):
+            self.reasoning_included = info["last_usage_includes_reasoning"]
+        if not as_int(last.get("input_tokens")) and not as_int(last.get("output_tokens")):
+            # no call: Codex's own estimate of the history (written around a compaction)
+            # or the window marked full; never an API count
+            estimate = as_int(last.get("total_tokens"))
+            if estimate and self.held is not None and self.held.post_tokens is None:
+                self._estimated(estimate)
+            elif estimate:
+                self.estimate = estimate
+            return
         source = total if isinstance(total, dict) else last
         sig = (total is None,) + tuple(source.get(k) for k in _FIELDS)
         if sig == self.last_sig:
             return  # the same call reported again
         self.last_sig = sig
         self._flush(out)
+        self._release(out)
         cut = len(self.entries)
         while cut and self.entries[cut - 1][0]:
             cut -= 1
         usage = _usage(last)
         self.last_prompt = usage.prompt_tokens
+        since = self.entries[self.entries_at_call:]
+        self.estimate = None
         self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
-                                [m for _, m in self.entries[cut:]])
+                                [m for _, m in self.entries[cut:]],
+                                fresh=any(not o for o, _ in since),
+                                silent=not any(o for o, _ in since),
+                                measure=self._codex_measure())
+        self.entries_at_call = len(self.entries)
+        self.last_total = as_int(last.get("total_tokens")) or usage.total_tokens
 
     def _flush(self, out: list[Item], notes: tuple[str, ...] = ()) -> None:
         pend, self.pending = self.pending, None
@@ -263,7 +387,10 @@ class _CodexParser:
         dev = self.developer_instructions
         if dev and dev.strip() not in self.developer_seen:
             system += (Block(TEXT, dev, name="developer_instructions"),)
-        notes = (_NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
+        whole = bool(system) and self.recorded_tools
+        notes = (_NOTE_WHOLE if whole else _NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
+        if pend.side:
+            notes += (pend.side,)
         if pend.usage is not None:
             notes += (_NOTE_USAGE, _NOTE_ORDER)
         messages, thinking, encrypted = self.merged.messages(pend.prompt, self.intern)
@@ -277,7 +404,8 @@ class _CodexParser:
         return Request(
             index=0, model=pend.model, timestamp=pend.timestamp, system=system, tools=self.tools,
             messages=messages, usage=pend.usage,
-            complete=False, sidechain=self.subagent, role=SUBAGENT if self.subagent else MAIN,
+            complete=whole, sidechain=self.subagent,
+            role=SUBAGENT if self.subagent else AUXILIARY if pend.side else MAIN,
             api="codex", response=reply[0] if reply else None, window_hint=self.window,
             line=pend.line, notes=notes, client=self.client,
         )

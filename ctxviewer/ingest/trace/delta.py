@@ -294,4 +294,5 @@ TRACE_WHOLE = (
 TRACE_ARRAYS = (
     ("messages", ("request", "body", "messages")),  # Anthropic Messages, OpenAI Chat
     ("input", ("request", "body", "input")),  # OpenAI Responses
+    ("contents", ("request", "body", "contents")),  # Gemini generateContent
 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from ctxviewer.ingest.api.anthropic import (
     Interner,
     is_anthropic_body,
@@ -18,13 +20,26 @@ from ctxviewer.ingest.api.anthropic import (
     tools_from,
     usage_from,
 )
+from ctxviewer.ingest.api.gemini import (
+    gemini_request_parts,
+    gemini_response_message,
+    usage_from_gemini,
+)
 from ctxviewer.ingest.api.openai import (
     chat_request_parts,
     chat_response_message,
     responses_request_parts,
     usage_from_openai,
 )
-from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request, TokenCount
+from ctxviewer.model import (
+    API_ERROR,
+    AUXILIARY,
+    CONTEXT_OVERFLOW,
+    MAIN,
+    Event,
+    Request,
+    TokenCount,
+)
 
 _OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
                    "context window", "too many tokens", "input is too long")
@@ -32,8 +47,10 @@ _OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum con
 
 def api_of(path: str, body: Any) -> str | None:
     """Which API an exchange speaks, from its URL path and body; None if not a model call."""
-    if "count_tokens" in path:
+    if "count_tokens" in path or path.endswith(":countTokens"):
         return None
+    if path.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini"
     if path.endswith("/responses") or (isinstance(body, dict) and "input" in body
                                         and "messages" not in body):
         return "openai-responses"
@@ -69,9 +86,32 @@ def _conversation(headers: dict[str, str]) -> str | None:
     return next((v for h in _SESSION_HEADERS if (v := headers.get(h))), None)
 
 
+def _side_call(headers: dict[str, str]) -> str | None:
+    """Why a call is no turn of the conversation, from what the agent says of it: Codex
+    names each request's kind in ``x-codex-turn-metadata`` (``turn``, ``compaction``) and
+    a turn's trigger (``user``, ``exec``); its title call is a turn without a trigger."""
+    raw = headers.get("x-codex-turn-metadata")
+    if not raw:
+        return None
+    try:
+        meta = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(meta, dict):
+        return None
+    kind = meta.get("request_kind")
+    if isinstance(kind, str) and kind != "turn":
+        return f"Codex's {kind} call (x-codex-turn-metadata request_kind {kind!r})"
+    if kind == "turn" and not meta.get("turn_trigger"):
+        return "a Codex call outside the conversation's turns (no turn_trigger: its title)"
+    return None
+
+
 def _max_tokens(body: dict[str, Any]) -> int | None:
+    config = body.get("generationConfig")
+    caps = config if isinstance(config, dict) else {}
     for key in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
-        value = body.get(key)
+        value = body.get(key, caps.get("maxOutputTokens") if key == "max_tokens" else None)
         if isinstance(value, int) and not isinstance(value, bool):
             return value
     return None
@@ -128,21 +168,28 @@ def request_from_exchange(
     api = api_of(path, body)
     if api is None:
         return None
+    model = body.get("model")
     if api == "anthropic":
         system = system_from(body.get("system"), intern)
         tools = tools_from(body.get("tools"), intern)
         messages = messages_from(body["messages"], intern)
         usage = usage_from(response.get("usage")) if isinstance(response, dict) else None
         reply = response_message(response, intern)
+    elif api == "gemini":  # the model is in the path: /v1beta/models/<model>:<method>
+        system, tools, messages = gemini_request_parts(body, intern)
+        usage = usage_from_gemini(response)
+        reply = gemini_response_message(response)
+        model = path.rsplit("/", 1)[-1].split(":", 1)[0]
     else:
         parts = chat_request_parts if api == "openai-chat" else responses_request_parts
         system, tools, messages = parts(body, intern)
         usage = usage_from_openai(response.get("usage")) if isinstance(response, dict) else None
         reply = chat_response_message(response)
     msg_id = response.get("id") if isinstance(response, dict) else None
+    side = _side_call(headers)
     return Request(
         index=0,
-        model=str(body.get("model")) if body.get("model") else None,
+        model=str(model) if model else None,
         timestamp=timestamp,
         system=intern(system),
         tools=tools,
@@ -159,4 +206,6 @@ def request_from_exchange(
         max_tokens=_max_tokens(body),
         status=status,
         line=line,
+        role=AUXILIARY if side else MAIN,
+        notes=(side,) if side else (),
     )
