@@ -14,7 +14,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyleFactory
 
 from ctxviewer import __version__
-from ctxviewer.gui import single_instance
+from ctxviewer.errors import UsageError
+from ctxviewer.gui import platform_check, single_instance
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.session.main_window import MainWindow
@@ -105,6 +106,10 @@ def open_at_start(window: MainWindow, file: str | None, settings: AppSettings) -
 
 
 def run_app(args: argparse.Namespace) -> int:
+    if QApplication.instance() is None:  # Qt aborts the process when it cannot open a window
+        why = platform_check.problem()
+        if why:
+            raise UsageError(why)
     app = create_app(theme=getattr(args, "theme", "auto") or "auto")
     file = getattr(args, "file", None)
     single = not getattr(args, "new_instance", False)
