@@ -101,6 +101,7 @@ class AnalysisPanels(QObject):
             self._show(original)
 
     def _show(self, session: Session) -> None:
+        self.host.show_session_views()  # the dialog may have been opened over the library
         self.state.set_session_analysis(self.state.options.analysis(session))
 
     def _on_state_session_loaded(self, a: Analysis) -> None:

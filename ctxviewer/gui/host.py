@@ -60,6 +60,11 @@ class PanelHost(Protocol):
         """Load ``path`` in the background, as File > Open does."""
         ...
 
+    def show_session_views(self) -> None:
+        """Bring the session's views to the front (leaving the library page): a panel
+        that shows a session without loading a file (live follow, the proxy) calls it."""
+        ...
+
     def panel(self, name: str) -> object | None:
         """Another installed panel, by its name in ``panels.PANELS`` (None: not installed)."""
         ...

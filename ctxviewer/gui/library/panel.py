@@ -96,6 +96,7 @@ class LibraryPanel(QObject):
         w.loader.failed.connect(self._on_load_ended_early)
         w.loader.cancelled.connect(self._on_load_ended_early)
         w.closing.connect(self._on_window_closing)
+        w.session_views_wanted.connect(self.show_sessions)  # live follow, the proxy
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)
@@ -135,10 +136,13 @@ class LibraryPanel(QObject):
             self.window.setWindowTitle(f"{name} — ctxviewer" if name else "ctxviewer")
 
     def _toolbars(self, on: bool) -> None:
-        """The analysis controls (estimator, policy, window…) and the session's status bar
-        mean nothing on the library: hidden there, shown again as they were."""
+        """The analysis controls (estimator, policy, window…) and what the status bar says
+        of the session mean nothing on the library: hidden there, shown again as they were.
+        The status bar itself stays: its messages and the proxy's indicator are the
+        results of actions taken from the library too."""
+        self.window.status.show_session_parts(on)
         if not on:
-            bars = [self.window.controls, self.window.statusBar()]
+            bars = [self.window.controls]
             self._hid += [b for b in bars if not b.isHidden() and b not in self._hid]
         for bar in self._hid:
             bar.setHidden(not on)

@@ -135,7 +135,8 @@ class LivePanel(QObject):
 
     # -- public API -----------------------------------------------------------------
     def follow_file(self, path: str) -> None:
-        """Open ``path`` and follow it live."""
+        """Open ``path`` and follow it live (in the session's views, not the library)."""
+        self.host.show_session_views()
         self.follower.follow(path)
         self.host.show_message(f"Following {os.path.basename(path)}…", 3000)
 
@@ -207,6 +208,7 @@ class LivePanel(QObject):
             session = self.host.state.session
             path = session.path if session is not None else None
             if path:
+                self.host.show_session_views()
                 self.follower.follow(path)
             else:
                 self.follow.setChecked(False)

@@ -177,12 +177,13 @@ class MainWindow(HostWindow):
             action.triggered.connect(lambda _c=False, k=kind: export.export_view(self, k))
         a.quit.triggered.connect(self.close)
         a.find.triggered.connect(self._on_find_triggered)
-        a.previous.triggered.connect(lambda: s.step_request(-1))
-        a.next.triggered.connect(lambda: s.step_request(1))
-        a.first.triggered.connect(s.select_first)
-        a.last.triggered.connect(s.select_last)
-        a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
-        a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
+        for action, go in ((a.previous, lambda: s.step_request(-1)),
+                           (a.next, lambda: s.step_request(1)),
+                           (a.first, s.select_first), (a.last, s.select_last)):
+            action.triggered.connect(self.show_session_views)  # from the library page too
+            action.triggered.connect(go)
+        a.show_breakdown.triggered.connect(lambda: self.show_tab(self.breakdown))
+        a.show_timeline.triggered.connect(lambda: self.show_tab(self.timeline))
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str, session: int | None = None) -> None:

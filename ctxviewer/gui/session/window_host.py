@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 class HostWindow(QMainWindow):
     closing = Signal()  # the window closes (after any confirmation): panels stop their work
+    session_views_wanted = Signal()  # show_session_views: the library page gives way
 
     # built by MainWindow
     state: AppState
@@ -49,6 +50,9 @@ class HostWindow(QMainWindow):
     def select_request(self, index: int) -> None:
         self.state.select_request(index)
 
+    def show_session_views(self) -> None:
+        self.session_views_wanted.emit()
+
     def panel(self, name: str) -> object | None:
         return self.panels.get(name)
 
@@ -61,6 +65,7 @@ class HostWindow(QMainWindow):
         self.tabs.addTab(page, title)
 
     def show_tab(self, page: QWidget) -> None:
+        self.show_session_views()
         self.tabs.setCurrentWidget(page)
 
     def current_tab(self) -> QWidget | None:
