@@ -141,8 +141,9 @@ def _desktop(install: bool) -> int:
 
 
 def _check_not_a_command(args: list[str]) -> None:
-    """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command,
-    or a file that is not there, says so instead of opening the window."""
+    """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command says
+    so instead of opening the window. A path that is not there opens the window, which
+    says so and lands on the library."""
     values = {i + 1 for i, a in enumerate(args) if a == "--theme"}  # an option's value
     first = next((a for i, a in enumerate(args) if not a.startswith("-") and i not in values),
                  None)
@@ -156,7 +157,6 @@ def _check_not_a_command(args: list[str]) -> None:
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"unknown command {first!r}{hint}; commands: "
                          f"{', '.join(COMMANDS)}; ctxviewer FILE opens a file in the window")
-    raise UsageError(f"{first}: no such file")
 
 
 def _check_display() -> None:

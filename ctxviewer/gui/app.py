@@ -93,12 +93,15 @@ def startup_file(file: str | None, settings: AppSettings) -> str | None:
 
 
 def open_at_start(window: MainWindow, file: str | None, settings: AppSettings) -> None:
-    """FILE (or the last file), else the library: the demo when it finds no session."""
+    """FILE (or the last file), else the library: the demo when it finds no session. A
+    FILE that cannot be read (missing, a folder, empty) is said in a dialog and the
+    window lands on the library."""
+    from ctxviewer.gui.library import open_or_library, show_library
+
     path = startup_file(file, settings)
-    if path:
-        window.open_file(path)
+    if path:  # one that cannot be read: its error, then the library
+        open_or_library(window, path)
         return
-    from ctxviewer.gui.library import show_library
 
     demo = demo_path()
     if not show_library(window, demo_if_empty=demo) and demo:

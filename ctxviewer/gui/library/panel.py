@@ -66,6 +66,7 @@ class LibraryPanel(QObject):
         self._scanned = False  # a scan ended: its listing decides the demo or "none found"
         self._hid: list[QWidget] = []  # the bars the library page hid
         self._from_library = False  # the file loading was opened from the library
+        self._land_here = False  # the next file opened lands on the library if it fails
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self._found = ""  # the search whose sessions the table shows (its matches)
@@ -151,17 +152,24 @@ class LibraryPanel(QObject):
 
     def _on_load_started(self, _path: str) -> None:
         self.demo_if_empty = None  # a file is on its way: no demo in its place
-        self._from_library = self.showing
+        self._from_library = self.showing or self._land_here
+        self._land_here = False
         self.show_sessions()
 
     def _on_load_ended_early(self, *_: object) -> None:
-        """A file opened from the library could not be read: back to the library (the
-        error says why), unless a session shows."""
+        """A file opened from the library (or at start) could not be read: to the library
+        (the error says why), unless a session shows."""
         came, self._from_library = self._from_library, False
         self._goto = None
         s = self.window.state.session
         if came and (s is None or not s.requests):
-            self.show_library(scan=False)
+            self.show_library(scan=not self.opened)
+
+    def open_or_land(self, path: str) -> None:
+        """Open ``path`` (the file given at start, or the last one); when it cannot be
+        read, the window lands on the library instead of an empty session."""
+        self._land_here = True
+        self.window.open_file(path)
 
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
