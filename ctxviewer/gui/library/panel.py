@@ -98,6 +98,7 @@ class LibraryPanel(QObject):
         w.loader.cancelled.connect(self._on_load_ended_early)
         w.closing.connect(self._on_window_closing)
         w.session_views_wanted.connect(self.show_sessions)  # live follow, the proxy
+        w.notice.library_requested.connect(self.action.trigger)  # the demo's notice
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)

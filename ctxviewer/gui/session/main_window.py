@@ -40,6 +40,7 @@ from ctxviewer.gui.session.file_sessions import FileSessions
 from ctxviewer.gui.session.loader import SessionLoader
 from ctxviewer.gui.session.request_model import role_text, short_model
 from ctxviewer.gui.session.request_table import RequestTable
+from ctxviewer.gui.session.session_notice import SessionNotice
 from ctxviewer.gui.session.skipped_dialog import SkippedDialog
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
@@ -112,6 +113,8 @@ class MainWindow(HostWindow):
         centre = QWidget(self)
         box = QVBoxLayout(centre)
         box.setContentsMargins(4, 0, 4, 0)
+        self.notice = SessionNotice(centre)  # the demo, a file without requests
+        box.addWidget(self.notice)
         box.addWidget(self.bar_panel)
         box.addWidget(self.tabs, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -217,6 +220,7 @@ class MainWindow(HostWindow):
         self.actions_.set_session_open(bool(a.session.requests))
         self.controls.set_options(self.state.options)
         self.content.clear()
+        self.notice.set_analysis(a)
 
     def _on_state_analysis_changed(self, a: Analysis) -> None:
         self.requests.set_timeline(a.timeline)
