@@ -11,7 +11,7 @@ import os
 import sys
 
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtWidgets import QApplication
 
 from ctxviewer import __version__
 from ctxviewer.errors import UsageError
@@ -21,7 +21,7 @@ from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.session.main_window import MainWindow
 from ctxviewer.gui.session.window_layout import fit_to_screen
 from ctxviewer.gui.widgets import gc_guard
-from ctxviewer.gui.widgets.palette import dark_palette
+from ctxviewer.gui.widgets.theme import apply_theme
 from ctxviewer.resources import demo_session_path, resource
 
 SWITCH_INTERVAL = 0.0002  # seconds; Python's default is 0.005
@@ -71,13 +71,6 @@ def create_app(argv: list[str] | None = None, theme: str = "auto") -> QApplicati
         app.setWindowIcon(icon)
     apply_theme(app, theme)
     return app
-
-
-def apply_theme(app: QApplication, theme: str) -> None:
-    """``light`` or ``dark``: Fusion with that palette; ``auto``: the platform's."""
-    if theme in ("light", "dark"):
-        app.setStyle(QStyleFactory.create("Fusion"))
-        app.setPalette(dark_palette() if theme == "dark" else app.style().standardPalette())
 
 
 def build_main_window(state: AppState | None = None,

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 
 from ctxviewer.analysis.breakdown import Item
 from ctxviewer.analysis.findings import findings
-from ctxviewer.gui.app import apply_theme
+from ctxviewer.gui.widgets.theme import apply_theme
 from ctxviewer.gui.findings_panel import FindingsPanel
 
 

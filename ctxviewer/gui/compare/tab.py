@@ -10,7 +10,7 @@ window), ``request_chosen(index)``, ``anthropic_toggled(bool)``,
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -39,6 +39,7 @@ from ctxviewer.gui.compare.model import (
 )
 from ctxviewer.gui.compare.plot import CompareErrorPlot
 from ctxviewer.gui.widgets.row_views import fit_columns, rows_view
+from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
 ANTHROPIC_HELP = ("Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL, a proxy that holds the key) "
                   "before starting ctxviewer to compare with the API's exact count_tokens")
@@ -61,6 +62,7 @@ class CompareTab(QWidget):
 
     def __init__(self, parent: QWidget | None = None, anthropic: bool = False) -> None:
         super().__init__(parent)
+        self._comparison: Comparison | None = None  # what the plot shows
         self.model = CompareTableModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -149,6 +151,13 @@ class CompareTab(QWidget):
             self._on_header_menu_requested)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_row_changed)
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if hasattr(self, "plot") and theme_changed(event, self.plot.dark):
+            old, self.plot = self.plot, CompareErrorPlot(self)  # in the new theme's colours
+            replace_widget(old, self.plot)
+            self.plot.set_comparison(self._comparison)
+
     # -- setters ------------------------------------------------------------------
     def set_comparison(self, c: Comparison | None) -> None:
         self._guard = True
@@ -158,6 +167,7 @@ class CompareTab(QWidget):
         finally:
             self._guard = False
         self.plot.set_comparison(c)
+        self._comparison = c
         self.export_button.setEnabled(c is not None and bool(c.rows))
         self._fit_columns()
         if c is None:

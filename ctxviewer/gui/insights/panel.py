@@ -208,6 +208,12 @@ class InsightsPanel(QWidget):
             self.runner.diff(s, a, b, self.analysis.estimator)
 
 
+def _mark_budget(host: PanelHost, marks: list[tuple[int, str, str]]) -> None:
+    plot = host.timeline_plot()  # asked each time: a theme change builds it anew
+    if plot is not None:
+        plot.set_budget_marks(marks)
+
+
 def install(host: PanelHost) -> InsightsPanel:
     """Add the Insights tab to the window and wire it to its state."""
     state = host.state
@@ -216,9 +222,7 @@ def install(host: PanelHost) -> InsightsPanel:
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     state.request_changed.connect(panel.set_current)
     panel.request_selected.connect(host.select_request)
-    plot = host.timeline_plot()
-    if plot is not None:
-        panel.budget_marks_changed.connect(plot.set_budget_marks)
+    panel.budget_marks_changed.connect(lambda marks: _mark_budget(host, marks))
     # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
     # on the window only, so View lists the tab once
     action = QAction("&Insights", host.window())

@@ -307,4 +307,4 @@ class LibraryFilter(QSortFilterProxyModel):
 
 def _empty(index: QModelIndex | QPersistentModelIndex) -> bool:
     """Whether the row of ``index`` counts no request."""
-    return index.sibling(index.row(), REQUESTS).data(SORT_ROLE) == 0
+    return bool(index.sibling(index.row(), REQUESTS).data(SORT_ROLE) == 0)

@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -47,6 +47,7 @@ from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.session.window_host import HostWindow
 from ctxviewer.gui.timeline.tab import TimelineTab
 from ctxviewer.gui.widgets import dialogs, file_dialog
+from ctxviewer.gui.widgets.palette import is_dark
 from ctxviewer.model import Session
 from ctxviewer.resources import is_demo
 
@@ -70,6 +71,7 @@ class MainWindow(HostWindow):
         file_dialog.guard_plot_exports()  # the plots' own Export... too
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
+        self._dark = is_dark()  # the theme the views were coloured for
         self._auto_split = False  # fit the panes to the first session (no saved layout)
         # A progressive load shows partial sessions: what was open before, to restore
         # on cancel or error (None: no partial shown), and whether this load showed one.
@@ -126,6 +128,16 @@ class MainWindow(HostWindow):
         self.setCentralWidget(self.splitter)
         self.resize(*DEFAULT_SIZE)
         self.reset_pane_sizes(DEFAULT_SIZE[0])
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and is_dark() != self._dark:
+            self._dark = is_dark()  # View > Theme: the views' colours again, once every
+            QTimer.singleShot(0, self._recolour)  # child has the new palette
+
+    def _recolour(self) -> None:
+        if self.state.analysis is not None:
+            self.state.update_analysis(self.state.analysis)
 
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]

@@ -75,17 +75,18 @@ class SessionNotice(QLabel):
 
 def notice_text(a: Analysis | None) -> str:
     """The notice for ``a`` (rich text), "" when there is nothing to say."""
-    if a is None or not a.session.path:
+    path = a.session.path if a is not None else None
+    if a is None or not path:
         return ""
     s = a.session
-    if is_demo(s.path):
+    if is_demo(path):
         return (f"<b>The bundled demo session</b> (made up). Yours: the <a href='{LIBRARY_LINK}'>"
                 "library</a> (Ctrl+Shift+L), File &gt; Open… or a drop.")
     if not s.requests:
         try:
-            size: int | None = os.path.getsize(s.path)
+            size: int | None = os.path.getsize(path)
         except OSError:
             size = None
-        return (f"<b>{os.path.basename(s.path)}</b>: "
+        return (f"<b>{os.path.basename(path)}</b>: "
                 + no_requests_note(a.identity.profile.id, size, len(s.skipped)))
     return ""
