@@ -106,3 +106,10 @@ def test_view_and_go_from_the_library_show_the_session(qtbot, window, corpus, ho
         trigger()
         assert not library.showing and window.tabs.isVisible()
     assert window.state.index == 0
+
+
+def test_the_proxys_default_recording_is_in_the_librarys_folder(home):
+    from ctxviewer.gui.live.proxy_control import default_output
+    from ctxviewer.ingest.discover import recordings_folder
+
+    assert Path(default_output()).parent == recordings_folder() == home / "ctxviewer-recordings"
