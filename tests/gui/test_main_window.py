@@ -313,7 +313,7 @@ def test_view_theme_is_kept_for_the_next_start(qtbot, window):
     assert actions["auto"].isChecked()
     actions["dark"].trigger()
     assert AppSettings().theme() == "dark" and actions["dark"].isChecked()
-    assert "next start" in window.status.currentMessage()
+    assert window.status.currentMessage() == "Theme: dark"  # applied at once
     actions["auto"].trigger()
     assert AppSettings().theme() == "auto"
 

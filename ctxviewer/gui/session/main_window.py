@@ -72,6 +72,8 @@ class MainWindow(HostWindow):
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._dark = is_dark()  # the theme the views were coloured for
+        self._content_width = 0  # the content pane's width while folded away
+        self._shown_once = False
         self._auto_split = False  # fit the panes to the first session (no saved layout)
         # A progressive load shows partial sessions: what was open before, to restore
         # on cancel or error (None: no partial shown), and whether this load showed one.
@@ -145,7 +147,17 @@ class MainWindow(HostWindow):
 
     def showEvent(self, event: object) -> None:
         super().showEvent(event)  # type: ignore[arg-type]
-        QTimer.singleShot(0, self.give_centre_room)  # once the restored layout is applied
+        if not self._shown_once:  # once the restored layout is applied: within bounds
+            self._shown_once = True
+            QTimer.singleShot(0, self._bound_restored_split)
+        QTimer.singleShot(0, self.give_centre_room)
+
+    def _bound_restored_split(self) -> None:
+        """A split saved in the last run, within sane bounds (a request list narrowed to
+        a sliver once stayed a sliver at every start)."""
+        sizes = window_layout.within_bounds(self.splitter.sizes())
+        if sizes is not None:
+            self.splitter.setSizes(sizes)
 
     def give_centre_room(self) -> None:
         """The side panes give way first (``window_layout.centre_room``)."""
@@ -153,12 +165,33 @@ class MainWindow(HostWindow):
         if sizes is not None:
             self.splitter.setSizes(sizes)
 
+    def fold_content(self, fold: bool) -> None:
+        """Fold the content pane away (the tabs where it shows nothing: only the
+        breakdown's rows have a text), or bring it back as wide as it was."""
+        if fold == self.content.isHidden():
+            return
+        sizes = self.splitter.sizes()
+        if fold:
+            self._content_width = sizes[2]
+            self.content.hide()
+            return
+        width = self._content_width or window_layout.default_split(sum(sizes), 0)[2]
+        self.content.show()
+        self.splitter.setSizes([sizes[0], max(sizes[1] + sizes[2] - width, 100), width])
+        if self.isVisible():  # the splitter lays the shown pane out on its next pass
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(
+                [sizes[0], max(sum(self.splitter.sizes()) - sizes[0] - width, 100), width]))
+
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        self.fold_content(self.tabs.currentWidget() is not self.breakdown)
+
     def reset_pane_sizes(self, width: int) -> None:
         self.splitter.setSizes(window_layout.default_split(width, self.requests.needed_width()))
 
     def _connect(self) -> None:
         s, a = self.state, self.actions_
         s.session_loaded.connect(self._on_state_session_loaded)
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         s.analysis_changed.connect(self._on_state_analysis_changed)
         s.request_changed.connect(self._on_state_request_changed)
         s.breakdown_changed.connect(self._on_state_breakdown_changed)

@@ -56,6 +56,24 @@ def centre_room(sizes: list[int]) -> list[int] | None:
     return [left, total - left - right, right]
 
 
+LIST_FLOOR = 0.16  # the request list's least share of a restored split (#, time, prompt)
+
+
+def within_bounds(sizes: list[int]) -> list[int] | None:
+    """A restored split with the request list no narrower than ``LIST_FLOOR`` of the
+    window and the content pane no narrower than its least width (``_caps``), the side
+    panes within ``centre_room``'s shares; None when it already is."""
+    total = sum(sizes)
+    if len(sizes) != 3 or total < 600:
+        return None
+    _cap, _share, least = _caps(total)
+    left = max(sizes[0], int(total * LIST_FLOOR))
+    right = max(sizes[2], least) if sizes[2] else 0  # 0: folded away
+    bounded = centre_room([left, total - left - right, right]) or \
+        [left, total - left - right, right]
+    return None if bounded == sizes else bounded
+
+
 def _tab_name(window: MainWindow, index: int) -> str:
     return window.tabs.tabText(index).replace("&", "")
 
@@ -138,5 +156,8 @@ def save(window: MainWindow) -> None:
         s.set_budget(box.isChecked(), box.values())
     s.set_state("geometry", window.saveGeometry())
     s.set_state("window_state", window.saveState())
+    folded = window.content.isHidden()
+    window.fold_content(False)  # its width is kept, folded or not
     s.set_state("splitter", window.splitter.saveState())
+    window.fold_content(folded)
     s.sync()
