@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ctxviewer import __version__
-from ctxviewer.commands.common import UsageError
-from ctxviewer.ingest.base import Cancelled, LoadError
+from ctxviewer.errors import Cancelled, LoadError, UsageError
 
 # subcommand name -> its module, in the order --help lists them: the everyday ones first
 COMMANDS: dict[str, str] = {

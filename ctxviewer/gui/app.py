@@ -9,13 +9,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from ctxviewer import __version__
 from ctxviewer.errors import UsageError
-from ctxviewer.gui import platform_check, single_instance
+from ctxviewer.gui import platform_check
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.session.main_window import MainWindow
@@ -73,9 +74,11 @@ def create_app(argv: list[str] | None = None, theme: str = "auto") -> QApplicati
     return app
 
 
-def build_main_window(state: AppState | None = None,
-                      settings: AppSettings | None = None) -> MainWindow:
-    return MainWindow(state or AppState(), settings)
+def build_main_window(state: AppState | None = None, settings: AppSettings | None = None,
+                      defer_panels: bool = False) -> MainWindow:
+    """The window; ``defer_panels``: the panels the first screen does not need are
+    installed once it has painted (the app's start)."""
+    return MainWindow(state or AppState(), settings, defer_panels=defer_panels)
 
 
 def startup_file(file: str | None, settings: AppSettings) -> str | None:
@@ -109,24 +112,35 @@ def run_app(args: argparse.Namespace) -> int:
     app = create_app(theme=getattr(args, "theme", "auto") or "auto")
     file = getattr(args, "file", None)
     single = not getattr(args, "new_instance", False)
-    if single and file and single_instance.hand_over([file]):
-        print(f"ctxviewer: {file} opened in the running ctxviewer")
-        return 0
+    if single and file:
+        from ctxviewer.gui import single_instance
+
+        if single_instance.hand_over([file]):
+            print(f"ctxviewer: {file} opened in the running ctxviewer")
+            return 0
     settings = AppSettings()
     if (getattr(args, "theme", "auto") or "auto") == "auto":  # none given: View > Theme's
         apply_theme(app, settings.theme())
     def make_window() -> MainWindow:  # no bigger than the screen (a saved size may be)
-        made = build_main_window(settings=settings)
+        made = build_main_window(settings=settings, defer_panels=True)
         fit_to_screen(made)
         return made
 
-    windows = single_instance.WindowSet(make_window, app)
     window = make_window()
+    window.show()
+    open_at_start(window, file, settings)
+    # files handed over by a later `ctxviewer FILE`: listened for once the window is up
+    window.first_painted.connect(lambda: _serve_instances(app, window, make_window, single))
+    return app.exec()
+
+
+def _serve_instances(app: QApplication, window: MainWindow,
+                     make_window: Callable[[], MainWindow], single: bool) -> None:
+    from ctxviewer.gui import single_instance  # QtNetwork: not before the first paint
+
+    windows = single_instance.WindowSet(make_window, app)
     windows.add(window)
     if single:
         server = single_instance.InstanceServer(parent=app)
         if server.listen():
             server.files_received.connect(windows.open_in_new_window)
-    window.show()
-    open_at_start(window, file, settings)
-    return app.exec()

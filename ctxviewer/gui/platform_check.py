@@ -13,8 +13,6 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -104,6 +102,9 @@ def missing_libraries(plugin: Path, load: Callable[[str], object] = ctypes.CDLL,
     except OSError as e:
         error = str(e)
     found: list[str] = []
+    import shutil  # only when the plugin cannot be loaded
+    import subprocess
+
     first = error.split(":", 1)[0].strip()
     if first and first != str(plugin):
         found.append(os.path.basename(first))

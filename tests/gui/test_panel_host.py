@@ -86,10 +86,10 @@ def test_a_panel_that_cannot_be_imported_stops_the_window(qtbot, monkeypatch):
 
 
 def test_a_panel_adds_its_parts_through_the_host(qtbot, monkeypatch, panel_folder):
-    with_panel(monkeypatch, "library", panel_folder("library_panel", LIBRARY))
+    with_panel(monkeypatch, "shelf", panel_folder("library_panel", LIBRARY))
     window = build_main_window()
     qtbot.addWidget(window)
-    lib = window.panel("library")
+    lib = window.panel("shelf")
     # the tab, after the other panels' tabs, with its View action from the help menu
     titles = [title for title, _page in window.tab_pages()]
     assert titles[-2:] == ["Findings", "Library"]
@@ -112,13 +112,13 @@ def test_a_panel_adds_its_parts_through_the_host(qtbot, monkeypatch, panel_folde
 
 
 def test_a_panels_dock_comes_back_where_the_user_left_it(qtbot, monkeypatch, panel_folder):
-    with_panel(monkeypatch, "library", panel_folder("library_panel", LIBRARY))
+    with_panel(monkeypatch, "shelf", panel_folder("library_panel", LIBRARY))
     first = build_main_window()
     qtbot.addWidget(first)
-    dock = first.panel("library").dock
+    dock = first.panel("shelf").dock
     first.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)  # the user moves it
     first.save_layout()
     again = build_main_window()  # the same settings: the next run
     qtbot.addWidget(again)
-    assert again.dockWidgetArea(again.panel("library").dock) == \
+    assert again.dockWidgetArea(again.panel("shelf").dock) == \
         Qt.DockWidgetArea.LeftDockWidgetArea

@@ -49,3 +49,55 @@ def test_a_good_file_at_start_opens_it(qtbot, window, corpus, home, open_and_wai
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         open_at_start(window, str(files["codex"]), AppSettings())
     assert not window.panels["library"].showing and not window.errors
+
+
+FIRST_PAINT = """
+import os, sys
+from PySide6.QtCore import QEvent, QObject
+from PySide6 import QtWidgets
+class Spy(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and obj.isWidgetType() and obj.isWindow() \\
+                and obj.isVisible():
+            heavy = sorted(m for m in ("numpy", "pyqtgraph", "PySide6.QtNetwork")
+                           if m in sys.modules)
+            print("at first paint:", ",".join(heavy) or "-", flush=True)
+            os._exit(0)
+        return False
+spy = Spy()
+class App(QtWidgets.QApplication):
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.installEventFilter(spy)
+QtWidgets.QApplication = App
+from ctxviewer.cli import main
+sys.exit(main(["--new-instance"]))
+"""
+
+
+def test_the_first_paint_waits_for_no_plot(tmp_path):
+    """The window paints before pyqtgraph, numpy and QtNetwork are imported (the plots,
+    the panels that draw them, the single-instance server come after)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CTXVIEWER_"))}
+    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", FIRST_PAINT], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert "at first paint: -" in proc.stdout, (proc.stdout, proc.stderr[-2000:])
+
+
+def test_the_panels_come_once_the_window_has_painted(qtbot):
+    from ctxviewer.gui.app import build_main_window
+    from ctxviewer.gui.panels import FIRST, PANELS
+
+    window = build_main_window(defer_panels=True)
+    qtbot.addWidget(window)
+    assert list(window.panels) == [name for name in PANELS if name in FIRST]
+    window.show()
+    qtbot.waitUntil(lambda: list(window.panels) == list(PANELS), timeout=10000)
+    titles = [t for t, _p in window.tab_pages()]
+    assert titles == ["Breakdown", "Timeline", "Compare", "Insights", "Findings"]
+    assert "Help" in [a.text().replace("&", "") for a in window.menuBar().actions()]

@@ -46,9 +46,12 @@ class ContextMenus(QObject):
         tree = window.breakdown.tree
         tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         tree.customContextMenuRequested.connect(self._on_tree_menu)
-        plot = window.timeline_plot()
+
+    def add_timeline_menu(self) -> None:
+        """View > Timeline shows: the plot's own toggles (building the plot)."""
+        plot = self.window.timeline_plot()
         if plot is not None:
-            sub = window.menu("&View").addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
+            sub = self.window.menu("&View").addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
             for key in ("reset", "time", "cache", "subagents", "auxiliary", "output", "whatif"):
                 sub.addAction(plot.menu_actions[key])
 

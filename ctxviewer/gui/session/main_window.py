@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QSplitter,
@@ -46,7 +46,7 @@ from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.session.window_host import HostWindow
 from ctxviewer.gui.timeline.tab import TimelineTab
-from ctxviewer.gui.widgets import dialogs, file_dialog
+from ctxviewer.gui.widgets import dialogs
 from ctxviewer.gui.widgets.palette import is_dark
 from ctxviewer.model import Session
 from ctxviewer.resources import is_demo
@@ -57,8 +57,12 @@ DEFAULT_SIZE = (1400, 900)
 class MainWindow(HostWindow):
     """The window; its panels see it as a ``PanelHost`` (``HostWindow``)."""
 
+    first_painted = Signal()  # the first screen is up: what can wait, now
+
     def __init__(self, state: AppState, settings: AppSettings | None = None,
-                 loader: SessionLoader | None = None) -> None:
+                 loader: SessionLoader | None = None, defer_panels: bool = False) -> None:
+        """``defer_panels``: install only what the first screen needs now, the rest once
+        the window has painted (the app's start; tests get every panel at once)."""
         super().__init__()
         self.state = state
         self.settings = settings or AppSettings()
@@ -68,12 +72,12 @@ class MainWindow(HostWindow):
             lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
         self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
         self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
-        file_dialog.guard_plot_exports()  # the plots' own Export... too
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
         self._dark = is_dark()  # the theme the views were coloured for
         self._content_width = 0  # the content pane's width while folded away
         self._shown_once = False
+        self._painted = False
         self._auto_split = False  # fit the panes to the first session (no saved layout)
         # A progressive load shows partial sessions: what was open before, to restore
         # on cancel or error (None: no partial shown), and whether this load showed one.
@@ -87,12 +91,32 @@ class MainWindow(HostWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.context_menus = ContextMenus(self)  # the request list's and the tree's
-        self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+        # live attach, compare, insights... (gui/panels.py)
+        self.panels = panels.install_all(self, only=panels.FIRST)
+        self._panels_due = defer_panels  # the others: at the first paint
+        if not defer_panels:
+            self._finish_panels()
+
+    def _finish_panels(self) -> None:
+        """The panels not installed yet, then what the last run chose (tab, toggles…)."""
+        self._panels_due = False
+        self.context_menus.add_timeline_menu()  # builds the plot: after the first paint
+        installed = {**self.panels, **panels.install_all(self, skip=tuple(self.panels))}
+        self.panels = {name: installed[name] for name in panels.PANELS if name in installed}
         window_layout.restore_choices(self)
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
             tab = self.tabs.widget(i)
             if tab is not None:
                 tab.setMinimumSize(120, 80)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self._painted:  # the first screen is up: the rest of the window
+            self._painted = True
+            if self._panels_due:
+                self._panels_due = False
+                QTimer.singleShot(0, self._finish_panels)
+            QTimer.singleShot(0, self.first_painted.emit)
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:

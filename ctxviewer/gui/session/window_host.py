@@ -124,7 +124,7 @@ class HostWindow(QMainWindow):
         bar.addAction(action)
 
     def timeline_plot(self) -> TimelinePlot | None:
-        return self.timeline.plot
+        return self.timeline.plot  # built now if it was not yet
 
     def show_in_breakdown(self, names: Sequence[str], messages: Sequence[int] = (),
                           category: str | None = None) -> None:

@@ -112,10 +112,6 @@ def restore_layout(window: MainWindow) -> bool:
     return s.state("splitter") is not None
 
 
-def _plot(window: MainWindow) -> Any:  # a TimelinePlot, or None without pyqtgraph
-    return window.timeline_plot()
-
-
 def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
     panel = window.panel("insights_panel")
     return getattr(getattr(panel, "cost", None), "budget", None)
@@ -134,9 +130,8 @@ def restore_choices(window: MainWindow) -> None:
     for i in range(window.tabs.count()):
         if _tab_name(window, i) == tab:
             window.tabs.setCurrentIndex(i)
-    plot, box = _plot(window), _budget_box(window)
-    if plot is not None:
-        plot.set_toggles(window.settings.timeline_toggles())
+    window.timeline.set_toggles(window.settings.timeline_toggles())  # the plot: when built
+    box = _budget_box(window)
     budget = window.settings.budget()
     if box is not None and budget is not None:
         on, values = budget
@@ -149,9 +144,8 @@ def save(window: MainWindow) -> None:
     s, o = window.settings, window.state.options
     s.set_analysis_options(o.estimator, o.policy, o.counts)
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
-    plot, box = _plot(window), _budget_box(window)
-    if plot is not None:
-        s.set_timeline_toggles(plot.toggles())
+    s.set_timeline_toggles(window.timeline.toggles())
+    box = _budget_box(window)
     if box is not None:
         s.set_budget(box.isChecked(), box.values())
     s.set_state("geometry", window.saveGeometry())
