@@ -144,14 +144,16 @@ def _check_not_a_command(args: list[str]) -> None:
     so instead of opening the window. A path that is not there opens the window, which
     says so and lands on the library."""
     values = {i + 1 for i, a in enumerate(args) if a == "--theme"}  # an option's value
-    first = next((a for i, a in enumerate(args) if not a.startswith("-") and i not in values),
-                 None)
-    if first is None or os.path.exists(first):
+    at = next((i for i, a in enumerate(args) if not a.startswith("-") and i not in values),
+              None)
+    if at is None or os.path.exists(args[at]):
         return
+    first = args[at]
     import difflib  # only for a mistyped command
 
     close = difflib.get_close_matches(first, COMMANDS, n=1)
-    if close or (len(args) > 1 and not args[1].startswith("-")) or \
+    more = [a for a in args[at + 1:] if not a.startswith("-")]  # `reprot FILE`: a command
+    if close or more or \
             ("/" not in first and "." not in first and os.sep not in first):
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"unknown command {first!r}{hint}; commands: "
