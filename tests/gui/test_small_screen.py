@@ -9,6 +9,7 @@ from PySide6.QtCore import QByteArray
 
 from ctxviewer.gui.app import build_main_window
 from ctxviewer.gui.app_settings import AppSettings
+from ctxviewer.gui.session.window_layout import LIST_FLOOR
 
 CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"
 
@@ -80,6 +81,6 @@ def test_a_narrowed_list_is_restored_within_bounds(qtbot, window):
     again = build_main_window(settings=AppSettings())
     qtbot.addWidget(again)
     small(qtbot, again)
-    qtbot.waitUntil(lambda: again.splitter.sizes()[0] >= int(0.16 * sum(again.splitter.sizes())),
-                    timeout=5000)
+    sizes = again.splitter.sizes
+    qtbot.waitUntil(lambda: sizes()[0] >= int(LIST_FLOOR * sum(sizes())), timeout=5000)
     assert isinstance(AppSettings().state("splitter"), QByteArray)

@@ -51,7 +51,8 @@ class ContextMenus(QObject):
         """View > Timeline shows: the plot's own toggles (building the plot)."""
         plot = self.window.timeline_plot()
         if plot is not None:
-            sub = self.window.menu("&View").addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
+            # the tab itself is View > Timeline
+            sub = self.window.menu("&View").addMenu("Timeline sho&ws")
             for key in ("reset", "time", "cache", "subagents", "auxiliary", "output", "whatif"):
                 sub.addAction(plot.menu_actions[key])
 

@@ -56,7 +56,7 @@ def centre_room(sizes: list[int]) -> list[int] | None:
     return [left, total - left - right, right]
 
 
-LIST_FLOOR = 0.16  # the request list's least share of a restored split (#, time, prompt)
+LIST_FLOOR = 0.22  # the request list's least share of a restored split (default_split's least)
 
 
 def within_bounds(sizes: list[int]) -> list[int] | None:
