@@ -101,3 +101,16 @@ def test_the_panels_come_once_the_window_has_painted(qtbot):
     titles = [t for t, _p in window.tab_pages()]
     assert titles == ["Breakdown", "Timeline", "Compare", "Insights", "Findings"]
     assert "Help" in [a.text().replace("&", "") for a in window.menuBar().actions()]
+
+
+def test_a_deferred_window_has_the_last_runs_options_at_once(qtbot):
+    """A FILE given at start is analysed with the estimator and policy of the last run,
+    not with the defaults until the panels come (they come at the first paint)."""
+    from ctxviewer.gui.app import build_main_window
+
+    AppSettings().set_analysis_options("chars4", "shannon", "wire")
+    window = build_main_window(settings=AppSettings(), defer_panels=True)
+    qtbot.addWidget(window)
+    o = window.state.options
+    assert (o.estimator, o.policy, o.counts) == ("chars4", "shannon", "wire")
+    assert window.controls.estimator_combo.currentData() == "chars4"

@@ -91,6 +91,7 @@ class MainWindow(HostWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.context_menus = ContextMenus(self)  # the request list's and the tree's
+        window_layout.restore_options(self)  # estimator, policy, counts of the last run
         # live attach, compare, insights... (gui/panels.py)
         self.panels = panels.install_all(self, only=panels.FIRST)
         self._panels_due = defer_panels  # the others: at the first paint

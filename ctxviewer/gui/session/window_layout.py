@@ -117,15 +117,20 @@ def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
     return getattr(getattr(panel, "cost", None), "budget", None)
 
 
-def restore_choices(window: MainWindow) -> None:
-    """The estimator, policy, counts, tab, timeline toggles and budget chosen in the
-    last run."""
+def restore_options(window: MainWindow) -> None:
+    """The estimator, policy and counts chosen in the last run (before any file is
+    opened: a file given at start is analysed with them)."""
     saved = window.settings.analysis_options()
     valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
     chosen: dict[str, Any] = {k: v for k, v in saved.items() if v in valid[k]}
     if chosen:
         window.state.options = replace(window.state.options, **chosen)
         window.controls.set_options(window.state.options)
+
+
+def restore_choices(window: MainWindow) -> None:
+    """The tab, timeline toggles and budget chosen in the last run, once every panel's
+    tab is there."""
     tab = window.settings.tab()
     for i in range(window.tabs.count()):
         if _tab_name(window, i) == tab:
