@@ -384,5 +384,5 @@ def install(host: PanelHost) -> LibraryPanel:
 
 
 def panel_of(host: PanelHost) -> LibraryPanel | None:
-    p = host.panel("library")
-    return p if isinstance(p, LibraryPanel) else None
+    """The window's library page (a child of the window), when installed."""
+    return host.window().findChild(LibraryPanel)

@@ -65,6 +65,7 @@ class LivePanel(QObject):
         self._build_indicators()
         self._connect()
         host.closing.connect(self._on_window_closing)  # stop following and the proxy
+        host.add_quit_concern(self.quit_concern)
 
     # -- building -----------------------------------------------------------------
     def _action(self, text: str, key: str = "", checkable: bool = False) -> QAction:

@@ -15,7 +15,7 @@ the ``analysis_panels`` panel, when it is installed.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QGuiApplication
@@ -26,13 +26,6 @@ from ctxviewer.gui.session.content import node_content
 
 if TYPE_CHECKING:
     from ctxviewer.gui.session.main_window import MainWindow
-
-
-@runtime_checkable
-class CompactionOpener(Protocol):
-    """The panel that simulates a compaction of the selected request."""
-
-    def open_compaction(self) -> object: ...
 
 
 class ContextMenus(QObject):
@@ -67,10 +60,11 @@ class ContextMenus(QObject):
             str(model.index(index.row(), c).data() or "") for c in range(model.columnCount()))))
         copy_json = menu.addAction("Copy request as JSON")
         copy_json.triggered.connect(lambda: self._copy(json.dumps(point_json(point), indent=2)))
-        menu.addSeparator()
-        compact = menu.addAction("Simulate compaction of this request…")
-        compact.triggered.connect(lambda: self._compact(point.index))
-        compact.setEnabled(isinstance(self.window.panel("analysis_panels"), CompactionOpener))
+        if self.window.request_actions:
+            menu.addSeparator()
+        for text, act in self.window.request_actions:  # the panels' (host.add_request_action)
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _c=False, a=act: a(point.index))
         self.last_menu = menu
         return menu
 
@@ -79,12 +73,6 @@ class ContextMenus(QObject):
         index = table.indexAt(pos)
         if index.isValid():
             self.requests_menu(index).popup(table.viewport().mapToGlobal(pos))
-
-    def _compact(self, request: int) -> None:
-        self.window.select_request(request)
-        panel = self.window.panel("analysis_panels")
-        if isinstance(panel, CompactionOpener):
-            panel.open_compaction()
 
     # -- the breakdown tree ---------------------------------------------------------
     def tree_menu(self, index: QModelIndex) -> QMenu:

@@ -84,6 +84,8 @@ class MainWindow(HostWindow):
         self._restore: tuple[Analysis | None, int | None] | None = None
         self._partial_shown = False
         self.panels = {}
+        self.quit_concern_sources = []
+        self.request_actions = []
         self._build()
         self._connect()
         self._restore_layout()
@@ -449,13 +451,7 @@ class MainWindow(HostWindow):
 
     def quit_concerns(self) -> list[str]:
         """What quitting now would lose, one sentence per panel that says so."""
-        out = []
-        for panel in self.panels.values():
-            concern = getattr(panel, "quit_concern", None)
-            text = concern() if concern is not None else None
-            if text:
-                out.append(text)
-        return out
+        return [text for concern in self.quit_concern_sources if (text := concern())]
 
     def closeEvent(self, event: QCloseEvent) -> None:
         concerns = self.quit_concerns()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QTabWidget, QTool
 
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
+from ctxviewer.gui.host import SharedInsights
 from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
 from ctxviewer.gui.session.status_bar import SessionStatusBar
@@ -42,7 +43,11 @@ class HostWindow(QMainWindow):
     breakdown: BreakdownPanel
     timeline: TimelineTab
     tabs: QTabWidget
-    panels: dict[str, object]  # the installed panels by name (gui/panels.py)
+    panels: dict[str, object]  # the installed panels by name (gui/panels.py), for tests
+    # what the panels gave (add_quit_concern, add_request_action, share_insights)
+    quit_concern_sources: list[Callable[[], str | None]]
+    request_actions: list[tuple[str, Callable[[int], object]]]
+    _shared_insights: SharedInsights | None = None
     show_error: Callable[[str, str], None]
     ask_save_path: Callable[[str, str, str], str]
 
@@ -53,8 +58,18 @@ class HostWindow(QMainWindow):
     def show_session_views(self) -> None:
         self.session_views_wanted.emit()
 
-    def panel(self, name: str) -> object | None:
-        return self.panels.get(name)
+    # -- what panels give each other ----------------------------------------------------
+    def add_quit_concern(self, concern: Callable[[], str | None]) -> None:
+        self.quit_concern_sources.append(concern)
+
+    def add_request_action(self, text: str, act: Callable[[int], object]) -> None:
+        self.request_actions.append((text, act))
+
+    def share_insights(self, shared: SharedInsights) -> None:
+        self._shared_insights = shared
+
+    def shared_insights(self) -> SharedInsights | None:
+        return self._shared_insights
 
     # -- tabs and docks -------------------------------------------------------------------
     @property

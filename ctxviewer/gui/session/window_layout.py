@@ -4,8 +4,8 @@ The split of its three panes (request list | centre | content): the default
 for a first session, and the side panes giving way first when the window is
 narrower than the one they were sized in. What is saved at close and restored
 at start: geometry, toolbars, the split, the estimator, policy, counts, the
-tab in front, the timeline's toggles and the Insights budget (a Window size
-stays with its file: never restored).
+tab in front and the timeline's toggles (a Window size stays with its file: never
+restored; the Insights panel keeps its budget).
 """
 
 from __future__ import annotations
@@ -112,11 +112,6 @@ def restore_layout(window: MainWindow) -> bool:
     return s.state("splitter") is not None
 
 
-def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
-    panel = window.panel("insights_panel")
-    return getattr(getattr(panel, "cost", None), "budget", None)
-
-
 def restore_options(window: MainWindow) -> None:
     """The estimator, policy and counts chosen in the last run (before any file is
     opened: a file given at start is analysed with them)."""
@@ -129,20 +124,13 @@ def restore_options(window: MainWindow) -> None:
 
 
 def restore_choices(window: MainWindow) -> None:
-    """The tab, timeline toggles and budget chosen in the last run, once every panel's
-    tab is there."""
+    """The tab and timeline toggles chosen in the last run, once every panel's tab is
+    there (the Insights panel keeps its budget itself)."""
     tab = window.settings.tab()
     for i in range(window.tabs.count()):
         if _tab_name(window, i) == tab:
             window.tabs.setCurrentIndex(i)
     window.timeline.set_toggles(window.settings.timeline_toggles())  # the plot: when built
-    box = _budget_box(window)
-    budget = window.settings.budget()
-    if box is not None and budget is not None:
-        on, values = budget
-        box.set_budget(values)
-        if not on:
-            box.set_budget(None)  # switched off, its values kept
 
 
 def save(window: MainWindow) -> None:
@@ -150,9 +138,6 @@ def save(window: MainWindow) -> None:
     s.set_analysis_options(o.estimator, o.policy, o.counts)
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
     s.set_timeline_toggles(window.timeline.toggles())
-    box = _budget_box(window)
-    if box is not None:
-        s.set_budget(box.isChecked(), box.values())
     s.set_state("geometry", window.saveGeometry())
     s.set_state("window_state", window.saveState())
     folded = window.content.isHidden()
