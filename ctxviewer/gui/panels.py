@@ -20,12 +20,12 @@ if TYPE_CHECKING:
 # and menus appear
 PANELS: dict[str, str] = {
     "live_panel": "ctxviewer.gui.live.panel",
-    "analysis_panels": "ctxviewer.gui.analysis_panels",
+    "analysis_panels": "ctxviewer.gui.tools.panel",
     "insights_panel": "ctxviewer.gui.insights.panel",
-    "findings_panel": "ctxviewer.gui.findings_panel",
+    "findings_panel": "ctxviewer.gui.findings.panel",
     # the library is a page of its own before the session's views (File > Library…)
     "library": "ctxviewer.gui.library.panel",
-    "help_menu": "ctxviewer.gui.help_menu",  # last: it lists every tab and shortcut
+    "help_menu": "ctxviewer.gui.help.menu",  # last: it lists every tab and shortcut
 }
 
 

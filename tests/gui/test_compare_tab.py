@@ -9,7 +9,7 @@ import pytest
 from ctxviewer.analysis.compare import compare
 from ctxviewer.analysis.compare_table import category_table
 from ctxviewer.analysis.counters import default_names
-from ctxviewer.gui import analysis_panels
+from ctxviewer.gui.tools import panel as analysis_panels
 from ctxviewer.gui.compare.model import CompareTableModel
 
 

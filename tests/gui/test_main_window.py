@@ -133,7 +133,7 @@ def test_keyboard_shortcuts_reach_the_window(qtbot, window, open_and_wait, trace
 
 
 def test_help_menu_and_tab_shortcuts(qtbot, window):
-    from ctxviewer.gui.help_menu import shortcut_rows
+    from ctxviewer.gui.help.menu import shortcut_rows
 
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
     assert list(menus)[-1] == "Help"
