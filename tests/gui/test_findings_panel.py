@@ -11,8 +11,8 @@ from PySide6.QtWidgets import QApplication
 
 from ctxviewer.analysis.breakdown import Item
 from ctxviewer.analysis.findings import findings
-from ctxviewer.gui.app import apply_theme
-from ctxviewer.gui.findings_panel import FindingsPanel
+from ctxviewer.gui.findings.panel import FindingsPanel
+from ctxviewer.gui.widgets.theme import apply_theme
 
 
 def open_findings(window, qtbot, open_and_wait, path) -> FindingsPanel:

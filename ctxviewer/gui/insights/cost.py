@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -32,6 +32,7 @@ from ctxviewer.gui.insights.budget import BudgetBox
 from ctxviewer.gui.insights.cost_plot import CostPlot
 from ctxviewer.gui.insights.model import fmt_pct, fmt_tokens, fmt_usd
 from ctxviewer.gui.session.request_model import short_model
+from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
 TOTALS = (("total", "Cost"), ("no_cache", "Without caching"), ("saved", "Caching saved"),
           ("hit_rate", "Cache hit rate"), ("tokens", "Tokens"), ("unknown", "Unpriced models"))
@@ -66,6 +67,10 @@ class CostPage(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # what the plot shows (a theme change builds it anew)
+        self._shown_cost: SessionCost | None = None
+        self._shown_report: BudgetReport | None = None
+        self._shown_index: int | None = None
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         side = QWidget(self)
         column = QVBoxLayout(side)
@@ -136,14 +141,27 @@ class CostPage(QWidget):
             f"{short_model(m.model)}: {m.requests} req, {fmt_usd(m.total_usd)}"
             for m in cost.by_model) if cost is not None else "")
         self.plot.set_cost(cost)
+        self._shown_cost = cost
         self._show_prices(cost)
 
     def set_budget_report(self, report: BudgetReport | None) -> None:
         self.budget.set_report(report)
         self.plot.set_budget(report)
+        self._shown_report = report
 
     def set_current(self, index: int | None) -> None:
         self.plot.select_request(index)
+        self._shown_index = index
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if hasattr(self, "plot") and theme_changed(event, self.plot.dark):
+            old, self.plot = self.plot, CostPlot(self)  # in the new theme's colours
+            self.plot.request_clicked.connect(self.request_selected)
+            replace_widget(old, self.plot)
+            self.plot.set_cost(self._shown_cost)
+            self.plot.set_budget(self._shown_report)
+            self.plot.select_request(self._shown_index)
 
     def _show_prices(self, cost: SessionCost | None) -> None:
         path = user_prices_path()

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestDiff, evaluate_budget
 from ctxviewer.fmt import plural
-from ctxviewer.gui.host import PanelHost
+from ctxviewer.gui.host import PanelHost, SharedInsights
 from ctxviewer.gui.insights.budget import amount
 from ctxviewer.gui.insights.cache import CacheBreaksPage
 from ctxviewer.gui.insights.compactions import CompactionsPage
@@ -208,6 +208,24 @@ class InsightsPanel(QWidget):
             self.runner.diff(s, a, b, self.analysis.estimator)
 
 
+def _keep_budget(host: PanelHost, panel: InsightsPanel) -> None:
+    """The budget of the last run (switched off: its values kept), saved at close."""
+    box = panel.cost.budget
+    saved = host.settings.budget()
+    if saved is not None:
+        on, values = saved
+        box.set_budget(values)
+        if not on:
+            box.set_budget(None)
+    host.closing.connect(lambda: host.settings.set_budget(box.isChecked(), box.values()))
+
+
+def _mark_budget(host: PanelHost, marks: list[tuple[int, str, str]]) -> None:
+    plot = host.timeline_plot()  # asked each time: a theme change builds it anew
+    if plot is not None:
+        plot.set_budget_marks(marks)
+
+
 def install(host: PanelHost) -> InsightsPanel:
     """Add the Insights tab to the window and wire it to its state."""
     state = host.state
@@ -216,9 +234,10 @@ def install(host: PanelHost) -> InsightsPanel:
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     state.request_changed.connect(panel.set_current)
     panel.request_selected.connect(host.select_request)
-    plot = host.timeline_plot()
-    if plot is not None:
-        panel.budget_marks_changed.connect(plot.set_budget_marks)
+    panel.budget_marks_changed.connect(lambda marks: _mark_budget(host, marks))
+    panel.runner.computed.connect(  # for the Findings tab
+        lambda r: host.share_insights(SharedInsights(r.session, r.estimator, r.insights)))
+    _keep_budget(host, panel)
     # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
     # on the window only, so View lists the tab once
     action = QAction("&Insights", host.window())

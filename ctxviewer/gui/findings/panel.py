@@ -22,7 +22,7 @@ from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
 from ctxviewer.fmt import plural, usd
-from ctxviewer.gui.host import PanelHost
+from ctxviewer.gui.host import PanelHost, SharedInsights
 from ctxviewer.gui.insights.model import Column, fmt_int
 from ctxviewer.gui.insights.table import InsightsTable
 from ctxviewer.gui.widgets.jobs import LatestJob
@@ -65,8 +65,9 @@ class FindingsPanel(QWidget):
         super().__init__(parent)
         self.analysis: Analysis | None = None
         self.found: list[Finding] | None = None
-        # the Insights panel, whose redundancy and cache breaks are reused when at hand
-        self.insights_of: Callable[[], Any] = lambda: None
+        # the insights computed last, whose redundancy and cache breaks are reused when
+        # they are of this session and estimator
+        self.insights_of: Callable[[], SharedInsights | None] = lambda: None
         self._dirty = False
         self._jobs = LatestJob(parent=self)
         self._jobs.finished.connect(self._on_finished)
@@ -102,7 +103,7 @@ class FindingsPanel(QWidget):
         if a is None:
             return
         self._dirty = False
-        ins = getattr(self.insights_of(), "result", None)
+        ins = self.insights_of()
         parts: dict[str, Any] = {}
         if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
             parts = {"redundant": ins.insights.redundancy.findings,
@@ -154,7 +155,7 @@ def install(host: PanelHost) -> FindingsPanel:
     """Add the Findings tab to the window and wire it to its state."""
     state = host.state
     panel = FindingsPanel(host.window())
-    panel.insights_of = lambda: host.panel("insights_panel")
+    panel.insights_of = host.shared_insights
     host.add_tab(panel, "Findings")  # View > Findings: the help menu's tab actions
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     panel.finding_picked.connect(lambda f: show_finding(host, f))
