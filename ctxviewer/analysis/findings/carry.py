@@ -11,7 +11,7 @@ Positions are the estimator's counts, clamped to the API's prompt size.
 from __future__ import annotations
 
 from ctxviewer.analysis.findings.model import Cost
-from ctxviewer.analysis.pricing import PriceTable
+from ctxviewer.analysis.pricing import Price, PriceTable
 from ctxviewer.model import Request
 
 PER = 1_000_000  # prices are per million tokens
@@ -22,17 +22,22 @@ Rates = tuple[float, float, float]  # USD per token: cache read, cache write, un
 class Carrier:
     def __init__(self, prices: PriceTable) -> None:
         self.prices = prices
-        self._rates: dict[str | None, Rates | None] = {}
+        self._rates: dict[tuple[Price, float], Rates] = {}
 
     def rates(self, req: Request) -> Rates | None:
-        """USD per token of ``req``'s model (cache writes at its own 5-minute / 1-hour mix)."""
+        """USD per token of ``req``'s model when it was sent, in its prompt's tier (cache
+        writes at its own 5-minute / 1-hour mix); None when the model has no price."""
         u = req.usage
-        mix = u.cache_creation_1h_tokens / u.cache_creation_input_tokens \
+        p = self.prices.lookup(req.model, req.timestamp)
+        if p is None:
+            return None
+        if u is not None:
+            p = p.at(u.prompt_tokens)
+        mix = round(u.cache_creation_1h_tokens / u.cache_creation_input_tokens, 3) \
             if u is not None and u.cache_creation_input_tokens else 0.0
-        key = f"{req.model}|{mix:.3f}"
+        key = (p, mix)
         if key not in self._rates:
-            p = self.prices.lookup(req.model)
-            self._rates[key] = None if p is None else (
+            self._rates[key] = (
                 p.cache_read / PER, (p.cache_write_5m * (1 - mix) + p.cache_write_1h * mix) / PER,
                 p.input / PER)
         return self._rates[key]
