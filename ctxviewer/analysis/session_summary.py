@@ -53,7 +53,7 @@ class SessionSummary:
     peak_share: float | None  # peak_prompt_tokens / window, 0..1 (may pass 1)
     compactions_observed: int
     compactions_predicted: int
-    cost_usd: float | None  # None: no request could be priced
+    cost_usd: float | None  # None: a request with usage has no price (its cost is unknown)
     cache_hit_rate: float | None  # cache reads / prompt tokens over all requests
     top_categories: tuple[tuple[str, int], ...]  # (category name, tokens) at the peak request
     subagent_runs: tuple[SubagentSummary, ...]
@@ -89,7 +89,7 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
             peak, peak_i = p.api_prompt_tokens, p.index
     stamps = [r.timestamp for r in reqs if r.timestamp]
     cost = cost or session_cost(s)
-    priced = any(c.total_usd is not None for c in cost.requests)
+    priced = cost.total_usd is not None and any(c.total_usd is not None for c in cost.requests)
     top: tuple[tuple[str, int], ...] = ()
     if reqs:
         cats = sorted((c for c in a.category_tokens(

@@ -98,19 +98,24 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
     head = (f"{session.path}  [{session.format}]  {plural(len(session.requests), 'request')}, "
             f"model {session.model or '?'}")
     lines = [head, "", "Cost"]
-    lines.append(f"  total {usd(c.total_usd)}   without caching {usd(c.no_cache_usd)}   "
-                 f"caching saved {usd(c.saved_usd)}")
+    if c.total_usd is not None:
+        lines.append(f"  total {c.total_text()}   without caching {usd(c.no_cache_usd)}   "
+                     f"caching saved {usd(c.saved_usd)}")
+    elif c.priced_usd:
+        lines.append(f"  total {c.total_text()}   of the priced requests: without caching "
+                     f"{usd(c.no_cache_usd)}, caching saved {usd(c.saved_usd)}")
+    else:
+        lines.append(f"  total {c.total_text()}")
     lines.append(f"  prompt {fmt_tokens(c.prompt_tokens)} tokens (cache read "
                  f"{fmt_tokens(c.cache_read_tokens)}, cache write "
                  f"{fmt_tokens(c.cache_write_tokens)}), output "
                  f"{fmt_tokens(sum(r.output_tokens for r in c.requests))}")
     for m in c.by_model:
-        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {usd(m.total_usd)}"
-                     + ("" if m.price_key else "  (not in the price table)"))
-    if c.unknown_models:
-        lines.append(f"  unknown models (no cost): {', '.join(c.unknown_models)}")
-    lines.append(f"  prices as of {c.prices_as_of or '?'}"
-                 + (f", overridden by {c.prices_user_file}" if c.prices_user_file else ""))
+        price = usd(m.total_usd) if m.price_key else "unknown (no price)"
+        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {price}"
+                     + (f"  [{m.source}]" if m.source else ""))
+    if c.prices_user_file:
+        lines.append(f"  your prices from {c.prices_user_file}")
     for b in ins.budgets:
         bud = b.budget
         limit = usd(bud.limit) if bud.unit == "usd" else f"{fmt_tokens(bud.limit)} tokens"

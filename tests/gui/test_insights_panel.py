@@ -288,3 +288,25 @@ def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns
     assert plot.legend.sceneBoundingRect().right() <= vb.right()
     names = {item.text for _sample, item in plot.legend.items}
     assert {"read", "write"} <= names if short else {"cache read", "cache write"} <= names
+
+
+def test_an_unpriced_model_reads_unknown_and_is_left_out_of_the_plots(
+        window, qtbot, open_and_wait, corpus, tmp_path):
+    raw = (corpus / "codex" / ("lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_"
+                               "rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-"
+                               "a4c2de66058c.jsonl")).read_bytes()
+    path = tmp_path / "rollout-unknown.jsonl"
+    path.write_bytes(raw.replace(b"gpt-5.1-codex-max", b"gpt-6.2-sol"))
+    panel = open_insights(window, qtbot, open_and_wait, str(path))
+    texts = {k: label.text() for k, label in panel.cost.totals.items()}
+    assert texts["total"] == "unknown (no price for gpt-6.2-sol)"
+    assert texts["no_cache"] == texts["saved"] == "unknown"
+    assert all("$0" not in t for t in texts.values())
+    assert "unknown (no price)" in panel.cost.by_model.text()
+    plot = panel.cost.plot
+    n = len(panel.insights.cost.unpriced_requests)
+    assert n > 0 and plot.note == f"{n} requests left out: no price for gpt-6.2-sol " \
+                                  "(cost unknown)"
+    assert plot.bar_plot.titleLabel.text.startswith(f"{n} requests left out")
+    assert all(len(b.opts["height"]) == 0 for b in plot.bars.values())
+    assert len(plot.cumulative_curve.getData()[1] or ()) == 0

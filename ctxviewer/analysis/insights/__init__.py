@@ -94,7 +94,8 @@ def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
     from ctxviewer.analysis.pricing import load_prices
 
     cost = session_cost(session, prices or load_prices())
-    cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))
+    saved = cost.saved_usd if cost.priced_usd or not cost.unpriced_requests else None
+    cache = CacheSummary(cost.hit_rate, saved, cache_breaks(session, est))
     return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),
                     tuple(evaluate_budget(cost, b, session.requests) for b in budgets),
                     tuple(compaction_outcomes(session, est)))

@@ -256,7 +256,7 @@ class CacheSummary:
     """The session's cache hit rate, what caching saved, and every break."""
 
     hit_rate: float | None
-    saved_usd: float
+    saved_usd: float | None  # None when no request has a price
     breaks: tuple[CacheBreak, ...]
 
     @property
