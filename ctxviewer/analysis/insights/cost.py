@@ -206,6 +206,43 @@ def request_cost(req: Request, prices: PriceTable) -> RequestCost:
         output_usd=u.output_tokens * price.output / PER)
 
 
+Rates = tuple[float, float, float]  # USD per token: cache read, cache write, uncached input
+
+
+def billed_rates(req: Request, prices: PriceTable) -> Rates | None:
+    """USD per prompt token of ``req`` as billed: its model's prices when it was sent, in
+    its prompt's tier, cache writes at its own 5-minute / 1-hour mix; None without a
+    price."""
+    price = prices.lookup(req.model, req.timestamp)
+    if price is None:
+        return None
+    u = req.usage
+    mix = 0.0
+    if u is not None:
+        price = price.at(u.prompt_tokens)
+        if u.cache_creation_input_tokens:
+            mix = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens) / \
+                u.cache_creation_input_tokens
+    return (price.cache_read / PER,
+            (price.cache_write_5m * (1 - mix) + price.cache_write_1h * mix) / PER,
+            price.input / PER)
+
+
+def split_billed(req: Request, start: int, tokens: int) -> tuple[int, int, int]:
+    """``tokens`` at prompt position ``start`` of ``req`` split as the API billed them:
+    (cache read, cache write, uncached). The API bills a prompt as a prefix read from
+    the cache, then the part written to it, then uncached input."""
+    u = req.usage
+    if u is None or tokens <= 0:
+        return 0, 0, max(tokens, 0)
+    read_end = u.cache_read_input_tokens
+    write_end = read_end + u.cache_creation_input_tokens
+    end = start + tokens
+    read = max(0, min(end, read_end) - start)
+    write = max(0, min(end, write_end) - max(start, read_end))
+    return read, write, tokens - read - write
+
+
 def no_cache_usd(rc: RequestCost, prices: PriceTable, at: str | None = None) -> float | None:
     """``rc``'s tokens priced as if nothing were cached (every prompt token uncached)."""
     price = prices.lookup(rc.model, at)
