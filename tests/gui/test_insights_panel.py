@@ -310,3 +310,35 @@ def test_an_unpriced_model_reads_unknown_and_is_left_out_of_the_plots(
     assert plot.bar_plot.titleLabel.text.startswith(f"{n} requests left out")
     assert all(len(b.opts["height"]) == 0 for b in plot.bars.values())
     assert len(plot.cumulative_curve.getData()[1] or ()) == 0
+
+
+def test_sources_page_ranks_the_core_sources_and_a_click_selects_their_requests(
+        window, qtbot, open_and_wait, transcript_path):
+    panel = open_insights(window, qtbot, open_and_wait, transcript_path)
+    want = expected(window).sources
+    page = panel.sources
+    panel.pages.setCurrentWidget(page)
+    qtbot.waitExposed(page.plot)
+    plot = page.plot
+    assert [(s.kind, s.name) for s in plot.shown] == \
+        [(s.kind, s.name) for s in want.top(len(plot.shown))]
+    assert plot.metric == "usd"
+    assert list(plot.bars.opts["width"]) == pytest.approx([s.cost_usd for s in plot.shown])
+    # a click on the second bar (a real mouse click at its place on screen)
+    second = plot.shown[1]
+    vb = plot.getPlotItem().vb
+    y = len(plot.shown) - 2
+    scene = vb.mapViewToScene(QPointF(plot.value(second) / 2, y))
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton,
+                     pos=plot.mapFromScene(scene))
+    qtbot.waitUntil(lambda: window.requests.selected_rows() == list(second.requests))
+    assert window.state.index == second.requests[0]
+    assert list(plot.picked.opts["width"]) == pytest.approx([second.cost_usd])
+    # a tool's largest single result, picked in the table
+    group = next(s for s in want.sources if s.largest)
+    one = group.largest[0]
+    row = next(r for r in range(page.table.proxy.rowCount())
+               if page.table.record_at(r).name == one.name)
+    click_row(qtbot, page.table, row)
+    qtbot.waitUntil(lambda: window.requests.selected_rows() == list(one.requests))
+    assert set(one.requests) <= set(group.requests)

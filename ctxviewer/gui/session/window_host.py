@@ -19,6 +19,7 @@ from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.timeline.tab import TimelineTab
@@ -38,6 +39,7 @@ class HostWindow(QMainWindow):
     file_bar: QToolBar
     status: SessionStatusBar
     bar_panel: BarPanel
+    requests: RequestTable
     breakdown: BreakdownPanel
     timeline: TimelineTab
     tabs: QTabWidget
@@ -48,6 +50,11 @@ class HostWindow(QMainWindow):
     # -- the session --------------------------------------------------------------------
     def select_request(self, index: int) -> None:
         self.state.select_request(index)
+
+    def select_requests(self, indices: Sequence[int]) -> None:
+        if indices:
+            self.state.select_request(indices[0])
+            self.requests.select_rows(indices)
 
     def panel(self, name: str) -> object | None:
         return self.panels.get(name)
