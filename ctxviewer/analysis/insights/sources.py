@@ -153,6 +153,8 @@ class _State:
 
 @dataclass
 class _Acc:
+    """One source as it is being added up."""
+
     tokens: float = 0.0  # largest in one request
     requests: list[int] = field(default_factory=list)
     token_requests: float = 0.0
