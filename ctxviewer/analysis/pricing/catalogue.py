@@ -31,7 +31,7 @@ import orjson
 
 from ctxviewer.analysis.pricing.price import Price, Tier
 
-FORMAT = 1  # of the snapshot file: a new layout makes a new file
+FORMAT = 2  # of the snapshot file: a new layout makes a new file
 # genai-prices' price keys -> ours (tokens only: searches, audio, images are not in a log)
 KEYS = {"input_mtok": "input", "output_mtok": "output", "cache_read_mtok": "cache_read",
         "cache_write_mtok": "cache_write", "cache_write_5m_mtok": "cache_write_5m",
@@ -118,14 +118,16 @@ def build(path: Path) -> dict[str, Any]:
 
     from genai_prices.data import providers
 
+    # a provider's models stay a JSON text until a lookup needs them: a run parses the
+    # providers it prices with, not the 2,300 models (a few milliseconds)
     return {"format": FORMAT, "genai_prices": version("genai-prices"), "data_file": str(path),
             "providers": [{
                 "id": p.id, "name": p.name,
                 "url": (p.pricing_urls or [""])[0],
                 "match": _clause(p.model_match) if p.model_match is not None else None,
                 "fallback": list(p.fallback_model_providers or ()),
-                "models": [{"id": m.id, "name": m.name, "match": _clause(m.match),
-                            "prices": _prices(m)} for m in p.models],
+                "models": orjson.dumps([{"id": m.id, "match": _clause(m.match),
+                                         "prices": _prices(m)} for m in p.models]).decode(),
             } for p in providers]}
 
 
@@ -305,8 +307,14 @@ class Catalogue:
                 found = self._in(prov, dashed, fallback=True)
         return found
 
+    def _models(self, prov: dict[str, Any]) -> list[dict[str, Any]]:
+        models = prov["models"]
+        if isinstance(models, str):
+            models = prov["models"] = orjson.loads(models)
+        return models  # type: ignore[no-any-return]
+
     def _in(self, prov: dict[str, Any], ref: str, fallback: bool) -> Model | None:
-        for m in prov["models"]:
+        for m in self._models(prov):
             if matches(m["match"], ref):
                 name = self.version and f"genai-prices {self.version}"
                 return Model(m["id"], prov["id"], m["prices"],
