@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ctxviewer.analysis.breakdown import mcp_server
@@ -140,6 +141,13 @@ class _Parts:
     chunks: list[tuple[Key, int, Block | None]]
     total: int
 
+    @cached_property
+    def by_key(self) -> dict[Key, int]:
+        out: dict[Key, int] = {}
+        for k, n, _ in self.chunks:
+            out[k] = out.get(k, 0) + n
+        return out
+
 
 @dataclass
 class _State:
@@ -214,13 +222,14 @@ class _Walker:
 
     # -- one request ---------------------------------------------------------------------
     def extends(self, messages: tuple[Message, ...]) -> _State | None:
-        best: _State | None = None
-        for s in self.recent:
+        """The latest recent request whose messages start ``messages`` (all of them)."""
+        size = len(messages)
+        for s in reversed(self.recent):
             n = len(s.messages)
-            if n and n <= len(messages) and (best is None or n > len(best.messages)) and \
-                    messages[n - 1] is s.messages[-1] and messages[:n] == s.messages:
-                best = s
-        return best
+            if n and n <= size and messages[n - 1] is s.messages[-1] and \
+                    messages[:n] == s.messages:
+                return s
+        return None
 
     def add(self, req: Request) -> None:
         messages = tuple(req.messages)
@@ -261,25 +270,18 @@ class _Walker:
         self.scale.append(scale)
         self.read_usd.append(rates[0] * scale if rates is not None else None)
         self.prompt_tokens += api
-        tokens: dict[Key, float] = {}
-        usd: dict[Key, float] = {}
-
-        def bill(key: Key, n: float, at: float) -> float:
-            tokens[key] = tokens.get(key, 0.0) + n
-            if rates is not None and n > 0:
-                r, w, u = split_billed(req, round(at), round(n))
-                usd[key] = usd.get(key, 0.0) + r * rates[0] + w * rates[1] + u * rates[2]
-            return at + n
-
-        at = bill(UNRECORDED, unrecorded, 0.0) if unrecorded else 0.0
-        u = req.usage
-        read = u.cache_read_input_tokens if u is not None else 0
+        # estimated tokens by source: ``cached`` all read from the cache (priced at once),
+        # the rest walked in prompt order (``walked``'s dollars by position)
+        cached: dict[Key, int] = {}
         walk: list[tuple[Key, int, Block | None]] = []
+        at = float(unrecorded)
         if prev is not None:
-            # what an earlier request sent: billed by source at once, but for the tail of
-            # it the cache did not cover (walked, as the new messages are)
+            # what an earlier request sent, but for the tail of it the cache did not
+            # cover (walked, as the new messages are)
+            u = req.usage
             tail_at = len(prev.messages)
-            short = unrecorded + (head.total + prev.size) * scale - read
+            short = unrecorded + (head.total + prev.size) * scale - \
+                (u.cache_read_input_tokens if u is not None else 0)
             tail: dict[Key, int] = {}
             while short > 0 and tail_at > 0:
                 tail_at -= 1
@@ -289,52 +291,83 @@ class _Walker:
             if short > 0:  # the cache broke before the messages: walk them all
                 walk = list(head.chunks)
                 tail_at = 0
-            else:  # the head and the rest of the history: all read from the cache
-                cached = [(k, n) for k, n, _ in head.chunks]
-                cached += [(k, n - tail.get(k, 0)) for k, n in prev.by_key.items()]
-                r = rates[0] * scale if rates is not None else 0.0
-                for k, n in cached:
-                    tokens[k] = tokens.get(k, 0.0) + n * scale
-                    if rates is not None:
-                        usd[k] = usd.get(k, 0.0) + n * r
-                    at += n * scale
+            else:
+                cached = dict(prev.by_key)
+                for k, n in head.by_key.items():
+                    cached[k] = cached.get(k, 0) + n
+                for k, n in tail.items():
+                    cached[k] -= n
+                at += (head.total + prev.size - sum(tail.values())) * scale
             for m in messages[tail_at:len(prev.messages)]:
                 walk += self.message(m).chunks
         else:
             walk = list(head.chunks)
-        for k, n, _ in walk:
-            at = bill(k, n * scale, at)
-        for k, n, b in new:
-            before = at
-            at = bill(k, n * scale, at)
-            if b is not None and b.kind == TOOL_RESULT and n:
-                per = None if rates is None else _span_usd(req, rates, before, n * scale) / n
-                self.blocks.append((b, k, node, n, per))
-        for k, size in tokens.items():
-            if size <= 0:
-                continue
-            a = self.acc.get(k)
-            if a is None:
-                a = self.acc[k] = _Acc()
-            a.tokens = max(a.tokens, size)
-            a.requests.append(req.index)
-            a.token_requests += size
-            if rates is None:
-                a.unpriced = True
-            else:
-                a.usd += usd.get(k, 0.0)
+        estimated = dict(cached)
+        walked: dict[Key, float] = {}
+        start = len(walk)
+        walk += new
+        for i, (k, n, b) in enumerate(walk):
+            estimated[k] = estimated.get(k, 0) + n
+            if rates is not None and n:
+                spent = _span_usd(req, rates, at, n * scale)
+                walked[k] = walked.get(k, 0.0) + spent
+                if i >= start and b is not None and b.kind == TOOL_RESULT:
+                    self.blocks.append((b, k, node, n, spent / n))
+            elif i >= start and b is not None and b.kind == TOOL_RESULT and n:
+                self.blocks.append((b, k, node, n, None))
+            at += n * scale
+        read = rates[0] * scale if rates is not None else 0.0
+        if unrecorded:
+            self._add(UNRECORDED, float(unrecorded), req.index,
+                      None if rates is None else _span_usd(req, rates, 0.0, unrecorded))
+        for k, n in estimated.items():
+            if n > 0:
+                self._add(k, n * scale, req.index, None if rates is None else
+                          cached.get(k, 0) * read + walked.get(k, 0.0))
         return node
+
+    def _add(self, key: Key, tokens: float, request: int, usd: float | None) -> None:
+        a = self.acc.get(key)
+        if a is None:
+            a = self.acc[key] = _Acc()
+        if tokens > a.tokens:
+            a.tokens = tokens
+        a.requests.append(request)
+        a.token_requests += tokens
+        if usd is None:
+            a.unpriced = True
+        else:
+            a.usd += usd
 
     # -- the session ---------------------------------------------------------------------
     def largest(self, indices: Sequence[int]) -> dict[Key, tuple[Source, ...]]:
         """The largest single tool results of each tool (those of the most tokens x
         requests among the largest), with the requests that carried them: a result stays
-        in every request that extends the one it came in."""
+        in every request that extends the one it came in (its subtree of requests)."""
         n = len(self.parent)
         children: list[list[int]] = [[] for _ in range(n)]
         for i, p in enumerate(self.parent):
             if p >= 0:
                 children[p].append(i)
+        # preorder: a subtree is the run order[first[i]:last[i]], its sums differences
+        order: list[int] = []
+        first, last = [0] * n, [0] * n
+        for root in (i for i in range(n) if self.parent[i] < 0):
+            stack = [(root, False)]
+            while stack:
+                i, done = stack.pop()
+                if done:
+                    last[i] = len(order)
+                    continue
+                first[i] = len(order)
+                order.append(i)
+                stack.append((i, True))
+                stack += [(c, False) for c in reversed(children[i])]
+        scales, reads, unpriced = [0.0], [0.0], [0]
+        for i in order:
+            scales.append(scales[-1] + self.scale[i])
+            reads.append(reads[-1] + (self.read_usd[i] or 0.0))
+            unpriced.append(unpriced[-1] + (self.read_usd[i] is None))
         seen: set[int] = set()
         picked: dict[Key, list[tuple[Block, int, int, float | None]]] = {}
         for b, key, node, est_tokens, per in sorted(self.blocks, key=lambda x: -x[3]):
@@ -345,20 +378,16 @@ class _Walker:
         for key, blocks in picked.items():
             found = []
             for b, node, est_tokens, per in blocks:
-                nodes, todo = [], [node]
-                while todo:
-                    i = todo.pop()
-                    nodes.append(i)
-                    todo += children[i]
-                nodes.sort()
-                reads = [self.read_usd[i] for i in nodes if i != node]
-                usd = None if per is None or any(r is None for r in reads) else \
-                    est_tokens * (per + sum(r or 0.0 for r in reads))
-                text = " ".join(b.text.split())[:60] or "(empty)"
+                a, z = first[node], last[node]
+                later = reads[z] - reads[a] - (self.read_usd[node] or 0.0)
+                usd = None if per is None or unpriced[z] - unpriced[a] else \
+                    est_tokens * (per + later)
+                text = " ".join(b.text[:200].split())[:60] or "(empty)"
                 found.append(Source(
                     "tool_result", f"{key[1]} result at request {indices[node]}: {text}",
-                    round(est_tokens * self.scale[node]), tuple(indices[i] for i in nodes),
-                    round(est_tokens * sum(self.scale[i] for i in nodes)), usd))
+                    round(est_tokens * self.scale[node]),
+                    tuple(indices[i] for i in sorted(order[a:z])),
+                    round(est_tokens * (scales[z] - scales[a])), usd))
             found.sort(key=lambda x: -x.token_requests)
             out[key] = tuple(found[:LARGEST])
         return out
