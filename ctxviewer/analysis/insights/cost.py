@@ -228,15 +228,17 @@ def billed_rates(req: Request, prices: PriceTable) -> Rates | None:
             price.input / PER)
 
 
-def split_billed(req: Request, start: int, tokens: int) -> tuple[int, int, int]:
+def split_billed(req: Request, start: int, tokens: int,
+                 share: float = 1.0) -> tuple[int, int, int]:
     """``tokens`` at prompt position ``start`` of ``req`` split as the API billed them:
     (cache read, cache write, uncached). The API bills a prompt as a prefix read from
-    the cache, then the part written to it, then uncached input."""
+    the cache, then the part written to it, then uncached input. ``share``: the
+    positions are in a part of the prompt that takes this share of each tier."""
     u = req.usage
     if u is None or tokens <= 0:
         return 0, 0, max(tokens, 0)
-    read_end = u.cache_read_input_tokens
-    write_end = read_end + u.cache_creation_input_tokens
+    read_end = round(u.cache_read_input_tokens * share)
+    write_end = read_end + round(u.cache_creation_input_tokens * share)
     end = start + tokens
     read = max(0, min(end, read_end) - start)
     write = max(0, min(end, write_end) - max(start, read_end))

@@ -16,6 +16,8 @@ API's count is "not in the log" (scaled down only when they exceed it).
 ``cost_usd`` what that cost at each request's own prices, split as the API billed the
 prompt (a prefix read from the cache, then the part written, then uncached input):
 what an earlier request already sent is normally a cache read, what is new a write.
+What the log does not record has no place in that order: it is billed at the
+request's own mix of tiers, and the recorded sources are placed in the rest.
 
 Requests repeat their history: a request whose messages extend a recent one's is
 worked out from that one, so the cost grows with the new messages, not the history.
@@ -274,14 +276,17 @@ class _Walker:
         # the rest walked in prompt order (``walked``'s dollars by position)
         cached: dict[Key, int] = {}
         walk: list[tuple[Key, int, Block | None]] = []
-        at = float(unrecorded)
+        # what the log does not record is billed at the request's own mix of tiers; the
+        # recorded sources are placed in the rest, each tier in proportion
+        share = (api - unrecorded) / api if api else 1.0
+        at = 0.0
         if prev is not None:
             # what an earlier request sent, but for the tail of it the cache did not
             # cover (walked, as the new messages are)
             u = req.usage
             tail_at = len(prev.messages)
-            short = unrecorded + (head.total + prev.size) * scale - \
-                (u.cache_read_input_tokens if u is not None else 0)
+            short = (head.total + prev.size) * scale - \
+                (u.cache_read_input_tokens * share if u is not None else 0)
             tail: dict[Key, int] = {}
             while short > 0 and tail_at > 0:
                 tail_at -= 1
@@ -309,7 +314,7 @@ class _Walker:
         for i, (k, n, b) in enumerate(walk):
             estimated[k] = estimated.get(k, 0) + n
             if rates is not None and n:
-                spent = _span_usd(req, rates, at, n * scale)
+                spent = _span_usd(req, rates, at, n * scale, share)
                 walked[k] = walked.get(k, 0.0) + spent
                 if i >= start and b is not None and b.kind == TOOL_RESULT:
                     self.blocks.append((b, k, node, n, spent / n))
@@ -319,7 +324,7 @@ class _Walker:
         read = rates[0] * scale if rates is not None else 0.0
         if unrecorded:
             self._add(UNRECORDED, float(unrecorded), req.index,
-                      None if rates is None else _span_usd(req, rates, 0.0, unrecorded))
+                      None if rates is None else _mix_usd(req, rates, unrecorded))
         for k, n in estimated.items():
             if n > 0:
                 self._add(k, n * scale, req.index, None if rates is None else
@@ -393,8 +398,19 @@ class _Walker:
         return out
 
 
-def _span_usd(req: Request, rates: tuple[float, float, float], at: float, n: float) -> float:
-    r, w, u = split_billed(req, round(at), round(n))
+def _mix_usd(req: Request, rates: tuple[float, float, float], n: float) -> float:
+    """``n`` tokens of ``req`` billed in proportion to its prompt's tiers."""
+    u = req.usage
+    total = u.prompt_tokens if u is not None else 0
+    if not total or u is None:
+        return n * rates[2]
+    return n * (u.cache_read_input_tokens * rates[0] + u.cache_creation_input_tokens * rates[1]
+                + u.input_tokens * rates[2]) / total
+
+
+def _span_usd(req: Request, rates: tuple[float, float, float], at: float, n: float,
+              share: float = 1.0) -> float:
+    r, w, u = split_billed(req, round(at), round(n), share)
     return r * rates[0] + w * rates[1] + u * rates[2]
 
 
