@@ -69,6 +69,10 @@ class PanelHost(Protocol):
         """Show request ``index`` in every view (the list, the bar, the tabs)."""
         ...
 
+    def select_requests(self, indices: Sequence[int]) -> None:
+        """Show the first of ``indices`` and select them all in the request list."""
+        ...
+
     def open_file(self, path: str) -> None:
         """Load ``path`` in the background, as File > Open does."""
         ...

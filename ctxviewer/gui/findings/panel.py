@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
-from ctxviewer.fmt import plural, usd
+from ctxviewer.fmt import fmt_tokens, plural, usd
 from ctxviewer.gui.host import PanelHost, SharedInsights
 from ctxviewer.gui.insights.model import Column, fmt_int
 from ctxviewer.gui.insights.table import InsightsTable
@@ -32,6 +32,18 @@ TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 
 def _usd(x: float | None) -> str:
     return usd(x, "")
+
+
+def unused_tools_text(found: list[Finding]) -> str:
+    """What the unused tools cost, in dollars where every request is priced, else in
+    the tokens they carried (never $0 for what has no price)."""
+    unused = [f for f in found if f.code == "unused-tool"]
+    if not unused:
+        return "no unused tools"
+    if all(f.usd is not None for f in unused):
+        return f"unused tools cost {usd(sum(f.usd or 0.0 for f in unused))}"
+    tokens = sum(f.tokens_carried or 0 for f in unused)
+    return f"unused tools carried {fmt_tokens(tokens)} tokens (no price for the model)"
 
 
 def describe(f: Finding) -> str:
@@ -122,9 +134,8 @@ class FindingsPanel(QWidget):
             return
         counts = ", ".join(f"{sum(f.severity == s for f in found)} {s}"
                            for s in ("error", "warn", "info"))
-        usd = sum(f.usd or 0.0 for f in found if f.code in ("unused-tool",))
-        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · unused "
-                               f"tools cost {_usd(usd) or '$0'}")
+        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · "
+                               f"{unused_tools_text(found)}")
 
     def _on_finished(self, found: object) -> None:
         self._show(list(found))  # type: ignore[call-overload]

@@ -1,4 +1,4 @@
-"""The "Insights" tab: cost & cache, cache breaks, redundancy, sub-agents, diff.
+"""The "Insights" tab: cost & cache, sources, cache breaks, redundancy, sub-agents, diff.
 
 ``InsightsPanel`` is a passive view over the core ``insights`` package:
 ``set_analysis`` (a new session or estimator makes it recompute, on the
@@ -26,6 +26,7 @@ from ctxviewer.gui.insights.cost import CostPage
 from ctxviewer.gui.insights.diff import DiffPage
 from ctxviewer.gui.insights.redundancy import RedundancyPage
 from ctxviewer.gui.insights.runner import InsightsResult, InsightsRunner
+from ctxviewer.gui.insights.sources import SourcesPage
 from ctxviewer.gui.insights.subagents import SubagentsPage
 
 
@@ -44,6 +45,7 @@ def budget_marks(report: BudgetReport | None) -> list[tuple[int, str, str]]:
 
 class InsightsPanel(QWidget):
     request_selected = Signal(int)
+    requests_selected = Signal(object)  # the requests that carried a source
     budget_marks_changed = Signal(list)  # [(request index, kind, label)]
     insights_ready = Signal(object)  # Insights now shown
     diff_ready = Signal(object)  # RequestDiff now shown
@@ -74,7 +76,9 @@ class InsightsPanel(QWidget):
         self.cost, self.cache = CostPage(self), CacheBreaksPage(self)
         self.redundancy, self.subagents = RedundancyPage(self), SubagentsPage(self)
         self.diff, self.compactions = DiffPage(self), CompactionsPage(self)
-        for page, title in ((self.cost, "Cost && cache"), (self.cache, "Cache breaks"),
+        self.sources = SourcesPage(self)
+        for page, title in ((self.cost, "Cost && cache"), (self.sources, "Sources"),
+                            (self.cache, "Cache breaks"),
                             (self.redundancy, "Redundancy"), (self.subagents, "Sub-agents"),
                             (self.compactions, "Compactions"), (self.diff, "Diff")):
             self.pages.addTab(page, title)
@@ -90,6 +94,7 @@ class InsightsPanel(QWidget):
         self.cost.budget_changed.connect(self._on_cost_budget_changed)
         self.cost.reload_requested.connect(self.recompute)
         self.diff.diff_requested.connect(self._on_diff_requested)
+        self.sources.requests_selected.connect(self.requests_selected)
         self._show_status()
 
     @property
@@ -132,7 +137,8 @@ class InsightsPanel(QWidget):
     def _show(self, result: InsightsResult | None) -> None:
         self.result = result
         ins = self.insights
-        for page in (self.cost, self.cache, self.redundancy, self.subagents, self.compactions):
+        for page in (self.cost, self.sources, self.cache, self.redundancy, self.subagents,
+                     self.compactions):
             page.set_insights(ins)
         if result is not None:
             self.diff.set_requests(len(result.session.requests), result.previous)
@@ -235,6 +241,7 @@ def install(host: PanelHost) -> InsightsPanel:
     state.request_changed.connect(panel.set_current)
     panel.request_selected.connect(host.select_request)
     panel.budget_marks_changed.connect(lambda marks: _mark_budget(host, marks))
+    panel.requests_selected.connect(host.select_requests)
     panel.runner.computed.connect(  # for the Findings tab
         lambda r: host.share_insights(SharedInsights(r.session, r.estimator, r.insights)))
     _keep_budget(host, panel)

@@ -20,6 +20,7 @@ from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.host import SharedInsights
 from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.timeline.tab import TimelineTab
@@ -40,6 +41,7 @@ class HostWindow(QMainWindow):
     file_bar: QToolBar
     status: SessionStatusBar
     bar_panel: BarPanel
+    requests: RequestTable
     breakdown: BreakdownPanel
     timeline: TimelineTab
     tabs: QTabWidget
@@ -57,6 +59,11 @@ class HostWindow(QMainWindow):
 
     def show_session_views(self) -> None:
         self.session_views_wanted.emit()
+
+    def select_requests(self, indices: Sequence[int]) -> None:
+        if indices:
+            self.state.select_request(indices[0])
+            self.requests.select_rows(indices)
 
     # -- what panels give each other ----------------------------------------------------
     def add_quit_concern(self, concern: Callable[[], str | None]) -> None:
