@@ -133,3 +133,26 @@ def test_every_call_in_a_real_context_has_its_result(corpus: Path) -> None:
             seen += sum(1 for m in r.messages for b in m.blocks if b.kind == TOOL_USE)
     assert seen > 1000
 
+
+
+def _progress(inner: dict[str, Any], n: int) -> dict[str, Any]:
+    """A sub-agent's record nested in the main transcript (Claude Code 2.1.39)."""
+    inner = {**inner, "timestamp": "2026-04-18T15:20:00.000Z"}
+    return _rec("progress", f"p{n}", f"p{n - 1}" if n else "u0", data={
+        "type": "agent_progress", "agentId": "a93ccab", "prompt": "explore",
+        "message": inner})
+
+
+def test_parallel_calls_of_a_sub_agent_in_progress_records(tmp_path: Path) -> None:
+    inner = [
+        _call("s0", None, "msg_s1", _use("t_a"), 5000), _result("sr_a", "s0", "t_a"),
+        _call("s1", "sr_a", "msg_s1", _use("t_b"), 5000), _result("sr_b", "s1", "t_b"),
+        _call("s2", "sr_b", "msg_s2", {"type": "text", "text": "Found it."}, 5400),
+    ]
+    records = [_rec("user", "u0", None, message={"role": "user", "content": "go"}),
+               *(_progress(r, n) for n, r in enumerate(inner))]
+    s = load(_write(tmp_path / "progress.jsonl", records))
+    sub = [r for r in s.requests if r.agent == "a93ccab"]
+    assert len(sub) == 2
+    assert _calls(sub[1]) == [("assistant", ("t_a", "t_b")), ("user", ("t_a", "t_b"))]
+    assert [m.role for m in sub[1].messages] == ["user", "assistant", "user"]
