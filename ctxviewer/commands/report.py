@@ -152,6 +152,10 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
     if cut is not None:
         lines.append(f"note: line {cut.line}: {cut.reason}")
+    cycles = [k for k in s.skipped if "closes a cycle" in k.reason]
+    if cycles:
+        more = f" (and {plural(len(cycles) - 1, 'more record')})" if len(cycles) > 1 else ""
+        lines.append(f"note: line {cycles[0].line}: {cycles[0].reason}{more}")
     ident = a.identity
     w = a.window_info
     lines.append(f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "

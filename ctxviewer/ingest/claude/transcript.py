@@ -26,6 +26,7 @@ from typing import Any
 
 from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
 from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.chains import CYCLE, Links
 from ctxviewer.ingest.claude import FORMAT, claude_code
 from ctxviewer.ingest.claude.attachments import attachment_message
 from ctxviewer.ingest.claude.progress import ProgressAgents
@@ -93,6 +94,7 @@ class _Parser:
         self.turns: dict[str, _Turn] = {}  # assistant message id -> its turn
         self.tool_turn: dict[str, str] = {}  # tool_use id -> the turn that made the call
         self.memo_turns: set[str] = set()  # turns some kept context holds
+        self.links = Links()  # to keep the chains free of cycles
 
     def _join(self, node: _Node, turn: str, part: str) -> None:
         """Make ``node`` part of ``turn`` (``calls``, ``results`` or ``rest``)."""
@@ -124,6 +126,14 @@ class _Parser:
         if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
             self.contexts.clear()
         self.nodes[uuid] = node
+        self.links.add(node.parent)
+
+    def _parent_of(self, uuid: str) -> str | None:
+        node = self.nodes.get(uuid)
+        return node.parent if node is not None else None
+
+    def _closes_cycle(self, uuid: str, parent: str) -> bool:
+        return self.links.closes_cycle(uuid, parent, self._parent_of)
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
@@ -131,9 +141,12 @@ class _Parser:
             return
         kind = record.get("type")
         uuid = record.get("uuid")
-        parent = record.get("parentUuid")
+        parent = _str(record.get("parentUuid"))
+        if isinstance(uuid, str) and parent is not None and self._closes_cycle(uuid, parent):
+            yield Skipped(line, CYCLE)
+            parent = None
         if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
-            yield from self._message(line, record, kind)
+            yield from self._message(line, record, kind, parent)
             return
         if kind == "progress":
             req = self.progress.feed(line, record)
@@ -144,15 +157,14 @@ class _Parser:
                     yield replace(req, client=_client(record),
                                   conversation=_str(record.get("sessionId")))
             if isinstance(uuid, str):
-                self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
+                self._set(uuid, _Node(parent, None, None))
             return
         if kind == "attachment":
             message, left_out = attachment_message(record)
             if left_out:
                 yield Skipped(line, left_out)
             if isinstance(uuid, str):
-                node = _Node(parent if isinstance(parent, str) else None,
-                             self.intern(message) if message else None, None)
+                node = _Node(parent, self.intern(message) if message else None, None)
                 self._set(uuid, node)
                 above = self.nodes.get(node.parent) if node.parent else None
                 if above is not None and above.turn is not None and above.msg_id is None:
@@ -171,13 +183,12 @@ class _Parser:
         elif not (isinstance(kind, str) and kind in _QUIET_TYPES) and kind != "system":
             yield Skipped(line, f"unknown record type {kind!r}")
         if isinstance(uuid, str):
-            self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
+            self._set(uuid, _Node(parent, None, None))
 
-    def _message(self, line: int, record: dict[str, Any], kind: str) -> Iterator[Item]:
+    def _message(self, line: int, record: dict[str, Any], kind: str,
+                 parent: str | None) -> Iterator[Item]:
         raw = record["message"]
         uuid = record.get("uuid")
-        parent = record.get("parentUuid")
-        parent = parent if isinstance(parent, str) else None
         msg_id = raw.get("id") if kind == "assistant" and isinstance(raw.get("id"), str) else None
         blocks = tuple(content_blocks(raw.get("content")))
         message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
@@ -195,8 +206,9 @@ class _Parser:
                 if answered is not None:
                     self._join(node, answered, "results")
             kept = self.preserved.pop(parent, None) if parent else None
-            if kept and uuid not in kept:  # the summary: preserved messages follow it
-                self.nodes[kept[0]].parent = uuid
+            if kept and not self._closes_cycle(kept[0], uuid):  # the summary: preserved
+                self.nodes[kept[0]].parent = uuid  # messages follow it
+                self.links.add(uuid)
                 self.contexts.clear()
         if kind != "assistant":
             return
@@ -235,12 +247,14 @@ class _Parser:
 
     def _preserve(self, boundary: str, kept: list[str]) -> None:
         """Re-link messages a partial compaction kept, so the chain stops at the boundary."""
-        kept = [k for k in kept if k in self.nodes]
+        kept = [k for k in dict.fromkeys(kept) if k in self.nodes and k != boundary]
         if not kept:
             return
         self.nodes[kept[0]].parent = boundary
         for prev, cur in zip(kept, kept[1:]):
             self.nodes[cur].parent = prev
+        for k in (boundary, *kept[:-1]):
+            self.links.add(k)
         self.preserved[boundary] = kept
         self.contexts.clear()
 
@@ -256,7 +270,7 @@ class _Parser:
         path: list[_Node] = []
         chain: list[Message] = []
         last_turn: str | None = None
-        while uuid is not None and len(path) < 1_000_000:
+        while uuid is not None and len(path) <= len(self.nodes):  # longer: a cycle
             known = self.contexts.get(uuid)
             if known is not None:
                 chain, last_turn = list(known[0]), known[1]
