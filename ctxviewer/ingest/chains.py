@@ -29,12 +29,12 @@ class Links:
                      parent_of: Callable[[str], str | None]) -> bool:
         """True when ``uuid`` is ``parent`` or one of its ancestors (``parent_of`` gives
         a record's parent, None at a root or an unknown record). Only a record something
-        already hangs off (named as a parent before it came, or seen again) can close a
-        cycle, so most records cost one set lookup."""
+        already hangs off (named as a parent before it came, or seen again elsewhere) can
+        close a cycle, so most records cost one set lookup."""
         if parent == uuid:
             return True
-        if uuid not in self.referenced:
-            return False
+        if uuid not in self.referenced or parent_of(uuid) == parent:
+            return False  # nothing hangs off it yet, or a record seen again as it was
         seen: set[str] = set()
         at: str | None = parent
         while at is not None and at not in seen:
