@@ -23,6 +23,13 @@ ABOVE, BELOW = [(0, 1), (0, 1)], [(0, 0), (0, 0)]  # text anchors of a horizonta
 EVENT_LANES = 2
 
 
+def literal(text: str) -> str:
+    """``text`` as a line label's format: pyqtgraph's ``InfLineLabel`` runs
+    ``str.format`` on it, so the braces of a JSON error body ("HTTP 429: {'type': …}")
+    are doubled to show as they are."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, pg.InfiniteLine]:
     """One hidden horizontal line per key of ``THRESHOLD_KEYS``."""
     lines = {}
@@ -47,8 +54,8 @@ def apply_lines(lines: dict[str, pg.InfiniteLine], spec: Sequence[ThresholdLine]
         if s.value is None:
             continue
         line.setValue(s.value)
-        line.texts = (s.full, s.compact)
-        line.label.setFormat(s.full)
+        line.texts = (literal(s.full), literal(s.compact))
+        line.label.setFormat(line.texts[0])
         line.label.setVisible(s.labelled)
         # the ceiling's label hangs below it, the others sit on their line
         line.label.anchors = BELOW if s.below else ABOVE
@@ -66,7 +73,7 @@ def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
     line = pg.InfiniteLine(
         pos=mark.x, angle=90, movable=False,
         pen=pg.mkPen(color, width=1.4, style=style),
-        label=mark.label(), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
+        label=literal(mark.label()), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
                                        "color": color, "fill": pg.mkBrush(label_fill(dark))})
     line.setZValue(3)
     return line
