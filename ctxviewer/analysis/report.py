@@ -6,6 +6,7 @@ from typing import Any
 
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.overflows import overflow_json
 from ctxviewer.analysis.timeline import Point
 
 
@@ -70,10 +71,11 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "events": [{"kind": e.kind, "request": r.index, "timestamp": e.timestamp,
                     "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
                     "next_prompt_tokens": r.api_prompt_tokens, "trigger": e.trigger}
+                   | overflow_json(e.overflow)
                    for r in s.requests for e in r.events]
                   + [{"kind": e.kind, "request": None, "timestamp": e.timestamp,
                       "pre_tokens": e.pre_tokens, "post_tokens": e.post_tokens,
-                      "trigger": e.trigger} for e in s.events],
+                      "trigger": e.trigger} | overflow_json(e.overflow) for e in s.events],
         "breakdown": breakdown_json(a.breakdown(a.resolve_index(which))) if s.requests else None,
     }
     out["compactions"] = a.compactions.as_dict()

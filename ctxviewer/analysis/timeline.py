@@ -19,7 +19,7 @@ class Point:
     model: str | None
     role: str
     sidechain: bool
-    api_prompt_tokens: int | None
+    api_prompt_tokens: int | None  # an overflowing call: the size its error states
     estimated_prompt_tokens: int
     output_tokens: int | None
     cache_read: int | None
@@ -57,6 +57,13 @@ def estimate_request(req: Request, est: Estimator, inferred: int | None = None) 
     return overhead + est.messages(req.messages)
 
 
+def overflow_size(r: Request) -> int | None:
+    """The prompt size a call's own context-overflow error states (the API's count of a
+    prompt it refused), or None."""
+    return next((e.overflow.input_tokens for e in r.events if e.kind == CONTEXT_OVERFLOW
+                 and e.overflow is not None and e.overflow.input_tokens), None)
+
+
 def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[Point]:
     points: list[Point] = []
     inferred: dict[tuple[str, str | None], int | None] = {}
@@ -66,7 +73,7 @@ def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[P
             inferred[key] = infer_overhead(session.requests, r, est)
         estimate = estimate_request(r, est, inferred.get(key))
         u = r.usage
-        api = u.prompt_tokens if u else None
+        api = u.prompt_tokens if u else overflow_size(r)
         points.append(Point(
             r.index, r.timestamp, r.model, r.role, r.sidechain, api, estimate,
             u.output_tokens if u else None,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ctxviewer.analysis.agents.sessions import describe, split
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.overflows import describe as overflow_text
 from ctxviewer.analysis.report import report_json
 from ctxviewer.commands.common import (
     UsageError,
@@ -217,8 +218,13 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines += ["", f"Timeline: {plural(len(points), 'request')}"
               f"{f' ({failed} failed)' if failed else ''}, peak prompt {peak:,} tokens"]
     for p in points:
-        if p.failure:
+        if p.failure and not p.unanswered:  # an overflow: its numbers, what follows
+            lines.append(f"  request {p.index}: context overflow: {p.failure[:120]}")
+        elif p.failure:
             lines.append(f"  request {p.index}: failed: {p.failure[:120]}")
         elif p.events:
             lines.append(f"  request {p.index}: {', '.join(p.events)}")
+        for e in s.requests[p.index].events:
+            if e.overflow is not None and (said := overflow_text(e.overflow)):
+                lines.append(f"    {said}")
     return "\n".join(lines) + "\n"

@@ -30,6 +30,7 @@ from ctxviewer.ingest.chains import CYCLE, Links
 from ctxviewer.ingest.claude import FORMAT, claude_code
 from ctxviewer.ingest.claude.attachments import attachment_message
 from ctxviewer.ingest.claude.progress import ProgressAgents
+from ctxviewer.ingest.overflow import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     CONTEXT_OVERFLOW,
@@ -49,7 +50,6 @@ _QUIET_TYPES = frozenset({
     "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
     "permission-mode",
 })
-_OVERFLOW = ("prompt is too long", "context window", "context_length")
 
 
 def _str(value: Any) -> str | None:
@@ -213,9 +213,9 @@ class _Parser:
         if kind != "assistant":
             return
         if record.get("isApiErrorMessage") or raw.get("model") == "<synthetic>":
-            text = message.text.lower()
-            if any(h in text for h in _OVERFLOW):
-                yield Event(CONTEXT_OVERFLOW, record.get("timestamp"), detail=message.text[:300])
+            event = error_event(message.text, record.get("timestamp"))
+            if event.kind == CONTEXT_OVERFLOW:
+                yield event
             return
         usage = usage_from(raw.get("usage"))
         if usage is None:

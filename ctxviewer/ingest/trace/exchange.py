@@ -24,10 +24,8 @@ from ctxviewer.ingest.api.openai import (
     responses_request_parts,
     usage_from_openai,
 )
-from ctxviewer.model import API_ERROR, CONTEXT_OVERFLOW, Event, Request, TokenCount
-
-_OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
-                   "context window", "too many tokens", "input is too long")
+from ctxviewer.ingest.overflow import error_event
+from ctxviewer.model import API_ERROR, Event, Request, TokenCount
 
 
 def api_of(path: str, body: Any) -> str | None:
@@ -104,8 +102,7 @@ def _error_events(status: int | None, body: Any, timestamp: str | None,
     if status < 400:
         return ()
     text = str(body)[:500]
-    kind = CONTEXT_OVERFLOW if any(h in text.lower() for h in _OVERFLOW_HINTS) else API_ERROR
-    return (Event(kind, timestamp, detail=f"HTTP {status}: {text}"),)
+    return (error_event(text, timestamp, detail=f"HTTP {status}: {text}"),)
 
 
 def request_from_exchange(
