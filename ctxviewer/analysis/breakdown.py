@@ -5,10 +5,14 @@ tools, MCP tools, skills, memory files, messages, free space, autocompact
 buffer (plus ``unrecorded_overhead`` for transcripts, whose system prompt and
 tools were never written down).
 
-Mode A (no API usage): estimated overhead only, no total, no Messages row.
-Mode B (API usage known): total = API prompt size; overhead categories are
+Mode A (no size known: no API usage before it): estimated overhead only, no
+total, no Messages row.
+Mode B (a size known): total = API prompt size; overhead categories are
 scaled by ``min(1, total / raw_overhead)``; Messages = ``max(0, total -
 scaled_overhead)`` and so absorbs the estimation error, which is reported.
+A request without usage has a size when an earlier call of its conversation
+was counted (that count plus the estimate of what was added: ``total_basis``
+"estimate") or when its context-overflow error states it ("overflow").
 """
 
 from __future__ import annotations
@@ -48,6 +52,13 @@ LABELS = {
     "autocompact_buffer": "Autocompact buffer",
 }
 ORDER = tuple(LABELS)
+SIZE_NOTES = {
+    "estimate": "no API usage for this request: its size is the last API count of its "
+                "conversation plus the estimate of what was added since (the pre-send "
+                "estimate)",
+    "overflow": "no API usage for this request: its size is the one its context-overflow "
+                "error states",
+}
 OVERHEAD = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
             "memory_files")
 SPACE = ("free_space", "autocompact_buffer")
@@ -106,6 +117,10 @@ class Breakdown:
     attribution: dict[str, int] | None = None
     failure: str | None = None  # the call got no answer (HTTP error, upstream unreachable)
     simulated: bool = False  # a simulated compaction's request: the total is an estimate
+    # where the total comes from (mode B): "api" (the usage), "overflow" (the size a
+    # context-overflow error states), "estimate" (no usage: the last API count of the
+    # conversation plus the estimate of what was added); None in mode A
+    total_basis: str | None = None
 
     def category(self, name: str) -> Category | None:
         return next((c for c in self.categories if c.name == name), None)
@@ -279,11 +294,13 @@ def breakdown(
     view: CountingView | None = None,
     memo: MessageMemo | None = None,
     rows: bool = True,
+    size: tuple[int, str] | None = None,
 ) -> Breakdown:
     """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see
     ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
     (see ``message_items``) is for breakdowns of many requests with one estimator.
-    ``rows=False`` leaves the Messages category without its rows (every number stays)."""
+    ``rows=False`` leaves the Messages category without its rows (every number stays).
+    ``size``: (tokens, basis) of a request without usage (``total_basis``)."""
     parts = overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
@@ -308,6 +325,10 @@ def breakdown(
         msg_items, msg_est = [], message_total(req.messages, est)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
+    basis = "api" if total is not None else None
+    if total is None and size is not None:
+        total, basis = size
+        notes.append(SIZE_NOTES[basis])
     mode = "B" if total is not None else "A"
     scale = 1.0
     if total is not None and raw_overhead > total:  # mode B
@@ -331,9 +352,13 @@ def breakdown(
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
             "estimation error and content the log does not record"
+        whole = "API total" if basis == "api" else "overflow error's count" \
+            if basis == "overflow" else "estimated total"
         cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
-                             f"API total minus overhead; local estimate {msg_est:,} "
-                             f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
+                             f"{whole} minus overhead; local estimate {msg_est:,} "
+                             f"({diff:+,} absorbed: {absorbed})",
+                             basis="api - overhead" if basis == "api" else
+                             f"{basis} - overhead"))
         used = total
     else:
         used = scaled_overhead
@@ -359,7 +384,7 @@ def breakdown(
         overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
-        failure=req.failure, simulated=req.simulated)
+        failure=req.failure, simulated=req.simulated, total_basis=basis)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

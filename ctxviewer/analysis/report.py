@@ -32,7 +32,7 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
         "total": b.total, "used": b.used, "overhead_scale": round(b.overhead_scale, 4),
         "raw_overhead": b.raw_overhead, "messages_estimate": b.messages_estimate,
         "counts": b.counts, "differences": [d.as_dict() for d in b.differences],
-        "attribution": b.attribution, "failure": b.failure,
+        "attribution": b.attribution, "failure": b.failure, "total_basis": b.total_basis,
         "messages_error": b.messages_error, "complete": b.complete, "notes": list(b.notes),
         "source_notes": list(b.source_notes),
         "categories": [
@@ -51,7 +51,7 @@ def point_json(p: Point) -> dict[str, Any]:
         "estimated_prompt_tokens": p.estimated_prompt_tokens, "output_tokens": p.output_tokens,
         "cache_read_input_tokens": p.cache_read, "cache_creation_input_tokens": p.cache_write,
         "tier": p.tier, "sidechain": p.sidechain, "role": p.role, "events": list(p.events),
-        "failure": p.failure,
+        "failure": p.failure, "carried_prompt_tokens": p.carried_prompt_tokens,
     }
 
 

@@ -177,12 +177,14 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
                      "(side calls, count probes or sub-agents); showing the last one.")
     if b.failure:
         lines.append(f"  This call failed ({b.failure[:200]}): the model never read this "
-                     "prompt; estimated overhead only.")
+                     f"prompt{'; estimated overhead only' if b.mode == 'A' else ''}.")
     elif b.mode == "A":
         lines.append("  No API usage for this request: estimated overhead only.")
-    else:
+    if b.mode == "B":
+        size = {"estimate": " (estimated: no API usage)",
+                "overflow": " (as its overflow error states)"}.get(b.total_basis or "", "")
         lines.append(f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
-                     f"({b.percent(b.used):.1f}%)")
+                     f"({b.percent(b.used):.1f}%){size}")
     lines.append("")
     for c in b.categories:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")

@@ -68,8 +68,11 @@ def test_a_failed_call_is_shown_as_a_failure(qtbot, window, open_and_wait, recor
     window.state.select_request(2)
     qtbot.waitUntil(lambda: window.state.breakdown is not None
                     and window.state.breakdown.request == 2)
-    assert window.bar_panel.bar.segments == []
-    assert "Failed call" in window.bar_panel.headline.text()
+    # the prompt the agent sent, sized from the last API count (the model never read it)
+    assert window.state.breakdown.total_basis == "estimate"
+    assert sum(s.tokens for s in window.bar_panel.bar.segments) == 200_000
+    headline = window.bar_panel.headline.text()
+    assert "Failed call" in headline and "estimated:&nbsp;no&nbsp;API&nbsp;usage" in headline
     window.bar_panel.bar.grab().save(str(Path(recording).with_suffix(".png")))
 
 
