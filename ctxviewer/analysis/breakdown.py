@@ -315,6 +315,9 @@ def breakdown(
             kept["system_prompt"] = parts["system_prompt"]
             notes.append(f"tools not recorded by this source: inferred {unrec:,} tokens from the "
                          f"first API usage minus the recorded system prompt ({recorded:,})")
+        elif inferred_overhead is None:
+            notes.append("system prompt + tools not recorded by this source, and no API usage "
+                         "in its conversation to infer them from")
         else:
             notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
                          "tokens from the first API usage")

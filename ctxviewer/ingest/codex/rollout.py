@@ -11,7 +11,9 @@ One request per ``token_count`` that reports a new ``last_token_usage`` (Codex
 repeats the event with identical totals for the same call). Its context is
 the conversation items before the call's own output: Codex 0.39 writes the
 event before the call's items, later versions after them, so the trailing
-run of model output items is the call's response either way. Instructions
+run of model output items is the call's response either way. A rollout that
+records no ``token_count`` at all (Codex Desktop 0.128) still has its calls:
+each run of model output items is one, without usage, its size estimated. Instructions
 and tool schemas are only recorded by newer versions (``base_instructions``,
 ``dynamic_tools`` in ``session_meta``); requests stay ``complete=False``.
 """
@@ -71,6 +73,9 @@ _NOTE_WINDOW = ("window: Codex's model_context_window, already cut to ~95% of th
                 "Codex's '% left' also subtracts a 12,000-token baseline, ctxviewer shows % of "
                 "the window as reported")
 _NOTE_LEGACY = "old rollout format: no token counts recorded; this is the final conversation"
+_NOTE_NO_COUNTS = ("no API counts: this rollout records no token_count events (Codex Desktop "
+                   "writes none), so each call is a run of model output items and its size an "
+                   "estimate")
 
 
 @dataclass
@@ -109,6 +114,8 @@ class _CodexParser:
         self.last_sig: tuple[Any, ...] | None = None
         self.last_prompt: int | None = None
         self.emitted = 0
+        self.counted = False  # a token_count with usage was seen
+        self.run_line: int | None = None  # the line of the current run of model output
         self.legacy = False
         self.subagent = False  # a sub-agent thread's rollout (session_meta.source.subagent)
         self.client: str | None = None  # "codex/<cli_version>" from session_meta
@@ -138,6 +145,7 @@ class _CodexParser:
     def finish(self) -> list[Item]:
         out: list[Item] = []
         self._flush(out)
+        self._uncounted_call(out)
         if self.legacy and not self.emitted and self.entries:
             self.pending = _Pending(None, self.entries[-1][1].timestamp, self.model, None,
                                     self.entries)
@@ -188,9 +196,13 @@ class _CodexParser:
         is_output, msg = entry
         msg = self.intern(msg)
         if not is_output:
+            self._uncounted_call(out)
             self._flush(out)
-        elif self.pending is not None:
-            self.pending.response.append(msg)
+        else:
+            if not self.entries or not self.entries[-1][0]:
+                self.run_line = line  # a run of model output starts
+            if self.pending is not None:
+                self.pending.response.append(msg)
         self.memory_seen = self.memory_seen or MEMORY in msg.tags
         if msg.role == "developer":
             self.developer_seen.update(b.text.strip() for b in msg.blocks)
@@ -206,6 +218,7 @@ class _CodexParser:
         # every other event_msg repeats an item for the UI or carries no context
 
     def _on_compacted(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
+        self._uncounted_call(out)
         self._flush(out)
         summary = str(p.get("message") or "")
         history = p.get("replacement_history")
@@ -244,9 +257,25 @@ class _CodexParser:
         while cut and self.entries[cut - 1][0]:
             cut -= 1
         usage = _usage(last)
+        self.counted = True
         self.last_prompt = usage.prompt_tokens
         self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
                                 [m for _, m in self.entries[cut:]])
+
+    def _uncounted_call(self, out: list[Item]) -> None:
+        """In a rollout without token counts, the run of model output items that just
+        ended is a call of its own: its context is the items before it, no usage."""
+        if self.counted or self.legacy or self.pending is not None:
+            return
+        cut = len(self.entries)
+        while cut and self.entries[cut - 1][0]:
+            cut -= 1
+        if cut == len(self.entries):
+            return
+        run = self.entries[cut:]
+        self.pending = _Pending(self.run_line, run[0][1].timestamp, self.model, None,
+                                self.entries[:cut], [m for _, m in run])
+        self._flush(out, (_NOTE_NO_COUNTS,))
 
     def _flush(self, out: list[Item], notes: tuple[str, ...] = ()) -> None:
         pend, self.pending = self.pending, None
