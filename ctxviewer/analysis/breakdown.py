@@ -328,10 +328,10 @@ def breakdown(
         msg_items, msg_est = [], message_total(req.messages, est)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
-    basis = "api" if total is not None else None
+    size_basis = "api" if total is not None else None
     if total is None and size is not None:
-        total, basis = size
-        notes.append(SIZE_NOTES[basis])
+        total, size_basis = size
+        notes.append(SIZE_NOTES[size_basis])
     mode = "B" if total is not None else "A"
     scale = 1.0
     if total is not None and raw_overhead > total:  # mode B
@@ -355,13 +355,13 @@ def breakdown(
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
             "estimation error and content the log does not record"
-        whole = "API total" if basis == "api" else "overflow error's count" \
-            if basis == "overflow" else "estimated total"
+        whole = "API total" if size_basis == "api" else "overflow error's count" \
+            if size_basis == "overflow" else "estimated total"
         cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
                              f"{whole} minus overhead; local estimate {msg_est:,} "
                              f"({diff:+,} absorbed: {absorbed})",
-                             basis="api - overhead" if basis == "api" else
-                             f"{basis} - overhead"))
+                             basis="api - overhead" if size_basis == "api" else
+                             f"{size_basis} - overhead"))
         used = total
     else:
         used = scaled_overhead
@@ -387,7 +387,7 @@ def breakdown(
         overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
-        failure=req.failure, simulated=req.simulated, total_basis=basis)
+        failure=req.failure, simulated=req.simulated, total_basis=size_basis)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

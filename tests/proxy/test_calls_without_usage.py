@@ -81,5 +81,6 @@ def test_a_refused_call_keeps_its_size_messages_and_tier(recording: Path) -> Non
     point = a.timeline[2]
     assert point.carried_prompt_tokens == expected
     assert point.tier == tier(expected, a.thresholds) != "safe"
+    assert [a.breakdown(i).total_basis for i in (1, 3)] == ["api", "api"]
     retried = s.requests[3].usage.prompt_tokens  # the API's count of the same history
     assert abs(expected - retried) / retried < 0.05
