@@ -18,6 +18,7 @@ from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
+from ctxviewer.analysis.balance import balanced
 from ctxviewer.analysis.breakdown import (
     Breakdown,
     Item,
@@ -195,9 +196,9 @@ class Analysis:
         b = replace(b, differences=tuple(diffs))
         if not req.complete:
             b = self._with_disk(b)
-        if req.usage is None:
-            return b
-        return with_attribution(b, self.attribution[index], rows=not req.complete)
+        if req.usage is not None:
+            b = with_attribution(b, self.attribution[index], rows=not req.complete)
+        return balanced(b)  # last: every category is the sum of its rows
 
     def _size_without_usage(self, index: int) -> tuple[int, str] | None:
         """A request without usage: the size its overflow error states, or the last API

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.thresholds import Thresholds
@@ -148,7 +148,8 @@ def _block_label(b: Block) -> str:
 
 def _message_label(i: int, m: Message) -> str:
     first = next((b for b in m.blocks if b.tag == COMPACTION_SUMMARY), None) or next(
-        (b for b in m.blocks if b.text or b.kind != "text"), None)
+        (b for b in m.blocks if b.text.strip()), None) or next(
+        (b for b in m.blocks if b.kind != "text"), None)  # a turn's first block may be empty
     what = _block_label(first) if first else "(empty)"
     return f"#{i} {m.role}: {what}"
 
@@ -339,19 +340,22 @@ def breakdown(
         notes.append(f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
                      f"overhead scaled by {scale:.3f}")
     cats: list[Category] = []
-    for name in OVERHEAD:
-        if name not in parts:
-            continue
+    names = [name for name in OVERHEAD if name in parts]
+    # scaled to the total exactly (largest remainder), not each rounded on its own
+    sizes = [parts[n][0] for n in names] if scale >= 1.0 else \
+        apportion([parts[n][0] for n in names], total or 0)
+    for name, size_ in zip(names, sizes, strict=True):
         tokens, items = parts[name]
         note = notes[0] if name == "unrecorded_overhead" else ""
         basis = "count_tokens" if view is not None and view.counted(name) else "estimate"
         title = "Tools (not recorded)" if name == "unrecorded_overhead" and req.system else ""
-        cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note,
-                             basis, title))
+        cats.append(Category(name, size_, _scaled(items, scale), tokens, note, basis, title))
     scaled_overhead = sum(c.tokens for c in cats)
     if mode == "B":
         assert total is not None
         messages = max(0, total - scaled_overhead)
+        if messages < msg_est and not req.complete:
+            cats, messages = _make_room(cats, messages, msg_est, notes)
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
             "estimation error and content the log does not record"
@@ -388,6 +392,36 @@ def breakdown(
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
         failure=req.failure, simulated=req.simulated, total_basis=size_basis)
+
+
+def apportion(values: list[int], total: int) -> list[int]:
+    """``values`` scaled to sum to ``total`` exactly (largest remainder; ``total`` at
+    most ``sum(values)``)."""
+    whole = sum(values)
+    if whole <= 0:
+        return [0] * len(values)
+    exact = [v * total / whole for v in values]
+    out = [int(x) for x in exact]
+    for i in sorted(range(len(values)), key=lambda i: out[i] - exact[i])[:total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def _make_room(cats: list[Category], messages: int, msg_est: int,
+               notes: list[str]) -> tuple[list[Category], int]:
+    """A transcript whose recorded messages do not fit beside the inferred system prompt
+    + tools in the API's total: the inference (from another request's usage) gives way
+    to what the log holds, so Messages is never smaller than its rows."""
+    at = next((i for i, c in enumerate(cats) if c.name == "unrecorded_overhead"), None)
+    if at is None or not cats[at].tokens:
+        return cats, messages
+    cut = min(cats[at].tokens, msg_est - messages)
+    unrec = cats[at]
+    notes.append(f"the recorded messages' estimate ({msg_est:,}) does not fit beside the "
+                 f"inferred system prompt + tools in this request's total: those cut by "
+                 f"{cut:,} to {unrec.tokens - cut:,}")
+    cats = [*cats[:at], replace(unrec, tokens=unrec.tokens - cut), *cats[at + 1:]]
+    return cats, messages + cut
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ctxviewer.analysis.analysis import Analysis
@@ -42,6 +43,27 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
             for c in b.categories
         ],
     }
+
+
+CSV_HEADER = ("category", "item", "tokens", "percent", "depth", "leaf")
+
+
+def _item_rows(category: str, items: tuple[Item, ...], b: Breakdown, depth: int,
+               prefix: str = "") -> Iterator[tuple[str, str, int, float, int, bool]]:
+    for x in items:
+        name = f"{prefix}{x.name}"
+        yield category, name, x.tokens, b.percent(x.tokens), depth, not x.items
+        yield from _item_rows(category, x.items, b, depth + 1, f"{name} / ")
+
+
+def breakdown_csv_rows(b: Breakdown) -> Iterator[tuple[str, str, int, float, int, bool]]:
+    """(category, item, tokens, percent of window, depth, leaf): one row per category
+    (depth 0), then its items (nested ones named ``parent / child``, one deeper). Every
+    row is the sum of the rows one deeper under it (``analysis.balance``), so the leaf
+    rows add up to the window and a sum of every row counts tokens twice or more."""
+    for c in b.categories:
+        yield c.name, "", c.tokens, b.percent(c.tokens), 0, not c.items
+        yield from _item_rows(c.name, c.items, b, 1)
 
 
 def point_json(p: Point) -> dict[str, Any]:

@@ -57,7 +57,7 @@ def test_attachments_count_where_they_belong(tmp_path):
         a = Analysis(s, counts=counts)
         b = a.breakdown(0)
         cats = {c.name: c for c in b.categories}
-        assert {x.name for x in cats["skills"].items} == {"notes", "review"}
+        assert {x.name for x in cats["skills"].items if x.kind == "skill"} == {"notes", "review"}
         assert cats["skills"].tokens > 0
         memory = cats["memory_files"]
         assert [x.name for x in memory.items] == ["/p/sub/CLAUDE.md"]
