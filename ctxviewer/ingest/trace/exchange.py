@@ -116,9 +116,13 @@ def request_from_exchange(
     intern: Interner,
     headers: Any = None,
     error: Any = None,
+    exchange: str | None = None,
 ) -> Request | TokenCount | None:
     """The Request of one exchange, a TokenCount for a count_tokens call, or None
-    when it is neither."""
+    when it is neither. ``exchange`` names the exchange in its log: each is one call,
+    whatever its response's id (a gateway or a mock may give every answer the same),
+    so it is the request's ``request_id`` and no two exchanges merge as one call's
+    records."""
     headers = _lowered(headers)
     if path.endswith("/count_tokens"):
         return _token_count(body, response, status, timestamp, line, headers, intern)
@@ -150,6 +154,7 @@ def request_from_exchange(
         events=_error_events(status, response, timestamp, error),
         response=reply,
         message_id=msg_id if isinstance(msg_id, str) else None,
+        request_id=exchange,
         window_hint=_window_hint(headers),
         client=headers.get("user-agent"),
         conversation=_conversation(headers),
