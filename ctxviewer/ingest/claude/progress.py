@@ -61,12 +61,13 @@ class ProgressAgents:
         context = tuple(chain)
         if msg_id is not None:
             for b in message.blocks:
-                if b.kind == TOOL_USE and b.ref:
+                if b.kind == TOOL_USE and isinstance(b.ref, str):
                     self.tool_turn[b.ref] = msg_id
             self._add(chain, self.calls.setdefault(agent, {}), msg_id, message)
         else:
             answered = next((self.tool_turn[b.ref] for b in message.blocks
-                             if b.kind == TOOL_RESULT and b.ref in self.tool_turn), None)
+                             if b.kind == TOOL_RESULT and isinstance(b.ref, str)
+                             and b.ref in self.tool_turn), None)
             if answered is not None:
                 self._add(chain, self.results.setdefault(agent, {}), answered, message)
             else:

@@ -197,12 +197,12 @@ class _Parser:
             self._set(uuid, node)
             if msg_id is not None:
                 self._join(node, msg_id, "calls")
-                for b in blocks:
-                    if b.kind == TOOL_USE and b.ref:
+                for b in blocks:  # (an id of another JSON type is damage: no call)
+                    if b.kind == TOOL_USE and isinstance(b.ref, str):
                         self.tool_turn[b.ref] = msg_id
             else:
                 answered = next((self.tool_turn[b.ref] for b in blocks if b.kind == TOOL_RESULT
-                                 and b.ref in self.tool_turn), None)
+                                 and isinstance(b.ref, str) and b.ref in self.tool_turn), None)
                 if answered is not None:
                     self._join(node, answered, "results")
             kept = self.preserved.pop(parent, None) if parent else None
