@@ -34,6 +34,7 @@ import orjson
 
 from ctxviewer.ingest.base import Head, LoadError
 from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log, recorded_cwd
+from ctxviewer.ingest.registry import binary_magic
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
@@ -326,7 +327,7 @@ def _small_head(path: str) -> Head:
         if b"\n" not in data.strip() and len(data) == PROBE_BYTES:
             data += f.read(HEAD_BYTES - PROBE_BYTES)
         whole = not f.read(1)
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] and not binary_magic(data):
         raise LoadError(f"{path} is a binary file, not a session log")
     head = Head(path=path, text=data.decode("utf-8", errors="replace"))
     lines = data.split(b"\n")

@@ -15,13 +15,19 @@ from ctxviewer.model import AUXILIARY, MAIN, Request, Session
 
 # Formats whose reader says which agent wrote them.
 _FORMATS = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
-            "gemini-cli-jsonl": "gemini-cli", "qwen-code": "qwen-code"}
+            "gemini-cli-jsonl": "gemini-cli", "qwen-code": "qwen-code",
+            "opencode-db": "opencode", "opencode-session": "opencode",
+            "aider-chat": "aider", "aider-llm-history": "aider"}
 # Client names (User-Agent product token, or "<agent>/<version>" set by a transcript reader).
 _CLIENTS = (
     (re.compile(r"^(claude-cli|claude-code)/", re.I), "claude-code"),
     (re.compile(r"^(qwencode|qwen-code)/", re.I), "qwen-code"),
     (re.compile(r"^(codex_cli_rs|codex_vscode|codex_exec|codex)/", re.I), "codex"),
     (re.compile(r"^(geminicli|gemini-cli)/", re.I), "gemini-cli"),
+    (re.compile(r"^cline/", re.I), "cline"),  # Cline and Roo Code task readers
+    (re.compile(r"^roo-code/", re.I), "roo-code"),
+    (re.compile(r"^opencode/", re.I), "opencode"),
+    (re.compile(r"^aider/", re.I), "aider"),
 )
 # What an agent's own system prompt or tools give away when the client is not named.
 _PROMPTS = (

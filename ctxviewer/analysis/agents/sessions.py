@@ -18,6 +18,9 @@ from ctxviewer.model import MAIN, Request, Session
 
 # formats that can hold several sessions (a proxy, an OpenTelemetry Collector)
 FULL_BODY_FORMATS = ("recording", "claude-trace", "otel")
+# agents' stores of several sessions: OpenCode's database, Aider's chat history (one
+# session per run)
+STORE_FORMATS = ("opencode-db", "aider-chat", "aider-llm-history")
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ def _key(req: Request, fallback: dict[str, str | None]) -> tuple[str, str | None
 
 def split(session: Session) -> list[Session]:
     """``session`` as one session per agent and conversation (itself when there is one)."""
-    if session.format not in FULL_BODY_FORMATS or not session.requests:
+    if session.format not in FULL_BODY_FORMATS + STORE_FORMATS or not session.requests:
         return [session]
     fallback: dict[str, str | None] = {}
     groups: dict[tuple[str, str | None], list[Request]] = {}
