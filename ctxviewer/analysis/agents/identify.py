@@ -26,8 +26,6 @@ _CLIENTS = (
     (re.compile(r"^(geminicli|gemini-cli)/", re.I), "gemini-cli"),
     (re.compile(r"^cline/", re.I), "cline"),  # Cline and Roo Code task readers
     (re.compile(r"^roo-code/", re.I), "roo-code"),
-    (re.compile(r"^opencode/", re.I), "opencode"),
-    (re.compile(r"^aider/", re.I), "aider"),
 )
 # What an agent's own system prompt or tools give away when the client is not named.
 _PROMPTS = (
@@ -62,6 +60,11 @@ class Identity:
     @property
     def interactive(self) -> bool | None:
         return None if self.entrypoint is None else self.entrypoint == "cli"
+
+
+def format_agent(fmt: str) -> str | None:
+    """The profile of the agent whose own log ``fmt`` is (None for API traces)."""
+    return _FORMATS.get(fmt)
 
 
 @lru_cache(maxsize=256)  # a session has a handful of distinct clients, seen per request

@@ -46,7 +46,7 @@ _START = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)"
 _TOKENS = re.compile(
     r"^Tokens: (?P<sent>[\d.,]+k?) sent(?:, (?P<write>[\d.,]+k?) cache write)?"
     r"(?:, (?P<hit>[\d.,]+k?) cache hit)?, (?P<received>[\d.,]+k?) received\.")
-_MODEL = re.compile(r"^(?:Main )?[Mm]odel: (\S+)")
+_MODEL = re.compile(r"^(?:Main )?[Mm]odels?: (\S+)")
 _VERSION = re.compile(r"^Aider v(\d+\.\d+[\w.]*)")
 _ADDED = re.compile(r"^Added (.+) to the chat\.?$")
 _LLM_HEAD = re.compile(r"^(TO LLM|LLM RESPONSE) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)")
@@ -145,7 +145,6 @@ def parse_chat(text: str) -> tuple[list[_Run], list[Skipped]]:
     history: list[Message] = []
     user: list[str] = []
     reply: list[str] = []
-    pending_user: tuple[str, ...] = ()
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
         m = _START.match(line)
@@ -168,7 +167,7 @@ def parse_chat(text: str) -> tuple[list[_Run], list[Skipped]]:
             said = line[1:].strip()
             if user:  # the user's message ended: it is sent
                 history.append(Message("user", (Block(TEXT, "\n".join(user)),)))
-                pending_user, user = tuple(user), []
+                user = []
             tokens = _TOKENS.match(said)
             if tokens:
                 run.exchanges.append(_Exchange(
@@ -178,6 +177,8 @@ def parse_chat(text: str) -> tuple[list[_Run], list[Skipped]]:
                 if reply:
                     history.append(Message("assistant", (Block(TEXT, "\n".join(reply).strip()),)))
                 reply = []
+            elif said.startswith("Tokens:"):
+                skipped.append(Skipped(n, "a Tokens line of a shape Aider's reader does not know"))
             elif (v := _VERSION.match(said)) and run.version is None:
                 run.version = v.group(1)
             elif (mo := _MODEL.match(said)) and run.model is None:
@@ -187,10 +188,9 @@ def parse_chat(text: str) -> tuple[list[_Run], list[Skipped]]:
             continue
         if user:  # the reply begins
             history.append(Message("user", (Block(TEXT, "\n".join(user)),)))
-            pending_user, user = tuple(user), []
+            user = []
         if line or reply:
             reply.append(line)
-    del pending_user
     return runs, skipped
 
 
@@ -286,7 +286,7 @@ class AiderParser:
         model = run.model.rsplit("/", 1)[-1] if run.model else None
         common: dict[str, Any] = dict(
             index=0, model=model, usage=usage, api="openai-chat", line=ex.line,
-            client=f"aider/{run.version or ''}", conversation=f"aider {run.start}",
+            client=f"aider/{run.version or ''}", conversation=run.start,
             message_id=f"tokens-line-{ex.line}")
         reply = Message("assistant", (Block(TEXT, ex.reply),)) if ex.reply else None
         if sent is not None:
