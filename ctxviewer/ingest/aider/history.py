@@ -121,6 +121,9 @@ class _Exchange:
 
 @dataclass
 class _Run:
+    """One run of Aider (``# aider chat started at``): what it said of itself, its
+    exchanges."""
+
     start: str | None  # local time, as Aider wrote it
     version: str | None = None
     model: str | None = None

@@ -109,6 +109,8 @@ class _ApiReq:
 
 @dataclass
 class _Task:
+    """A task's history, its requests' counts and what tells Cline from Roo Code."""
+
     api: list[Any]
     requests: list[_ApiReq] = field(default_factory=list)
     condensed: list[dict[str, Any]] = field(default_factory=list)  # Roo's contextCondense
