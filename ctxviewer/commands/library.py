@@ -15,6 +15,7 @@ from ctxviewer.commands.common import (
     terminal_width,
 )
 from ctxviewer.fmt import fmt_tokens, plural, usd
+from ctxviewer.jsonish import printable
 
 HELP = ("index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
         "(and folders you add) and list them with their peak, cost and compactions")
@@ -100,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         total = lib.counts()["sessions"]
         width = terminal_width()
+        found, bad = printable(found), printable(bad)  # a name that is no UTF-8: \xe9
         for e in found:
             print(render(e, width))
             for m in e.get("matches", []):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ctxviewer.library import store
+from ctxviewer.library.schema import from_db, to_db
 from ctxviewer.library.walk import Found, find_files, groups
 
 if TYPE_CHECKING:  # reading imports the analysis: only a scan with work to do needs it
@@ -82,8 +83,9 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
     stats = ScanStats()
     found = find_files(folders)
     stats.files = len(found)
-    known = {p: (size, mtime, inode, parent) for p, size, mtime, inode, parent in db.execute(
-        "SELECT path, size, mtime_ns, inode, parent FROM files")}
+    known = {from_db(p): (size, mtime, inode, None if parent is None else from_db(parent))
+             for p, size, mtime, inode, parent in db.execute(
+                 "SELECT path, size, mtime_ns, inode, parent FROM files")}
     by_group = groups(found.values())
     subs_known: dict[str, list[str]] = {}
     for p, (_, _, _, parent) in known.items():
@@ -121,7 +123,7 @@ def _job(db: sqlite3.Connection, group: list[Found], now: float, keep: float) ->
 
     files = []
     for f in group:
-        row = db.execute("SELECT blob FROM states WHERE path = ?", (f.path,)).fetchone()
+        row = db.execute("SELECT blob FROM states WHERE path = ?", (to_db(f.path),)).fetchone()
         files.append(FileJob(f.path, row[0] if row else None,
                              keep_state=now - f.mtime_ns / 1e9 <= keep))
     return Job(tuple(files))

@@ -23,6 +23,10 @@
   in its range: a changed request rewrites its chunk only.
 - ``folders``: the folders the user added.
 
+A file name that is no UTF-8 (Python holds its odd bytes as lone surrogates) cannot
+be SQLite text: the tables keep such a name as its bytes, a BLOB (``to_db``,
+``from_db``); every other name is text.
+
 A schema change (``SCHEMA``) drops the index and builds it again (it is a cache),
 except from schema 2, which lacked ``chunk_texts`` only: that is filled from
 ``bodies`` (no log read again).
@@ -30,6 +34,7 @@ except from schema 2, which lacked ``chunk_texts`` only: that is filled from
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import zlib
 from pathlib import Path
@@ -93,6 +98,22 @@ CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(
 CREATE VIRTUAL TABLE IF NOT EXISTS chunk_texts USING fts5(
     body, content='', tokenize='unicode61 remove_diacritics 2');
 """
+
+
+def to_db(path: str) -> str | bytes:
+    """A file name as the tables keep it: text, or the bytes of a name that is no UTF-8."""
+    if path.isascii():
+        return path
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def from_db(value: str | bytes) -> str:
+    """The file name ``to_db`` kept."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
 
 
 def connect(path: Path) -> sqlite3.Connection:
