@@ -84,16 +84,21 @@ def run(args: argparse.Namespace) -> int:
         stats = ScanStats()
         if args.rescan:
             lib.clear()
-        if not args.no_scan:
-            stats = lib.scan(workers=args.workers, progress=_progress if sys.stderr.isatty()
-                             else None)
-            if sys.stderr.isatty() and stats.to_read:
-                sys.stderr.write("\r\033[K")
         sort = args.sort or "start"  # matches: every match counted, the slower way
         limit = args.limit if args.limit is not None else (0 if args.json else TEXT_LIMIT)
+        if not args.no_scan:
+            stats = _scan(lib, args)
+        said = len(lib.notes)
         found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                              limit=limit or None, search=args.search)
         bad = lib.bad_files()
+        if len(lib.notes) > said and not args.no_scan:  # the listing found it damaged: the
+            stats = _scan(lib, args)  # new index is filled, and listed again
+            found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
+                                 limit=limit or None, search=args.search)
+            bad = lib.bad_files()
+        for note in lib.notes:  # what happened to the index, said once
+            print(f"ctxviewer: library: {note}", file=sys.stderr)
         if args.json:
             print_json({"library": str(lib.path), "folders": lib.folders(),
                         "scan": stats.as_dict(), "counts": lib.counts(), "sessions": found,
@@ -108,6 +113,13 @@ def run(args: argparse.Namespace) -> int:
                 print(f"      request {m['request']}: {m['snippet']}")
         _footer(found, total, bad, stats, args)
     return 0
+
+
+def _scan(lib: Any, args: argparse.Namespace) -> Any:
+    stats = lib.scan(workers=args.workers, progress=_progress if sys.stderr.isatty() else None)
+    if sys.stderr.isatty() and stats.to_read:
+        sys.stderr.write("\r\033[K")
+    return stats
 
 
 def _progress(stats: Any) -> None:

@@ -21,7 +21,8 @@
   Which sessions hold a word is then a few thousand rows to read, not one per
   request (``search.matching``). A document is always the join of the ``bodies``
   in its range: a changed request rewrites its chunk only.
-- ``folders``: the folders the user added.
+- The folders the user added are not here but beside it (``folders``): a damaged
+  index is deleted, they are not.
 
 A file name that is no UTF-8 (Python holds its odd bytes as lone surrogates) cannot
 be SQLite text: the tables keep such a name as its bytes, a BLOB (``to_db``,
@@ -48,10 +49,6 @@ SESSION_SHIFT = REQUEST_BITS - CHUNK_BITS  # chunk_texts' rowid >> 14: the sessi
 BREAK = "\nctxviewerrequestbreak\n"  # between two requests' texts in a chunk's document
 
 TABLES = """
-CREATE TABLE IF NOT EXISTS folders (
-    path TEXT PRIMARY KEY,
-    added TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -122,17 +119,22 @@ def connect(path: Path) -> sqlite3.Connection:
     it at once wait for each other, and a crash in there leaves the old version."""
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA foreign_keys=OFF")
-    if _version(db) != SCHEMA:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            _upgrade(db, _version(db))  # again: another connection may have done it
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=OFF")
+        if _version(db) != SCHEMA:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                _upgrade(db, _version(db))  # again: another connection may have done it
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+    except BaseException:
+        db.close()  # a damaged file: closed before it is deleted and made anew
+        raise
     return db
 
 
@@ -146,16 +148,12 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
     if version == 2:
         _create(db)
         fill_chunks(db)
-    else:
-        folders: list[tuple[str, str]] = []
-        if version and _has_table(db, "folders"):
-            folders = db.execute("SELECT path, added FROM folders").fetchall()
+    else:  # the folders the user added were moved out first (``folders``)
         tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
                             "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
         for name, _ in sorted(tables, key=lambda t: not t[1]):  # an FTS5 table takes its own
             db.execute(f'DROP TABLE IF EXISTS "{name}"')
         _create(db)
-        db.executemany("INSERT OR IGNORE INTO folders VALUES (?, ?)", folders)
     db.execute(f"PRAGMA user_version={SCHEMA}")
 
 
@@ -179,7 +177,3 @@ def fill_chunks(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
                    (chunk, BREAK.join(parts)))
 
-
-def _has_table(db: sqlite3.Connection, name: str) -> bool:
-    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() \
-        is not None

@@ -54,3 +54,110 @@ def test_a_file_name_that_is_no_utf8_is_indexed(corpus: Path, home: Path, tmp_pa
     os.unlink(odd)
     with Library() as lib:
         assert lib.scan().removed == 1 and odd not in paths(lib)
+
+
+def _indexed(corpus: Path, home: Path, tmp_path: Path) -> tuple[Path, dict]:
+    """The corpus laid out, a folder added, scanned: the index file and its counts."""
+    lay_out(corpus, home)
+    recordings(corpus, tmp_path / "rec")
+    with Library() as lib:
+        lib.add_folder(str(tmp_path / "rec"))
+        lib.scan()
+        counts = lib.counts()
+        db_file = lib.path
+    return db_file, counts  # closed: the WAL is in the file
+
+
+def _page_of(db_file: Path, table: str) -> tuple[int, int]:
+    db = sqlite3.connect(str(db_file))
+    try:
+        root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+    finally:
+        db.close()
+    return (root[0] - 1) * size, size
+
+
+def _smash(db_file: Path, how: str) -> list[str]:
+    """Damage the index as ``how`` says; the command line that finds it."""
+    data = bytearray(db_file.read_bytes())
+    if how == "truncated":
+        db_file.write_bytes(data[:len(data) // 3])
+    elif how == "zero-length":
+        db_file.write_bytes(b"")
+    elif how == "garbage header":
+        db_file.write_bytes(b"this is no database, it was overwritten" * 3 + data[117:])
+    elif how == "bad page":  # the sessions table's first page: every listing reads it
+        at, size = _page_of(db_file, "sessions")
+        data[at:at + size] = bytes(range(256)) * (size // 256)
+        db_file.write_bytes(bytes(data))
+    elif how == "bad page, rescan":
+        at, size = _page_of(db_file, "files")
+        data[at:at + size] = b"\xff" * size
+        db_file.write_bytes(bytes(data))
+        return ["library", "--rescan", "--json"]
+    elif how == "bad text":
+        db = sqlite3.connect(str(db_file))
+        db.execute("UPDATE bodies SET z = x'789c0000deadbeef'")
+        db.commit()
+        db.close()
+        return ["library", "--json", "--search", "TodoWrite"]
+    return ["library", "--json"]
+
+
+@pytest.mark.parametrize("how", ["truncated", "zero-length", "garbage header", "bad page",
+                                 "bad page, rescan", "bad text"])
+def test_a_smashed_index_is_built_again_and_the_folders_kept(
+        corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        how: str) -> None:
+    db_file, counts = _indexed(corpus, home, tmp_path)
+    with Library() as lib:
+        searched = {e["path"] for e in lib.sessions(search="TodoWrite")}
+    assert searched
+    command = _smash(db_file, how)
+    assert main(command) == 0
+    out, err = capsys.readouterr()
+    said = [line for line in err.splitlines() if line.startswith("ctxviewer: library: ")]
+    assert len(said) == 1 and ("damaged" in said[0] or "empty" in said[0]), err
+    assert "internal error" not in err and "Traceback" not in err
+    listing = json.loads(out)
+    assert listing["folders"] == [str(tmp_path / "rec")]  # the user's folders are kept
+    assert listing["counts"] == counts  # every file read again
+    if "--search" in command:
+        assert {e["path"] for e in listing["sessions"]} == searched
+    assert main(["library", "--json"]) == 0  # said once: the next run is quiet
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)["counts"] == counts
+
+
+def test_a_damaged_index_another_connection_holds_is_not_deleted(
+        corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ctxviewer.library.index_file import IndexDamaged
+
+    db_file, _ = _indexed(corpus, home, tmp_path)
+    _smash(db_file, "bad page")
+    with Library() as other:  # open elsewhere (another thread, another ctxviewer)
+        with Library() as lib, pytest.raises(IndexDamaged, match="another ctxviewer"):
+            lib.sessions()
+        assert main(["library", "--no-scan"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("ctxviewer: the library's index") and err.count("\n") == 1
+        assert db_file.stat().st_size > 0 and other.folders() == [str(tmp_path / "rec")]
+    assert main(["library", "--no-scan", "--json"]) == 0  # closed: now it is rebuilt
+    assert "damaged" in capsys.readouterr().err
+
+
+def test_the_folders_an_earlier_index_held_move_beside_it(corpus: Path, home: Path,
+                                                          tmp_path: Path) -> None:
+    db_file, counts = _indexed(corpus, home, tmp_path)
+    (db_file.parent / "folders.json").unlink()  # as an index of schema 3 kept them:
+    db = sqlite3.connect(str(db_file))  # in a table of its own
+    db.execute("CREATE TABLE folders (path TEXT PRIMARY KEY, added TEXT NOT NULL)")
+    db.execute("INSERT INTO folders VALUES (?, '2025-01-02T03:04:05')", (str(tmp_path / "rec"),))
+    db.commit()
+    db.close()
+    with Library() as lib:
+        assert lib.folders() == [str(tmp_path / "rec")] and lib.notes == []
+        assert lib.counts() == counts
+    saved = json.loads((db_file.parent / "folders.json").read_text())
+    assert saved == [{"path": str(tmp_path / "rec"), "added": "2025-01-02T03:04:05"}]
