@@ -67,6 +67,7 @@ class FileResult:
     size: int = 0  # the stat before reading (what the next scan compares)
     mtime_ns: int = 0
     inode: int = 0
+    ctime_ns: int = 0
     bytes_read: int = 0  # bytes of the log parsed by this read
     resumed: bool = False  # read from the kept state: only what was appended
     state: bytes | None = None  # to keep for the next read (None: read whole next time)
@@ -163,7 +164,8 @@ def _read_file(fj: FileJob, format: str | None) -> tuple[Session | None, FileRes
     except OSError as e:
         res.error = f"cannot read {fj.path}: {e.strerror or e}"
         return None, res
-    res.size, res.mtime_ns, res.inode = st.st_size, st.st_mtime_ns, st.st_ino
+    res.size, res.mtime_ns, res.inode, res.ctime_ns = \
+        st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
     try:
         if fj.keep_state or fj.state:
             session = _follow(fj, format, res)

@@ -2,7 +2,8 @@
 
 1. ``walk.find_files`` lists the session files with one ``stat`` each.
 2. A session file is read again when it, or one of its sub-agent files, is new,
-   changed (size, mtime or inode) or gone; unchanged ones cost nothing more.
+   changed (size, mtime, inode or ctime) or gone; unchanged ones cost nothing more.
+   A kept reader state resumes a file that grew, never one changed in place.
 3. The reads run in worker processes (``workers``, the CPUs by default) when
    there is much to read, in this process otherwise; each result is written in
    its own part of a transaction committed every ``COMMIT_SECONDS``.
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ctxviewer.library import store
 from ctxviewer.library.schema import from_db, to_db
@@ -83,20 +84,22 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
     stats = ScanStats()
     found = find_files(folders)
     stats.files = len(found)
-    known = {from_db(p): (size, mtime, inode, None if parent is None else from_db(parent))
-             for p, size, mtime, inode, parent in db.execute(
-                 "SELECT path, size, mtime_ns, inode, parent FROM files")}
+    known = {from_db(p): _Known(size, mtime, inode, ctime,
+                                None if parent is None else from_db(parent))
+             for p, size, mtime, inode, ctime, parent in db.execute(
+                 "SELECT path, size, mtime_ns, inode, ctime_ns, parent FROM files")}
     by_group = groups(found.values())
     subs_known: dict[str, list[str]] = {}
-    for p, (_, _, _, parent) in known.items():
-        if parent is not None:
-            subs_known.setdefault(parent, []).append(p)
+    for p, k in known.items():
+        if k.parent is not None:
+            subs_known.setdefault(k.parent, []).append(p)
     todo: list[list[Found]] = []
     for path, files in by_group.items():
         if any(_changed(f, known.get(f.path)) for f in files) or \
                 any(s not in found or found[s].parent != path for s in subs_known.get(path, ())):
             todo.append(files)
     gone = [p for p in known if p not in found]
+    _note_ctimes(db, found, known)
     todo.sort(key=lambda g: -max(f.mtime_ns for f in g))  # newest first: shown first
     stats.to_read = len(todo)
     stats.bytes_to_read = sum(f.size for g in todo for f in g)
@@ -106,7 +109,7 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
             stats.removed += 1
     if progress is not None:
         progress(stats)
-    _run(db, todo, lambda g: _job(db, g, now, keep), stats, workers, progress, cancelled, pool)
+    _run(db, todo, lambda g: _job(db, g, known, now, keep), stats, workers, progress, cancelled, pool)
     stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
     stats.seconds = time.perf_counter() - t0
     if progress is not None:
@@ -114,18 +117,46 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
     return stats
 
 
-def _changed(f: Found, was: tuple[int, int, int, str | None] | None) -> bool:
-    return was is None or was != (f.size, f.mtime_ns, f.inode, f.parent)
+class _Known(NamedTuple):
+    """A file's stat at its last read (``ctime_ns`` None: an index of schema 3 did not
+    keep it; noted by the next scan)."""
+
+    size: int
+    mtime_ns: int
+    inode: int
+    ctime_ns: int | None
+    parent: str | None
 
 
-def _job(db: sqlite3.Connection, group: list[Found], now: float, keep: float) -> Job:
+def _changed(f: Found, was: _Known | None) -> bool:
+    return was is None or (was.size, was.mtime_ns, was.inode, was.parent) != \
+        (f.size, f.mtime_ns, f.inode, f.parent) or \
+        (was.ctime_ns is not None and was.ctime_ns != f.ctime_ns)
+
+
+def _note_ctimes(db: sqlite3.Connection, found: dict[str, Found],
+                 known: dict[str, _Known]) -> None:
+    """Keep the ctime of the files an earlier schema read without it (unchanged: no read)."""
+    rows = [(found[p].ctime_ns, to_db(p)) for p, k in known.items()
+            if k.ctime_ns is None and p in found and not _changed(found[p], k)]
+    if rows:
+        with _transaction(db):
+            db.executemany("UPDATE files SET ctime_ns = ? WHERE path = ?", rows)
+
+
+def _job(db: sqlite3.Connection, group: list[Found], known: dict[str, _Known], now: float,
+         keep: float) -> Job:
+    """The reads of ``group``, each with its kept reader state when it grew or did not
+    change: a file changed in place (its size kept, or smaller) is read whole."""
     from ctxviewer.library.reading import FileJob, Job
 
     files = []
     for f in group:
+        was = known.get(f.path)
         row = db.execute("SELECT blob FROM states WHERE path = ?", (to_db(f.path),)).fetchone()
-        files.append(FileJob(f.path, row[0] if row else None,
-                             keep_state=now - f.mtime_ns / 1e9 <= keep))
+        state = row[0] if row is not None and was is not None and \
+            (f.size > was.size or not _changed(f, was)) else None
+        files.append(FileJob(f.path, state, keep_state=now - f.mtime_ns / 1e9 <= keep))
     return Job(tuple(files))
 
 
@@ -205,7 +236,7 @@ def safe_read(job: Job) -> JobResult:
             st = os.stat(job.path)
         except OSError:
             return JobResult(job.path, [FileResult(job.path, vanished=True)])
-        res = FileResult(job.path, st.st_size, st.st_mtime_ns, st.st_ino,
+        res = FileResult(job.path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns,
                          error=f"internal error: {type(e).__name__}: {e}"[:300])
         return JobResult(job.path, [res])
 

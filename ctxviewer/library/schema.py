@@ -1,8 +1,8 @@
 """The library's SQLite database: its tables, and opening it.
 
 - ``files``: every file found (session files and their sub-agent files), with
-  the stat of its last read (``size``, ``mtime_ns``, ``inode``: what a rescan
-  compares) and, for a bad file, why it cannot be read. A sub-agent file has
+  the stat of its last read (``size``, ``mtime_ns``, ``inode``, ``ctime_ns``: what
+  a rescan compares) and, for a bad file, why it cannot be read. A sub-agent file has
   ``parent``: the session file it belongs to.
 - ``states``: the reader state kept for a file that may still grow (pickled,
   zlib-compressed ``ingest.follow.Follower``).
@@ -29,8 +29,9 @@ be SQLite text: the tables keep such a name as its bytes, a BLOB (``to_db``,
 ``from_db``); every other name is text.
 
 A schema change (``SCHEMA``) drops the index and builds it again (it is a cache),
-except from schema 2, which lacked ``chunk_texts`` only: that is filled from
-``bodies`` (no log read again).
+except from schemas 2 and 3, brought up to date without reading a log again: 3
+lacked ``files.ctime_ns`` only (the next scan notes each file's), 2 ``chunk_texts``
+too (filled from ``bodies``).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import sqlite3
 import zlib
 from pathlib import Path
 
-SCHEMA = 3
+SCHEMA = 4
 REQUEST_BITS = 20  # texts' rowid: session id << 20 | request index
 MAX_REQUEST = (1 << REQUEST_BITS) - 1
 CHUNK_BITS = 6  # chunk_texts' rowid: texts' rowid >> 6 (64 requests a document)
@@ -56,6 +57,7 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
+    ctime_ns INTEGER,
     error TEXT,
     read_at REAL NOT NULL
 );
@@ -145,9 +147,12 @@ def _version(db: sqlite3.Connection) -> int:
 def _upgrade(db: sqlite3.Connection, version: int) -> None:
     if version == SCHEMA:
         return
-    if version == 2:
+    if version in (2, 3):  # the files' ctimes (4): noted by the next scan, no file read
+        if "ctime_ns" not in {c for (_, c, *_) in db.execute("PRAGMA table_info(files)")}:
+            db.execute("ALTER TABLE files ADD COLUMN ctime_ns INTEGER")
         _create(db)
-        fill_chunks(db)
+        if version == 2:  # the chunk index (3), from the texts kept
+            fill_chunks(db)
     else:  # the folders the user added were moved out first (``folders``)
         tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
                             "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()

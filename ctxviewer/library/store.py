@@ -42,12 +42,13 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
             continue
         path, parent = to_db(res.path), parents.get(res.path)
         db.execute(
-            "INSERT INTO files (path, parent, size, mtime_ns, inode, error, read_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET parent=excluded.parent,"
-            " size=excluded.size, mtime_ns=excluded.mtime_ns, inode=excluded.inode, "
-            "error=excluded.error, read_at=excluded.read_at",
+            "INSERT INTO files (path, parent, size, mtime_ns, inode, ctime_ns, error, read_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+            "parent=excluded.parent, size=excluded.size, mtime_ns=excluded.mtime_ns, "
+            "inode=excluded.inode, ctime_ns=excluded.ctime_ns, error=excluded.error, "
+            "read_at=excluded.read_at",
             (path, None if parent is None else to_db(parent), res.size, res.mtime_ns, res.inode,
-             None if res.error is None else printable(res.error), now))
+             res.ctime_ns, None if res.error is None else printable(res.error), now))
         if res.state is not None:
             db.execute("INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)",
                        (path, res.state))

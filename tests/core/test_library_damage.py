@@ -161,3 +161,62 @@ def test_the_folders_an_earlier_index_held_move_beside_it(corpus: Path, home: Pa
         assert lib.counts() == counts
     saved = json.loads((db_file.parent / "folders.json").read_text())
     assert saved == [{"path": str(tmp_path / "rec"), "added": "2025-01-02T03:04:05"}]
+
+
+def _edit_in_place(path: Path) -> None:
+    """Change one digit of the first output token count, the size and times kept (as a
+    tool that restores the modification time would)."""
+    import re
+
+    st = path.stat()
+    data = path.read_bytes()
+    m = re.search(rb'"output_tokens": ?(\d+)', data)
+    assert m is not None
+    digit = m.start(1)
+    new = b"7" if data[digit:digit + 1] != b"7" else b"3"
+    path.write_bytes(data[:digit] + new + data[digit + 1:])
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == \
+        (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+@pytest.mark.parametrize("recent", [True, False], ids=["state kept", "old file"])
+def test_a_file_changed_in_place_with_its_size_and_time_is_read_again(
+        corpus: Path, home: Path, recent: bool) -> None:
+    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.session_summary import summarize
+    from ctxviewer.ingest.loader import load
+
+    files = lay_out(corpus, home)
+    path = files["vibe"]
+    if not recent:
+        os.utime(path, (1_600_000_000, 1_600_000_000))
+    with Library() as lib:
+        lib.scan()
+        before = {e["path"]: e for e in lib.sessions()}[str(path)]
+        _edit_in_place(path)
+        stats = lib.scan()
+        after = {e["path"]: e for e in lib.sessions()}[str(path)]
+    assert stats.read == 1 and stats.resumed == 0 and stats.bytes_read == path.stat().st_size
+    want = summarize(Analysis(load(str(path)))).as_dict()
+    assert after["cost_usd"] == want["cost_usd"] != before["cost_usd"]
+
+
+def test_an_index_of_schema_3_notes_the_ctimes_without_reading(corpus: Path,
+                                                              home: Path) -> None:
+    files = lay_out(corpus, home)
+    with Library() as lib:
+        lib.scan()
+        db_file = lib.path
+    db = sqlite3.connect(str(db_file))
+    db.execute("ALTER TABLE files DROP COLUMN ctime_ns")
+    db.execute("PRAGMA user_version=3")
+    db.commit()
+    db.close()
+    with Library() as lib:
+        assert lib.scan().read == 0  # nothing read again, the ctimes noted
+        assert lib.db.execute("SELECT count(*) FROM files WHERE ctime_ns IS NULL").fetchone() \
+            == (0,)
+        _edit_in_place(files["codex"])
+        assert lib.scan().read_paths == [str(files["codex"])]
