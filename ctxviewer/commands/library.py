@@ -97,13 +97,12 @@ def run(args: argparse.Namespace) -> int:
             found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                                  limit=limit or None, search=args.search)
             bad = lib.bad_files()
-        for note in lib.notes:  # what happened to the index, said once
-            print(f"ctxviewer: library: {note}", file=sys.stderr)
+        status = _say(lib.notes, stats)
         if args.json:
             print_json({"library": str(lib.path), "folders": lib.folders(),
                         "scan": stats.as_dict(), "counts": lib.counts(), "sessions": found,
                         "bad_files": bad})
-            return 0
+            return status
         total = lib.counts()["sessions"]
         width = terminal_width()
         found, bad = printable(found), printable(bad)  # a name that is no UTF-8: \xe9
@@ -112,7 +111,23 @@ def run(args: argparse.Namespace) -> int:
             for m in e.get("matches", []):
                 print(f"      request {m['request']}: {m['snippet']}")
         _footer(found, total, bad, stats, args)
-    return 0
+    return status
+
+
+def _say(notes: list[str], stats: Any) -> int:
+    """What happened to the index and its folders, once, on stderr; 1 when the scan could
+    not write the index (what it holds is listed all the same)."""
+    lines = list(notes)
+    lines += [f"the folder {printable(f)} you added is not there any more: its sessions "
+              f"left the library (--remove-folder {printable(f)} forgets it)"
+              for f in stats.missing_folders]
+    if stats.failed:
+        left = stats.to_read - stats.read
+        lines.append(f"{stats.failed}: {plural(left, 'changed file')} of {stats.to_read:,} "
+                     "not read; the list is what the index held")
+    for line in lines:
+        print(f"ctxviewer: library: {line}", file=sys.stderr)
+    return 1 if stats.failed else 0
 
 
 def _scan(lib: Any, args: argparse.Namespace) -> Any:

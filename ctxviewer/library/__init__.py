@@ -16,11 +16,13 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from ctxviewer.errors import LibraryError
 from ctxviewer.library import query
 from ctxviewer.library import search as text_search
 from ctxviewer.library.folders import Folders
-from ctxviewer.library.index_file import IndexDamaged, IndexFile, damage
+from ctxviewer.library.index_file import IndexDamaged, IndexFile, damage, write_failure
 from ctxviewer.library.location import db_path
+from ctxviewer.library.locks import Lock
 from ctxviewer.library.scan import Progress, ScanStats, scan
 
 __all__ = ["IndexDamaged", "Library", "ScanStats"]
@@ -65,6 +67,10 @@ class Library:
         except Exception as e:
             why = damage(e)
             if why is None:
+                failure = write_failure(e)
+                if failure is not None:  # a disk gone read-only or full, an I/O error
+                    raise LibraryError(f"the library's index {self.path} cannot be used "
+                                       f"({failure})") from None
                 raise
         self.rebuild(why)
         return call()
@@ -101,10 +107,21 @@ class Library:
     def scan(self, *, workers: int | None = None, progress: Progress | None = None,
              cancelled: Callable[[], bool] | None = None,
              keep_days: float | None = None, pool: bool | None = None) -> ScanStats:
-        """Bring the index up to date (``scan``)."""
-        return self._guarded(lambda: scan(
-            self.db, self.folders(), workers=workers, progress=progress,
-            cancelled=cancelled, keep_days=keep_days, pool=pool))
+        """Bring the index up to date (``scan``). One scan at a time: another one running
+        (another process) is waited for (``progress`` is told, ``ScanStats.waiting``),
+        and this one then finds its work done."""
+        lock = Lock(self.path.with_name(self.path.name + ".scan-lock"))
+        try:
+            if not lock.try_exclusive():
+                if progress is not None:
+                    progress(ScanStats(waiting=True))
+                if not lock.exclusive(cancelled=cancelled):
+                    return ScanStats(cancelled=True)
+            return self._guarded(lambda: scan(
+                self.db, self.folders(), workers=workers, progress=progress,
+                cancelled=cancelled, keep_days=keep_days, pool=pool))
+        finally:
+            lock.release()
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  sort: str = "start", limit: int | None = None,

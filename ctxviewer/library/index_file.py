@@ -51,19 +51,21 @@ def damage(e: BaseException) -> str | None:
     return None
 
 
-def cannot_write(e: BaseException, where: Path) -> str | None:
-    """A one-line reason when ``e`` says the index's folder cannot be written (read-only,
-    no permission, a full disk), else None."""
+def write_failure(e: BaseException) -> str | None:
+    """What ``e`` says when the index cannot be written (a read-only folder, no
+    permission, a full disk), else None."""
     if isinstance(e, sqlite3.Error):
         code = getattr(e, "sqlite_errorcode", None)
-        if code is None or code & 0xFF not in _CANNOT_WRITE:
-            return None
-        why = str(e)
-    elif isinstance(e, OSError):
-        why = e.strerror or str(e)
-        if e.errno == errno.ENOSPC:
-            why = "the disk is full"
-    else:
+        return str(e) if code is not None and code & 0xFF in _CANNOT_WRITE else None
+    if isinstance(e, OSError):
+        return "the disk is full" if e.errno == errno.ENOSPC else e.strerror or str(e)
+    return None
+
+
+def cannot_write(e: BaseException, where: Path) -> str | None:
+    """A one-line reason when ``e`` says the index's folder cannot be written, else None."""
+    why = write_failure(e)
+    if why is None:
         return None
     return f"cannot write the library's index in {where} ({why}); CTXVIEWER_LIBRARY_DIR " \
         "puts it elsewhere"

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from ctxviewer.library import store
+from ctxviewer.library.index_file import damage, write_failure
 from ctxviewer.library.schema import from_db, to_db
 from ctxviewer.library.walk import Found, find_files, groups
 
@@ -56,13 +57,17 @@ class ScanStats:
     workers: int = 0  # processes that read (0: read in this process)
     seconds: float = 0.0
     cancelled: bool = False
+    failed: str | None = None  # why the index could not be written (a full disk…)
+    missing_folders: list[str] = field(default_factory=list)  # added, not there any more
+    waiting: bool = False  # for another scan (another process) to end
     read_paths: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, object]:
         return {"files": self.files, "read": self.read, "resumed": self.resumed,
                 "bytes_read": self.bytes_read, "removed": self.removed, "bad": self.bad,
                 "workers": self.workers, "seconds": round(self.seconds, 3),
-                "cancelled": self.cancelled}
+                "cancelled": self.cancelled, "failed": self.failed,
+                "missing_folders": self.missing_folders}
 
 
 def state_days() -> float:
@@ -77,11 +82,31 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
          keep_days: float | None = None, now: float | None = None,
          pool: bool | None = None) -> ScanStats:
     """Bring the index in ``db`` up to date. ``pool``: read in worker processes (True),
-    here (False), or decide by the amount to read (None)."""
+    here (False), or decide by the amount to read (None). An index that cannot be
+    written (a full disk) stops the scan: what was committed stays, ``failed`` says why."""
     t0 = time.perf_counter()
+    stats = ScanStats()
+    try:
+        _scan(db, folders, stats, workers, progress, cancelled, keep_days, now, pool)
+    except (sqlite3.Error, OSError) as e:
+        why = None if damage(e) else write_failure(e)
+        if why is None:
+            raise
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        stats.failed = f"the index could not be written ({why})"
+    stats.seconds = time.perf_counter() - t0
+    if progress is not None:
+        progress(stats)
+    return stats
+
+
+def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
+          workers: int | None, progress: Progress | None, cancelled: Callable[[], bool] | None,
+          keep_days: float | None, now: float | None, pool: bool | None) -> None:
     now = time.time() if now is None else now
     keep = (state_days() if keep_days is None else keep_days) * 86_400
-    stats = ScanStats()
+    stats.missing_folders = [f for f in folders if not os.path.isdir(f)]
     found = find_files(folders)
     stats.files = len(found)
     known = {from_db(p): _Known(size, mtime, inode, ctime,
@@ -109,12 +134,9 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
             stats.removed += 1
     if progress is not None:
         progress(stats)
-    _run(db, todo, lambda g: _job(db, g, known, now, keep), stats, workers, progress, cancelled, pool)
+    _run(db, todo, lambda g: _job(db, g, known, now, keep), stats, workers, progress,
+         cancelled, pool)
     stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
-    stats.seconds = time.perf_counter() - t0
-    if progress is not None:
-        progress(stats)
-    return stats
 
 
 class _Known(NamedTuple):
@@ -168,7 +190,10 @@ class _transaction:
         self.db.execute("BEGIN IMMEDIATE")
 
     def __exit__(self, kind: object, *_: object) -> None:
-        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+        if kind is None:
+            self.db.execute("COMMIT")
+        elif self.db.in_transaction:  # SQLite may have rolled back itself (a full disk)
+            self.db.execute("ROLLBACK")
 
 
 Group = list[Found]  # a session file and its sub-agent files
@@ -257,7 +282,8 @@ class _Writer:
         try:
             store.apply(self.db, result, group)
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             self.open = False
             raise
         s = self.stats
@@ -272,5 +298,5 @@ class _Writer:
 
     def flush(self) -> None:
         if self.open:
-            self.db.execute("COMMIT")
             self.open = False
+            self.db.execute("COMMIT")

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -220,3 +226,134 @@ def test_an_index_of_schema_3_notes_the_ctimes_without_reading(corpus: Path,
             == (0,)
         _edit_in_place(files["codex"])
         assert lib.scan().read_paths == [str(files["codex"])]
+
+
+def _cli(*args: str, preexec: object = None, wrap: list[str] | None = None,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``ctxviewer ARGS`` in a process of its own, with this test's environment."""
+    command = [*(wrap or []), sys.executable, "-m", "ctxviewer", *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
+                          preexec_fn=preexec, env={**os.environ, **(env or {})})  # type: ignore[arg-type]
+
+
+def _read_only(folder: Path) -> list[str] | None:
+    """A command prefix under which ``folder`` cannot be written (None: none here). Root
+    writes whatever the modes say: for root, a read-only bind mount in a namespace of
+    its own; for others, the folder's mode."""
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        return []
+    if shutil.which("unshare") is None:
+        return None
+    script = (f'mount --bind "{folder}" "{folder}" && mount -o remount,bind,ro "{folder}" '
+              f'"{folder}" && exec "$0" "$@"')
+    wrap = ["unshare", "-m", "sh", "-c", script]
+    probe = subprocess.run([*wrap, "touch", str(folder / "probe")], capture_output=True,
+                           check=False)
+    return wrap if probe.returncode != 0 and b"Read-only" in probe.stderr else None
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["no index yet", "an index"])
+def test_a_read_only_library_folder_is_one_line(corpus: Path, home: Path, tmp_path: Path,
+                                                existing: bool) -> None:
+    lay_out(corpus, home)
+    folder = tmp_path / "library"
+    folder.mkdir()
+    if existing:
+        with Library() as lib:
+            lib.scan()
+    wrap = _read_only(folder)
+    if wrap is None:
+        pytest.skip("no way to make a folder read-only for this user here")
+    try:
+        done = _cli("library", wrap=wrap)
+    finally:
+        folder.chmod(0o755)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"ctxviewer: cannot write the library's index in {folder} (")
+    assert done.stderr.count("\n") == 1 and "internal error" not in done.stderr
+
+
+def _small_disk() -> None:  # in the child: files may not grow past 1.5 MB (a full disk)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1_500_000, 1_500_000))
+
+
+def test_a_full_disk_stops_the_scan_and_lists_what_the_index_holds(
+        corpus: Path, home: Path, tmp_path: Path) -> None:
+    files = lay_out(corpus, home)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(12):
+        shutil.copyfile(files["spotter"], folder / f"copy-{i:02}.jsonl")
+    with Library() as lib:
+        lib.add_folder(str(folder))
+    full = _cli("library", "--json", preexec=_small_disk)
+    assert full.returncode == 1, full.stderr
+    said = full.stderr.splitlines()
+    assert len(said) == 1 and said[0].startswith("ctxviewer: library: the index could not be "
+                                                 "written (") and "not read" in said[0]
+    scan = json.loads(full.stdout)["scan"]
+    assert scan["failed"] and scan["read"] < len(files) - 2 + 12
+    done = _cli("library", "--json")  # room again: the rest is read
+    assert done.returncode == 0 and done.stderr == ""
+    listing = json.loads(done.stdout)
+    assert listing["counts"]["sessions"] == len(files) - 2 + 12
+    db = sqlite3.connect(str(tmp_path / "library" / "library.sqlite3"))
+    assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    db.close()
+
+
+def test_two_scans_at_once_read_each_file_once(corpus: Path, home: Path,
+                                                tmp_path: Path) -> None:
+    files = lay_out(corpus, home)
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for i in range(40):
+        shutil.copyfile(files["spotter"], folder / f"copy-{i:02}.jsonl")
+    total = len(files) - 2 + 40
+    with Library() as lib:
+        lib.add_folder(str(folder))
+        db_file = lib.path
+    command = [sys.executable, "-m", "ctxviewer", "library", "--json", "--workers", "1"]
+    first = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and first.poll() is None:
+            try:
+                with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=1) as db:
+                    if db.execute("SELECT count(*) FROM sessions").fetchone()[0] >= 2:
+                        break
+            except sqlite3.OperationalError:
+                pass
+            time.sleep(0.05)
+        assert first.poll() is None, "the first scan ended before the second began"
+        second = _cli("library", "--json")  # waits for the first, then finds it done
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+    assert first.returncode == 0 and second.returncode == 0, err + second.stderr
+    a, b = json.loads(out), json.loads(second.stdout)
+    assert a["scan"]["read"] == total and b["scan"]["read"] == 0
+    assert a["counts"] == b["counts"] and b["counts"]["sessions"] == total
+
+
+def test_an_added_folder_that_was_deleted_is_said(corpus: Path, home: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    lay_out(corpus, home)
+    recs = recordings(corpus, tmp_path / "rec")
+    with Library() as lib:
+        lib.add_folder(str(tmp_path / "rec"))
+        before = lib.scan()
+    shutil.rmtree(tmp_path / "rec")
+    assert main(["library", "--json"]) == 0
+    out, err = capsys.readouterr()
+    listing = json.loads(out)
+    assert listing["scan"]["removed"] == len(recs) and before.read > len(recs)
+    assert listing["scan"]["missing_folders"] == listing["folders"] == [str(tmp_path / "rec")]
+    assert err == f"ctxviewer: library: the folder {tmp_path / 'rec'} you added is not there " \
+        f"any more: its sessions left the library (--remove-folder {tmp_path / 'rec'} " \
+        "forgets it)\n"
+    assert not any(e["path"].startswith(str(tmp_path / "rec")) for e in listing["sessions"])
