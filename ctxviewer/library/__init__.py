@@ -117,11 +117,13 @@ class Library:
                     progress(ScanStats(waiting=True))
                 if not lock.exclusive(cancelled=cancelled):
                     return ScanStats(cancelled=True)
-            return self._guarded(lambda: scan(
+            stats = self._guarded(lambda: scan(
                 self.db, self.folders(), workers=workers, progress=progress,
                 cancelled=cancelled, keep_days=keep_days, pool=pool))
         finally:
             lock.release()
+        stats.notes = self.notes
+        return stats
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  sort: str = "start", limit: int | None = None,

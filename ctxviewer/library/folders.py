@@ -53,22 +53,25 @@ class Folders:
 
     def take_from_index(self, db_file: Path) -> None:
         """Move the folders an index of an earlier version kept in its table (when this
-        file does not exist yet). A damaged index gives none (said by ``problem``)."""
-        if self.exists() or not db_file.exists():
+        file does not exist yet: it is written now, so this is done once). A damaged
+        index gives none (said by ``problem``)."""
+        if self.exists():
             return
-        try:
-            db = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=30)
+        rows: list[tuple[str, str]] = []
+        if db_file.exists():
             try:
-                rows = db.execute("SELECT path, added FROM folders").fetchall()
-            finally:
-                db.close()
-        except sqlite3.Error as e:
-            if "no such table" in str(e):  # an index of this version: none there
-                self._write([])
-            else:
-                self.problem = f"the folders the index held could not be read ({e})"
-            return
-        self._write([{"path": str(p), "added": str(a)} for p, a in rows])
+                db = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=30)
+                try:
+                    rows = db.execute("SELECT path, added FROM folders").fetchall()
+                finally:
+                    db.close()
+            except sqlite3.Error as e:
+                if "no such table" not in str(e):  # else: an index of this version
+                    self.problem = f"the folders the index held could not be read ({e})"
+        try:
+            self._write([{"path": str(p), "added": str(a)} for p, a in rows])
+        except OSError:  # a folder that cannot be written: opening the index says so
+            pass
 
     def _read(self) -> list[dict[str, str]]:
         try:

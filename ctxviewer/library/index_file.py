@@ -98,8 +98,8 @@ class IndexFile:
             try:
                 if self.path.exists() and not self._usable_size():
                     self._delete()
-                    self.notes.append("the index was empty (0 bytes): it is built again "
-                                      "from the session files")
+                    self.notes.append("the index was empty (0 bytes): built anew from "
+                                      "the session files")
                 return connect(self.path)
             finally:
                 self.lock.shared()
@@ -126,8 +126,8 @@ class IndexFile:
                                "another ctxviewer has it open: close it, then try again")
         try:
             self._delete()
-            self.notes.append(f"the index was damaged ({why}): it is built again from "
-                              "the session files")
+            self.notes.append(f"the index was damaged ({why}): built anew from the "
+                              "session files")
             return connect(self.path)
         finally:
             self.lock.shared()

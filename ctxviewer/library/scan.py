@@ -60,6 +60,7 @@ class ScanStats:
     failed: str | None = None  # why the index could not be written (a full disk…)
     missing_folders: list[str] = field(default_factory=list)  # added, not there any more
     waiting: bool = False  # for another scan (another process) to end
+    notes: list[str] = field(default_factory=list, repr=False)  # ``Library.notes``
     read_paths: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, object]:

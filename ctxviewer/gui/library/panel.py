@@ -25,6 +25,7 @@ from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.widgets.file_dialog import FileDialog
 from ctxviewer.gui.widgets.menus import find_menu
+from ctxviewer.jsonish import printable
 from ctxviewer.library.location import db_path
 from ctxviewer.resources import demo_session_path
 
@@ -69,6 +70,9 @@ class LibraryPanel(QObject):
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self._found = ""  # the search whose sessions the table shows (its matches)
+        self._index_notes: list[str] = []  # what happened to the index (made anew…),
+        # said until the next scan the user starts
+        self._rebuild: str | None = None  # a damaged index to make anew once the scan ends
         self.ask_folder = self._ask_folder  # replaceable (tests answer it)
         self.action = QAction("&Library…", window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -104,6 +108,8 @@ class LibraryPanel(QObject):
         self.queries.counted.connect(self._on_counted)
         self.queries.hits_found.connect(self._on_hits)
         self.queries.failed.connect(self._on_query_failed)
+        self.queries.noted.connect(self._on_index_noted)
+        self.queries.damaged.connect(self._on_index_damaged)
 
     # -- pages --------------------------------------------------------------------------
     @property
@@ -162,7 +168,8 @@ class LibraryPanel(QObject):
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
         """Open a row's session: of a file that holds several, the part the row shows."""
-        path = entry.get("path")
+        entry = self.view.proxy.entries.get(entry.get("id", -1), entry)  # not through Qt:
+        path = entry.get("path")  # a name that is no UTF-8 keeps its bytes
         if path and os.path.exists(path):
             self.window.open_file(path, entry.get("part") if entry.get("parts", 1) > 1 else None)
         else:
@@ -210,8 +217,13 @@ class LibraryPanel(QObject):
         return dialog.chosen()
 
     # -- scanning -------------------------------------------------------------------------
-    def scan(self, rescan: bool = False) -> None:
-        if self.scanner.start(rescan):
+    def scan(self, rescan: bool = False, rebuild: str | None = None,
+             keep_note: bool = False) -> None:
+        """Bring the index up to date (``rebuild``: a damaged index made anew first;
+        ``keep_note``: what happened to the index is still said meanwhile)."""
+        if self.scanner.start(rescan, rebuild):
+            if not (keep_note or rebuild):
+                self._index_notes = []
             self._scanned = False  # this scan's end decides, not an earlier one's
             self.view.rescan.setEnabled(False)
             self.view.set_progress(None, None)
@@ -219,6 +231,8 @@ class LibraryPanel(QObject):
                 self.view.set_empty_text("Looking for sessions…")
 
     def _on_scan_progressed(self, stats: ScanStats) -> None:
+        if stats.waiting:
+            self.view.set_progress(0, 0, "waiting for another ctxviewer's scan…")
         self.view.set_progress(stats.read, stats.to_read) if stats.to_read else None
         if not self.view.entries and stats.to_read:
             self.view.set_empty_text(f"Indexing {stats.to_read:,} sessions for the first "
@@ -229,8 +243,10 @@ class LibraryPanel(QObject):
     def _on_scan_finished(self, stats: ScanStats) -> None:
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
-        if self.scanner.pending:  # a folder added while the scan ran
-            self.scan()
+        self._note_index(stats.notes)
+        if self.scanner.pending or self._rebuild:  # a folder added, a damage found meanwhile
+            rebuild, self._rebuild = self._rebuild, None
+            self.scan(rebuild=rebuild, keep_note=True)
             return
         self.refresh(note=_scan_note(stats))
         self._scanned = True
@@ -238,9 +254,36 @@ class LibraryPanel(QObject):
     def _on_scan_failed(self, reason: str) -> None:
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
+        if self._rebuild:
+            rebuild, self._rebuild = self._rebuild, None
+            self.scan(rebuild=rebuild, keep_note=True)
+            return
         self.view.set_summary(len(self.view.entries), [], f"the scan failed: {reason}")
         if not self.view.entries:
+            self.view.set_empty_text(f"The library cannot be used: {reason}")
             self._open_demo_if_empty()
+
+    def _on_index_noted(self, notes: list[str]) -> None:
+        """A read found the index damaged and made it anew: say so, and fill it again."""
+        self._note_index(notes)
+        self._hits_for = None  # asked of the old index: asked again
+        self._summarize()
+        if not self.scanner.busy:
+            self.scan(keep_note=True)
+
+    def _note_index(self, notes: list[str]) -> None:
+        """What happened to the index, each said once (a read and the scan may both say)."""
+        self._index_notes += [n for n in notes if n not in self._index_notes]
+
+    def _on_index_damaged(self, reason: str) -> None:
+        """A read found the index damaged while the scan held it: made anew after it."""
+        self._note_index([reason])
+        self._summarize()
+        if self.scanner.busy:
+            self._rebuild = reason
+            self.scanner.cancel()
+        else:
+            self.scan(rebuild=reason)
 
     def _open_demo_if_empty(self) -> bool:
         """The library found nothing: open the demo when asked to (a start without a file)."""
@@ -333,6 +376,7 @@ class LibraryPanel(QObject):
             note = f"{len(found.counts):,} match: {found.text}"
             if found.counted:
                 note += f" ({sum(found.counts.values()):,} requests)"
+        note = "; ".join(n for n in (*self._index_notes, note) if n)
         self.view.set_summary(len(self.view.entries), self._bad, note)
 
     def _on_query_failed(self, reason: str) -> None:
@@ -345,12 +389,17 @@ class LibraryPanel(QObject):
 
 
 def _scan_note(stats: ScanStats) -> str:
+    missing = "".join(f"; the folder {printable(f)} you added is not there any more"
+                      for f in stats.missing_folders)
+    if stats.failed:
+        return f"{stats.failed}: {stats.to_read - stats.read:,} changed files not read" + \
+            missing
     if stats.cancelled:
-        return "the scan was stopped"
+        return "the scan was stopped" + missing
     if not stats.read and not stats.removed:
-        return "up to date"
+        return "up to date" + missing
     return f"read {stats.read:,} changed files ({stats.bytes_read / 1e6:,.1f} MB) " \
-        f"in {stats.seconds:.1f} s"
+        f"in {stats.seconds:.1f} s" + missing
 
 
 def _nothing_found() -> str:
