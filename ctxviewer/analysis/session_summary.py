@@ -75,9 +75,13 @@ class SessionSummary:
         }
 
 
-def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
-    """``a``'s session in one row. ``cost``: the session's prices, when already computed."""
-    from ctxviewer.analysis.insights.cost import session_cost
+def summarize(a: Analysis, cost: SessionCost | None = None,
+              details: bool = True) -> SessionSummary:
+    """``a``'s session in one row. ``cost``: the session's prices, when already computed.
+    ``details`` False: without what needs the messages' text (the largest categories at
+    the peak, the sub-agent runs), for a session read without it (the library's rows),
+    and with the cost's totals only."""
+    from ctxviewer.analysis.insights.cost import cost_totals, session_cost
     from ctxviewer.analysis.insights.subagents import subagent_runs
 
     s = a.session
@@ -88,16 +92,20 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
         if p.api_prompt_tokens is not None and (peak is None or p.api_prompt_tokens > peak):
             peak, peak_i = p.api_prompt_tokens, p.index
     stamps = [r.timestamp for r in reqs if r.timestamp]
-    cost = cost or session_cost(s)
-    priced = any(c.total_usd is not None for c in cost.requests)
+    if details or cost is not None:
+        cost = cost or session_cost(s)
+        priced = any(c.total_usd is not None for c in cost.requests)
+        total_usd, hit_rate = cost.total_usd if priced else None, cost.hit_rate
+    else:
+        total_usd, hit_rate = cost_totals(reqs)
     top: tuple[tuple[str, int], ...] = ()
-    if reqs:
+    if reqs and details:
         cats = sorted((c for c in a.category_tokens(
             peak_i if peak_i is not None else a.resolve_index(None))
             if c[0] not in SKIP_CATEGORIES and c[1] > 0), key=lambda c: -c[1])
         top = tuple(cats[:TOP_CATEGORIES])
     runs = tuple(SubagentSummary(r.agent, r.agent_type, len(r.requests), r.peak_context, r.cost_usd)
-                 for r in subagent_runs(s, cost))
+                 for r in subagent_runs(s, cost)) if details and cost else ()
     ident = a.identity
     window = a.window
     return SessionSummary(
@@ -109,5 +117,5 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
         peak_share=round(peak / window, 4) if peak is not None and window else None,
         compactions_observed=len(a.compactions.observed),
         compactions_predicted=len(a.compactions.predicted),
-        cost_usd=cost.total_usd if priced else None, cache_hit_rate=cost.hit_rate,
+        cost_usd=total_usd, cache_hit_rate=hit_rate,
         top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped))

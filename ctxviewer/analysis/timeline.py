@@ -57,16 +57,22 @@ def estimate_request(req: Request, est: Estimator, inferred: int | None = None) 
     return overhead + est.messages(req.messages)
 
 
-def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[Point]:
+def timeline(session: Session, est: Estimator, thresholds: Thresholds,
+             estimates: bool = True) -> list[Point]:
+    """``estimates`` False: a request the API counted gets no estimate (0), for a session
+    read without its messages (the library's rows: there is nothing to estimate)."""
     points: list[Point] = []
     inferred: dict[tuple[str, str | None], int | None] = {}
     for r in session.requests:
-        key = (r.role, r.agent)
-        if not r.complete and key not in inferred:
-            inferred[key] = infer_overhead(session.requests, r, est)
-        estimate = estimate_request(r, est, inferred.get(key))
         u = r.usage
         api = u.prompt_tokens if u else None
+        key = (r.role, r.agent)
+        if api is not None and not estimates:
+            estimate = 0
+        else:
+            if not r.complete and key not in inferred:
+                inferred[key] = infer_overhead(session.requests, r, est)
+            estimate = estimate_request(r, est, inferred.get(key))
         points.append(Point(
             r.index, r.timestamp, r.model, r.role, r.sidechain, api, estimate,
             u.output_tokens if u else None,

@@ -85,12 +85,49 @@ class _Pending:
     response: list[Message] = field(default_factory=list)
 
 
-def _usage(last: dict[str, Any]) -> Usage:
+def token_usage(last: dict[str, Any]) -> Usage:
     total_in = as_int(last.get("input_tokens"))
     cached = min(as_int(last.get("cached_input_tokens")), total_in)
     return Usage(input_tokens=total_in - cached, cache_read_input_tokens=cached,
                  output_tokens=as_int(last.get("output_tokens")),
                  reasoning_tokens=as_int(last.get("reasoning_output_tokens")))
+
+
+@dataclass(frozen=True)
+class TokenCall:
+    """What a ``token_count`` event says of the last model call."""
+
+    last: dict[str, Any] | None  # its usage (None: the event lacks it)
+    sig: tuple[Any, ...] | None  # equal for the same call reported again
+    window: int | None  # model_context_window, when given
+
+
+def token_call(p: _Rec) -> TokenCall | None:
+    """The call a ``token_count`` event's payload reports (None: rate limits only)."""
+    info = p.get("info")
+    window = None
+    if isinstance(info, dict):
+        last, total = info.get("last_token_usage"), info.get("total_token_usage")
+        given = info.get("model_context_window")
+        window = given if isinstance(given, int) and given > 0 else None
+    elif "input_tokens" in p:  # early event layout: the usage itself
+        last, total = p, None
+    else:
+        return None
+    if not isinstance(last, dict):
+        return TokenCall(None, None, window)
+    source = total if isinstance(total, dict) else last
+    return TokenCall(last, (total is None,) + tuple(source.get(k) for k in _FIELDS), window)
+
+
+def compacted_event(p: _Rec, ts: str | None, last_prompt: int | None) -> Event:
+    """A ``compacted`` record's event (``last_prompt``: the size before it)."""
+    summary = str(p.get("message") or "")
+    detail = "history replaced by Codex's replacement_history" \
+        if isinstance(p.get("replacement_history"), list) else \
+        "history rebuilt as Codex does: user messages + summary (inferred)"
+    return Event(COMPACT_BOUNDARY, ts, pre_tokens=last_prompt,
+                 detail=f"{detail}; summary: {summary[:300]}")
 
 
 class _CodexParser:
@@ -212,38 +249,28 @@ class _CodexParser:
         if isinstance(history, list):
             entries = [e for item in history if isinstance(item, dict)
                        if (e := item_entry(item, ts)) is not None]
-            detail = "history replaced by Codex's replacement_history"
         else:
             entries = compaction_rebuild(self.entries, summary, ts)
-            detail = "history rebuilt as Codex does: user messages + summary (inferred)"
         self.entries = [(o, self.intern(m)) for o, m in entries]
-        out.append(Event(COMPACT_BOUNDARY, ts, pre_tokens=self.last_prompt,
-                         detail=f"{detail}; summary: {summary[:300]}"))
+        out.append(compacted_event(p, ts, self.last_prompt))
 
     def _token_count(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
-        info = p.get("info")
-        if isinstance(info, dict):
-            last, total = info.get("last_token_usage"), info.get("total_token_usage")
-            window = info.get("model_context_window")
-            if isinstance(window, int) and window > 0:
-                self.window = window
-        elif "input_tokens" in p:  # early event layout: the usage itself
-            last, total = p, None
-        else:
+        call = token_call(p)
+        if call is None:
             return  # rate limits only
-        if not isinstance(last, dict):
+        if call.window:
+            self.window = call.window
+        if call.last is None:
             out.append(Skipped(line, "token_count without last_token_usage"))
             return
-        source = total if isinstance(total, dict) else last
-        sig = (total is None,) + tuple(source.get(k) for k in _FIELDS)
-        if sig == self.last_sig:
+        if call.sig == self.last_sig:
             return  # the same call reported again
-        self.last_sig = sig
+        self.last_sig = call.sig
         self._flush(out)
         cut = len(self.entries)
         while cut and self.entries[cut - 1][0]:
             cut -= 1
-        usage = _usage(last)
+        usage = token_usage(call.last)
         self.last_prompt = usage.prompt_tokens
         self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
                                 [m for _, m in self.entries[cut:]])

@@ -90,6 +90,7 @@ class _QwenParser:
         # the last history built (uuid, messages): the next request's walk stops there, so
         # a session of n requests takes time in n, not n² (a node replaced drops it)
         self.memo: tuple[str, tuple[Message, ...]] | None = None
+        self.messages = True  # False: requests without their messages (``new_parser``)
 
     def feed(self, line: int, record: Any) -> list[Item]:
         if not isinstance(record, dict):
@@ -124,7 +125,7 @@ class _QwenParser:
             if sub == "slash_command":
                 self._local_command(rec, parent)
             return _Node(parent)
-        if isinstance(sub, str) and sub in _UNSENT:
+        if (isinstance(sub, str) and sub in _UNSENT) or not self.messages:
             return _Node(parent)
         msg = _content_message(rec.get("message"), rec.get("uuid"), ts)
         if msg is not None and kind == "user" and isinstance(sub, str) and sub in _INJECTED_USER:
@@ -175,11 +176,12 @@ class _QwenParser:
                              thoughts="thoughtsTokenCount", total="totalTokenCount")
         side = bool(rec.get("isSidechain"))
         reply = _content_message(rec.get("message"), uuid, rec.get("timestamp"),
-                                 keep_thoughts=True)
+                                 keep_thoughts=True) if self.messages else None
         window = as_int(rec.get("contextWindowSize")) or None
         return Request(
             index=0, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(), tools=(),
-            messages=self._context(parent), usage=usage, complete=False, sidechain=side,
+            messages=self._context(parent) if self.messages else (), usage=usage,
+            complete=False, sidechain=side,
             role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
             response=reply, message_id=uuid, window_hint=window, line=line, notes=NOTES,
             client=f"qwen-code/{v}" if isinstance(v := rec.get("version"), str) and v else None,

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxviewer.analysis.compaction.base import is_prompt
-from ctxviewer.analysis.insights.pricing import PriceTable, load_prices
-from ctxviewer.model import MAIN, Request, Session
+from ctxviewer.analysis.insights.pricing import Price, PriceTable, load_prices
+from ctxviewer.model import MAIN, Request, Session, Usage
 
 PER = 1_000_000
 
@@ -171,13 +171,38 @@ def request_cost(req: Request, prices: PriceTable) -> RequestCost:
     if price is None:
         return RequestCost(req.index, req.role, req.model, None, u.input_tokens, w5m, w1h,
                            u.cache_read_input_tokens, u.output_tokens, None, None, None, None)
-    return RequestCost(
-        req.index, req.role, req.model, price.key, u.input_tokens, w5m, w1h,
-        u.cache_read_input_tokens, u.output_tokens,
-        uncached_input_usd=u.input_tokens * price.input / PER,
-        cache_write_usd=(w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
-        cache_read_usd=u.cache_read_input_tokens * price.cache_read / PER,
-        output_usd=u.output_tokens * price.output / PER)
+    return RequestCost(req.index, req.role, req.model, price.key, u.input_tokens, w5m, w1h,
+                       u.cache_read_input_tokens, u.output_tokens, *_usd(u, w5m, w1h, price))
+
+
+def _usd(u: Usage, w5m: int, w1h: int, price: Price) -> tuple[float, float, float, float]:
+    """Uncached input, cache writes, cache reads and output of ``u``, in USD."""
+    return (u.input_tokens * price.input / PER,
+            (w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
+            u.cache_read_input_tokens * price.cache_read / PER,
+            u.output_tokens * price.output / PER)
+
+
+def cost_totals(requests: Sequence[Request],
+                prices: PriceTable | None = None) -> tuple[float | None, float | None]:
+    """``session_cost``'s ``total_usd`` (None when no request could be priced) and
+    ``hit_rate``, the same floats, without a ``RequestCost`` per request (a summary's
+    row: ``session_summary.summarize`` without details)."""
+    prices = prices or load_prices()
+    totals: list[float] = []
+    priced = False
+    read = prompt = 0
+    for r in requests:
+        u, price = r.usage, prices.lookup(r.model)
+        priced = priced or price is not None
+        if u is None:
+            continue
+        read += u.cache_read_input_tokens
+        prompt += u.prompt_tokens
+        if price is not None:
+            w1h = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens)
+            totals.append(sum(_usd(u, u.cache_creation_input_tokens - w1h, w1h, price)))
+    return (sum(totals) if priced else None), (read / prompt if prompt else None)
 
 
 def no_cache_usd(rc: RequestCost, prices: PriceTable) -> float | None:
