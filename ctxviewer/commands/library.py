@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime
 from typing import Any
@@ -53,6 +54,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with --json)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes that read files on a large scan (default: the CPUs)")
+    p.add_argument("--index-text", action="store_true",
+                   help="index the text for --search now, in this process, before listing "
+                        "(a large scan lists the sessions first and indexes their text in "
+                        "the background)")
     p.add_argument("--bad", action="store_true",
                    help="list the files that cannot be read, with the reason")
     add_json_argument(p)
@@ -88,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
         limit = args.limit if args.limit is not None else (0 if args.json else TEXT_LIMIT)
         if not args.no_scan:
             stats = _scan(lib, args)
+        if args.index_text:
+            _index_text(lib, args)
         said = len(lib.notes)
         found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                              limit=limit or None, search=args.search)
@@ -97,11 +104,15 @@ def run(args: argparse.Namespace) -> int:
             found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                                  limit=limit or None, search=args.search)
             bad = lib.bad_files()
+        indexing = lib.indexing()
+        if indexing["pending"] and not indexing["running"]:
+            _index_in_background()
+            indexing["running"] = True
         status = _say(lib.notes, stats)
         if args.json:
             print_json({"library": str(lib.path), "folders": lib.folders(),
-                        "scan": stats.as_dict(), "counts": lib.counts(), "sessions": found,
-                        "bad_files": bad})
+                        "scan": stats.as_dict(), "counts": lib.counts(), "indexing": indexing,
+                        "sessions": found, "bad_files": bad})
             return status
         total = lib.counts()["sessions"]
         width = terminal_width()
@@ -111,7 +122,44 @@ def run(args: argparse.Namespace) -> int:
             for m in e.get("matches", []):
                 print(f"      request {m['request']}: {m['snippet']}")
         _footer(found, total, bad, stats, args)
+        _indexing_note(indexing, args)
     return status
+
+
+def _index_text(lib: Any, args: argparse.Namespace) -> None:
+    """``--index-text``: the second pass here (waiting for one another process runs)."""
+    tty = sys.stderr.isatty()
+    lib.index_texts(workers=args.workers, wait=True,
+                    progress=(lambda s: _progress(s, "indexing the text")) if tty else None)
+    if tty:
+        sys.stderr.write("\r\033[K")
+
+
+def _index_in_background() -> None:
+    """Start the second pass (``library --index-text``) in a process of its own that
+    outlives this one, as ``git gc --auto`` does: the listing does not wait for it."""
+    import subprocess
+
+    detached: dict[str, Any] = {"start_new_session": True} if os.name != "nt" else {
+        "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
+        | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    subprocess.Popen(  # this interpreter, running ctxviewer
+        [sys.executable, "-m", "ctxviewer", "library", "--index-text", "--no-scan",
+         "--json", "--limit", "1"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, close_fds=True, **detached)
+
+
+def _indexing_note(indexing: dict[str, Any], args: argparse.Namespace) -> None:
+    """Until the second pass ends, a search sees only the sessions whose text it read."""
+    left = indexing["pending"]
+    if not left:
+        return
+    done = f"{indexing['indexed']:,} of {indexing['indexed'] + left:,} session files"
+    if args.search is not None:
+        print(f"still indexing the text for search ({done} done): the sessions not indexed "
+              "yet are not in these results")
+    else:
+        print(f"indexing the text for --search in the background ({done} done)")
 
 
 def _say(notes: list[str], stats: Any) -> int:
@@ -137,9 +185,12 @@ def _scan(lib: Any, args: argparse.Namespace) -> Any:
     return stats
 
 
-def _progress(stats: Any) -> None:
-    sys.stderr.write(f"\rindexing: {stats.read:,}/{stats.to_read:,} sessions, "
-                     f"{stats.bytes_read / 1e6:,.0f} MB read")
+def _progress(stats: Any, what: str = "indexing") -> None:
+    if stats.waiting and not stats.to_read:
+        sys.stderr.write(f"\r{what}: waiting for another ctxviewer's…")
+    else:
+        sys.stderr.write(f"\r{what}: {stats.read:,}/{stats.to_read:,} sessions, "
+                         f"{stats.bytes_read / 1e6:,.0f} MB read")
     sys.stderr.flush()
 
 

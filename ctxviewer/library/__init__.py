@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,11 +24,12 @@ from ctxviewer.library.folders import Folders
 from ctxviewer.library.index_file import IndexDamaged, IndexFile, damage, write_failure
 from ctxviewer.library.location import db_path
 from ctxviewer.library.locks import Lock
-from ctxviewer.library.scan import Progress, ScanStats, scan
+from ctxviewer.library.scan import Progress, ScanStats, index_texts, scan
 
 __all__ = ["IndexDamaged", "Library", "ScanStats"]
 
 T = TypeVar("T")
+WAIT_SECONDS = 1.0  # how often a wait for another process's second pass looks
 
 
 class Library:
@@ -105,12 +107,13 @@ class Library:
     # -- scanning and reading ---------------------------------------------------
 
     def scan(self, *, workers: int | None = None, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None,
-             keep_days: float | None = None, pool: bool | None = None) -> ScanStats:
-        """Bring the index up to date (``scan``). One scan at a time: another one running
-        (another process) is waited for (``progress`` is told, ``ScanStats.waiting``),
-        and this one then finds its work done."""
-        lock = Lock(self.path.with_name(self.path.name + ".scan-lock"))
+             cancelled: Callable[[], bool] | None = None, keep_days: float | None = None,
+             pool: bool | None = None, two_pass: bool | None = None) -> ScanStats:
+        """Bring the index up to date (``scan``; a large one writes the rows only, and
+        ``index_texts`` does the rest). One scan at a time: another one running (another
+        process) is waited for (``progress`` is told, ``ScanStats.waiting``), and this one
+        then finds its work done."""
+        lock = self._lock("scan-lock")
         try:
             if not lock.try_exclusive():
                 if progress is not None:
@@ -119,11 +122,55 @@ class Library:
                     return ScanStats(cancelled=True)
             stats = self._guarded(lambda: scan(
                 self.db, self.folders(), workers=workers, progress=progress,
-                cancelled=cancelled, keep_days=keep_days, pool=pool))
+                cancelled=cancelled, keep_days=keep_days, pool=pool, two_pass=two_pass))
         finally:
             lock.release()
         stats.notes = self.notes
         return stats
+
+    def index_texts(self, *, workers: int | None = None, progress: Progress | None = None,
+                    cancelled: Callable[[], bool] | None = None, pool: bool | None = None,
+                    wait: bool = False) -> ScanStats | None:
+        """The second pass (``scan.index_texts``): the full read of the files a large
+        scan wrote the rows of. One at a time: when another one runs (another process),
+        None at once, or (``wait``) its progress told every ``WAIT_SECONDS`` until it
+        ends, and then whatever it left is done here."""
+        lock = self._lock("texts-lock")
+        try:
+            while not lock.try_exclusive():
+                if not wait or (cancelled is not None and cancelled()):
+                    return None
+                now = self.indexing()
+                if progress is not None:
+                    progress(ScanStats(waiting=True, to_read=now["pending"] + now["indexed"],
+                                       read=now["indexed"]))
+                if not now["pending"]:
+                    return ScanStats(notes=self.notes)
+                time.sleep(WAIT_SECONDS)
+            stats = self._guarded(lambda: index_texts(
+                self.db, self.folders(), workers=workers, progress=progress,
+                cancelled=cancelled, pool=pool))
+        finally:
+            lock.release()
+        stats.notes = self.notes
+        return stats
+
+    def indexing(self) -> dict[str, Any]:
+        """How far the text for search is: ``pending`` session files whose rows only are
+        indexed, ``indexed`` ones read in full, and whether a second pass ``running``
+        now (here or in another process)."""
+        pending, indexed = self._guarded(lambda: self.db.execute(
+            "SELECT count(*) FILTER (WHERE pending = 1), count(*) FILTER (WHERE pending = 0) "
+            "FROM files WHERE parent IS NULL AND error IS NULL").fetchone())
+        running = False
+        if pending:
+            probe = self._lock("texts-lock")
+            running = not probe.try_exclusive()
+            probe.release()
+        return {"pending": pending, "indexed": indexed, "running": running}
+
+    def _lock(self, name: str) -> Lock:
+        return Lock(self.path.with_name(f"{self.path.name}.{name}"))
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  sort: str = "start", limit: int | None = None,

@@ -9,6 +9,13 @@
    its own part of a transaction committed every ``COMMIT_SECONDS``.
 4. Files that are gone leave the index.
 
+Rows first. When there is much to read (a first index: ``POOL_MIN_BYTES`` and
+``POOL_MIN_JOBS``), a scan writes each session's row only (``Job.full`` False: what
+the table shows) and marks its file ``pending``; ``index_texts``, the second pass,
+then reads those files in full (their text for search, the summary's details, the
+reader state), newest first, and can be stopped and resumed. A file whose kept state
+makes its full read cheap (it grew) is read in full by the scan itself.
+
 The reader state of a file written in the last ``keep_days`` is kept, so that
 when it grows only its new bytes are read; an older file that grows (a resumed
 session) is read whole once, and then kept too.
@@ -81,14 +88,35 @@ def state_days() -> float:
 def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None = None,
          progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
          keep_days: float | None = None, now: float | None = None,
-         pool: bool | None = None) -> ScanStats:
+         pool: bool | None = None, two_pass: bool | None = None) -> ScanStats:
     """Bring the index in ``db`` up to date. ``pool``: read in worker processes (True),
-    here (False), or decide by the amount to read (None). An index that cannot be
-    written (a full disk) stops the scan: what was committed stays, ``failed`` says why."""
+    here (False), or decide by the amount to read (None). ``two_pass``: write the rows
+    first and leave the files' full reads (their text for search) to ``index_texts``
+    (True), read each file in full now (False), or decide by the amount to read (None:
+    two passes when it is large). An index that cannot be written (a full disk) stops
+    the scan: what was committed stays, ``failed`` says why."""
+    return _writing(db, progress, lambda stats: _scan(
+        db, folders, stats, workers, progress, cancelled, keep_days, now, pool, two_pass))
+
+
+def index_texts(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None = None,
+                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
+                keep_days: float | None = None, now: float | None = None,
+                pool: bool | None = None) -> ScanStats:
+    """The second pass: read in full the files whose rows only a large scan wrote
+    (``files.pending``), newest first: their text for search, their summary's details,
+    their reader state. ``to_read``/``read`` count them; stopped (``cancelled``, killed),
+    the rest is done by the next call."""
+    return _writing(db, progress, lambda stats: _index_texts(
+        db, folders, stats, workers, progress, cancelled, keep_days, now, pool))
+
+
+def _writing(db: sqlite3.Connection, progress: Progress | None,
+             work: Callable[[ScanStats], None]) -> ScanStats:
     t0 = time.perf_counter()
     stats = ScanStats()
     try:
-        _scan(db, folders, stats, workers, progress, cancelled, keep_days, now, pool)
+        work(stats)
     except (sqlite3.Error, OSError) as e:
         why = None if damage(e) else write_failure(e)
         if why is None:
@@ -104,7 +132,8 @@ def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None 
 
 def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
           workers: int | None, progress: Progress | None, cancelled: Callable[[], bool] | None,
-          keep_days: float | None, now: float | None, pool: bool | None) -> None:
+          keep_days: float | None, now: float | None, pool: bool | None,
+          two_pass: bool | None) -> None:
     now = time.time() if now is None else now
     keep = (state_days() if keep_days is None else keep_days) * 86_400
     stats.missing_folders = [f for f in folders if not os.path.isdir(f)]
@@ -135,9 +164,40 @@ def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
             stats.removed += 1
     if progress is not None:
         progress(stats)
-    _run(db, todo, lambda g: _job(db, g, known, now, keep), stats, workers, progress,
-         cancelled, pool)
+    rows_first = _large(stats, todo) if two_pass is None else two_pass
+    _run(db, todo, lambda g: _job(db, g, known, now, keep, rows_first), stats, workers,
+         progress, cancelled, pool)
     stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+
+
+def _large(stats: ScanStats, todo: Sequence[Group]) -> bool:
+    """Much to read: worker processes read it, and a scan writes the rows first."""
+    return stats.bytes_to_read >= POOL_MIN_BYTES and len(todo) >= POOL_MIN_JOBS
+
+
+def _index_texts(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
+                 workers: int | None, progress: Progress | None,
+                 cancelled: Callable[[], bool] | None, keep_days: float | None,
+                 now: float | None, pool: bool | None) -> None:
+    now = time.time() if now is None else now
+    keep = (state_days() if keep_days is None else keep_days) * 86_400
+    pending = {from_db(p) for (p,) in db.execute("SELECT path FROM files WHERE pending = 1")}
+    if not pending:
+        return
+    found = find_files(folders)
+    stats.files = len(found)
+    todo = [g for p, g in groups(found.values()).items() if p in pending]
+    todo.sort(key=lambda g: -max(f.mtime_ns for f in g))  # newest first: searched first
+    stats.to_read = len(todo)
+    stats.bytes_to_read = sum(f.size for g in todo for f in g)
+    with _transaction(db):
+        for p in pending - found.keys():  # gone since its rows were written
+            store.forget_file(db, p)
+            stats.removed += 1
+    if progress is not None:
+        progress(stats)
+    _run(db, todo, lambda g: _job(db, g, {}, now, keep, False), stats, workers, progress,
+         cancelled, pool)
 
 
 class _Known(NamedTuple):
@@ -168,9 +228,10 @@ def _note_ctimes(db: sqlite3.Connection, found: dict[str, Found],
 
 
 def _job(db: sqlite3.Connection, group: list[Found], known: dict[str, _Known], now: float,
-         keep: float) -> Job:
+         keep: float, rows_first: bool) -> Job:
     """The reads of ``group``, each with its kept reader state when it grew or did not
-    change: a file changed in place (its size kept, or smaller) is read whole."""
+    change: a file changed in place (its size kept, or smaller) is read whole.
+    ``rows_first``: the rows only, unless a kept state makes the full read cheap."""
     from ctxviewer.library.reading import FileJob, Job
 
     files = []
@@ -180,7 +241,7 @@ def _job(db: sqlite3.Connection, group: list[Found], known: dict[str, _Known], n
         state = row[0] if row is not None and was is not None and \
             (f.size > was.size or not _changed(f, was)) else None
         files.append(FileJob(f.path, state, keep_state=now - f.mtime_ns / 1e9 <= keep))
-    return Job(tuple(files))
+    return Job(tuple(files), full=not rows_first or any(f.state for f in files))
 
 
 class _transaction:
@@ -205,8 +266,7 @@ def _run(db: sqlite3.Connection, groups: list[Group], make: MakeJob, stats: Scan
          workers: int | None, progress: Progress | None,
          cancelled: Callable[[], bool] | None, pool: bool | None) -> None:
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
-    big = stats.bytes_to_read >= POOL_MIN_BYTES and len(groups) >= POOL_MIN_JOBS \
-        if pool is None else pool
+    big = _large(stats, groups) if pool is None else pool
     writer = _Writer(db, stats, progress)
     try:
         if n > 1 and big:

@@ -3,7 +3,9 @@
 - ``files``: every file found (session files and their sub-agent files), with
   the stat of its last read (``size``, ``mtime_ns``, ``inode``, ``ctime_ns``: what
   a rescan compares) and, for a bad file, why it cannot be read. A sub-agent file has
-  ``parent``: the session file it belongs to.
+  ``parent``: the session file it belongs to. ``pending``: a session file whose rows
+  the first pass of a large scan wrote, its full read (its text for search, the
+  summary's details, its reader state) still to do (``scan.index_texts``).
 - ``states``: the reader state kept for a file that may still grow (pickled,
   zlib-compressed ``ingest.follow.Follower``).
 - ``sessions``: one row per session (``part``: which session of a recording that
@@ -30,8 +32,9 @@ be SQLite text: the tables keep such a name as its bytes, a BLOB (``to_db``,
 
 A schema change (``SCHEMA``) drops the index and builds it again (it is a cache),
 except from schemas 2 and 3, brought up to date without reading a log again: 3
-lacked ``files.ctime_ns`` only (the next scan notes each file's), 2 ``chunk_texts``
-too (filled from ``bodies``).
+lacked ``files.ctime_ns`` and ``files.pending`` only (the next scan notes each
+file's ctime; every file is read in full), 2 ``chunk_texts`` too (filled from
+``bodies``).
 """
 
 from __future__ import annotations
@@ -59,9 +62,11 @@ CREATE TABLE IF NOT EXISTS files (
     inode INTEGER NOT NULL,
     ctime_ns INTEGER,
     error TEXT,
-    read_at REAL NOT NULL
+    read_at REAL NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS files_parent ON files(parent);
+CREATE INDEX IF NOT EXISTS files_pending ON files(mtime_ns) WHERE pending = 1;
 CREATE TABLE IF NOT EXISTS states (
     path TEXT PRIMARY KEY,
     blob BLOB NOT NULL
@@ -148,8 +153,11 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
     if version == SCHEMA:
         return
     if version in (2, 3):  # the files' ctimes (4): noted by the next scan, no file read
-        if "ctime_ns" not in {c for (_, c, *_) in db.execute("PRAGMA table_info(files)")}:
+        columns = {c for (_, c, *_) in db.execute("PRAGMA table_info(files)")}
+        if "ctime_ns" not in columns:
             db.execute("ALTER TABLE files ADD COLUMN ctime_ns INTEGER")
+        if "pending" not in columns:
+            db.execute("ALTER TABLE files ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
         _create(db)
         if version == 2:  # the chunk index (3), from the texts kept
             fill_chunks(db)

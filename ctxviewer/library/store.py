@@ -2,7 +2,9 @@
 
 Every change of one session file (its rows in ``files``, ``states``,
 ``sessions``, ``bodies`` and ``texts``) is made inside the caller's transaction, so a scan
-killed half way leaves each file either as it was or as it is now.
+killed half way leaves each file either as it was or as it is now. A read of the
+rows only (the first pass of a large scan) drops the session's texts (from an earlier
+read of a file that changed) and marks the file ``pending``.
 """
 
 from __future__ import annotations
@@ -41,14 +43,15 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
             forget_file(db, res.path)
             continue
         path, parent = to_db(res.path), parents.get(res.path)
+        pending = int(not result.full and res.path == result.path and res.error is None)
         db.execute(
-            "INSERT INTO files (path, parent, size, mtime_ns, inode, ctime_ns, error, read_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+            "INSERT INTO files (path, parent, size, mtime_ns, inode, ctime_ns, error, read_at, "
+            "pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
             "parent=excluded.parent, size=excluded.size, mtime_ns=excluded.mtime_ns, "
             "inode=excluded.inode, ctime_ns=excluded.ctime_ns, error=excluded.error, "
-            "read_at=excluded.read_at",
+            "read_at=excluded.read_at, pending=excluded.pending",
             (path, None if parent is None else to_db(parent), res.size, res.mtime_ns, res.inode,
-             res.ctime_ns, None if res.error is None else printable(res.error), now))
+             res.ctime_ns, None if res.error is None else printable(res.error), now, pending))
         if res.state is not None:
             db.execute("INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)",
                        (path, res.state))
