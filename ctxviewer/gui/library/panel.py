@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
 
+from ctxviewer.gui.library.indexer import TextIndexer
 from ctxviewer.gui.library.queries import Found, Hits, LibraryQueries, Listing
 from ctxviewer.gui.library.row_menu import RowMenu
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
@@ -57,6 +58,8 @@ class LibraryPanel(QObject):
         self.stack.addWidget(self.view)
         window.setCentralWidget(self.stack)
         self.scanner = Scanner(self.path, self)
+        self.indexer = TextIndexer(self.path, self)  # the second pass: the text for search
+        self._texts: tuple[int, int] | None = None  # its progress while it runs
         self.queries = LibraryQueries(self.path, self)
         self.row_menu = RowMenu(self.view.tree, self.open_entry,
                                 lambda title, why: self.window.show_error(title, why))
@@ -70,6 +73,7 @@ class LibraryPanel(QObject):
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self._found = ""  # the search whose sessions the table shows (its matches)
+        self._last_found: Found | None = None  # its sessions, as last told
         self._index_notes: list[str] = []  # what happened to the index (made anew…),
         # said until the next scan the user starts
         self._rebuild: str | None = None  # a damaged index to make anew once the scan ends
@@ -103,6 +107,9 @@ class LibraryPanel(QObject):
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)
+        self.indexer.progressed.connect(self._on_texts_progressed)
+        self.indexer.finished.connect(self._on_texts_finished)
+        self.indexer.failed.connect(self._on_texts_failed)
         self.queries.listed.connect(self._on_listed)
         self.queries.found.connect(self._on_found)
         self.queries.counted.connect(self._on_counted)
@@ -122,7 +129,7 @@ class LibraryPanel(QObject):
         ``demo_if_empty``: a file to open when the scan finds no session at all."""
         if not self.opened:  # where the index is, decided now (the environment may say)
             self.opened = True
-            self.path = self.scanner.path = self.queries.path = db_path()
+            self.path = self.scanner.path = self.queries.path = self.indexer.path = db_path()
         self.demo_if_empty = demo_if_empty
         self.stack.setCurrentIndex(LIBRARY)
         self._toolbars(False)
@@ -311,6 +318,11 @@ class LibraryPanel(QObject):
         self._bad = listing.bad
         self.view.set_entries(listing.entries)
         self._summarize()
+        if listing.indexing.get("pending") and not self.scanner.busy and \
+                self.indexer.start():  # the text of what a large scan listed first
+            self._texts = (listing.indexing["indexed"],
+                           listing.indexing["indexed"] + listing.indexing["pending"])
+            self._show_texts()
         if self.queries.searching:  # new sessions may match too
             self.queries.search(self.queries.searching)
         if self._scanned:  # the scan's thread may not have exited yet: its end was handled
@@ -337,10 +349,18 @@ class LibraryPanel(QObject):
 
     def _on_found(self, found: Found) -> None:
         self._found = found.text
+        self._last_found = found
         self.view.set_matches(found.counts)
-        self.view.set_empty_text(f"No session's messages hold: {found.text}")
+        self.view.set_empty_text(self._no_match(found.text))
         self._summarize(found)
         self._pick_hits()
+
+    def _no_match(self, text: str) -> str:
+        if self._texts is None:
+            return f"No session's messages hold: {text}"
+        done, total = self._texts
+        return f"No session indexed so far holds: {text}\n(still indexing the text: " \
+            f"{done:,} of {total:,} session files)"
 
     def _pick_hits(self) -> None:
         """The picked session's matching requests, under the table (while searching)."""
@@ -364,6 +384,7 @@ class LibraryPanel(QObject):
             self.view.hits.show_hits(hits)
 
     def _on_counted(self, found: Found) -> None:
+        self._last_found = found
         if self.view.matches is not None and set(self.view.matches) == set(found.counts):
             self.view.set_counts(found.counts)
         else:  # a scan committed meanwhile: other sessions
@@ -373,11 +394,49 @@ class LibraryPanel(QObject):
     def _summarize(self, found: Found | None = None) -> None:
         note = self._note
         if found is not None:
-            note = f"{len(found.counts):,} match: {found.text}"
+            so_far = " so far" if self._texts is not None else ""
+            note = f"{len(found.counts):,} match{so_far}: {found.text}"
             if found.counted:
                 note += f" ({sum(found.counts.values()):,} requests)"
+            if self._texts is not None:
+                done, total = self._texts
+                note += f"; still indexing the text ({done:,} of {total:,} session files)"
         note = "; ".join(n for n in (*self._index_notes, note) if n)
         self.view.set_summary(len(self.view.entries), self._bad, note)
+
+    # -- the second pass: the text for search -------------------------------------------
+    def _on_texts_progressed(self, done: int, total: int) -> None:
+        self._texts = (done, total)
+        self._show_texts()
+
+    def _show_texts(self) -> None:
+        """The search box (and a search's summary) say how far the text is indexed."""
+        done, total = self._texts or (0, 0)
+        self.view.set_indexing(done, total if self._texts is not None else None)
+        if not self.scanner.busy:  # the scan's own progress first
+            self.view.set_progress(done, total, f"indexing text {done:,}/{total:,}…")
+        if self.queries.searching and self._found == self.queries.searching:
+            self._summarize(self._last_found)
+            self.view.set_empty_text(self._no_match(self._found))
+
+    def _on_texts_finished(self, stats: ScanStats) -> None:
+        self._texts = None
+        self.view.set_indexing(0, None)
+        if not self.scanner.busy:
+            self.view.set_progress(None, None)
+        if stats.cancelled:
+            return
+        self.refresh(note=self._note)  # the rows' details came with the text
+        if self.queries.searching:  # complete now
+            self.queries.search(self.queries.searching)
+
+    def _on_texts_failed(self, reason: str) -> None:
+        self._texts = None
+        self.view.set_indexing(0, None)
+        if not self.scanner.busy:
+            self.view.set_progress(None, None)
+        self._note_index([f"the text for search could not be indexed: {reason}"])
+        self._summarize()
 
     def _on_query_failed(self, reason: str) -> None:
         self.view.set_summary(len(self.view.entries), self._bad,
@@ -385,7 +444,10 @@ class LibraryPanel(QObject):
 
     def _on_window_closing(self) -> None:
         self.queries.stop()
+        self.scanner.cancel()
+        self.indexer.cancel()  # stopped: the next start resumes it
         self.scanner.cancel(wait=True)
+        self.indexer.cancel(wait=True)
 
 
 def _scan_note(stats: ScanStats) -> str:

@@ -38,6 +38,7 @@ class Listing:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     bad: list[dict[str, Any]] = field(default_factory=list)
+    indexing: dict[str, Any] = field(default_factory=dict)  # ``Library.indexing``
 
 
 @dataclass
@@ -105,7 +106,8 @@ class LibraryQueries(QObject):
         path = self.path
 
         def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Listing:
-            return self._read(path, lambda lib: Listing(lib.sessions(), lib.bad_files()))
+            return self._read(path, lambda lib: Listing(lib.sessions(), lib.bad_files(),
+                                                        lib.indexing()))
 
         self._lists.start(job)
 

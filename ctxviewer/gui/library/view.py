@@ -25,10 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer.fmt import plural
-from ctxviewer.jsonish import printable
 from ctxviewer.gui.library import model as rows
 from ctxviewer.gui.library.hits import HitsPane
 from ctxviewer.gui.library.sparkline import SparklineDelegate
+from ctxviewer.jsonish import printable
 
 SEARCH_DELAY_MS = 350
 WIDTHS = {rows.SESSION: 230, rows.AGENT: 128, rows.REQUESTS: 72, rows.PEAK: 62,
@@ -381,6 +381,17 @@ class LibraryView(QWidget):
         text += f" · {note}" if note else ""
         self.summary.setToolTip("\n".join([text, *tips]))
         self.summary.setText(text)
+
+    def set_indexing(self, done: int, total: int | None) -> None:
+        """How far the text for search is (None: all of it): the search box says so."""
+        text = "Search messages (every word; \"a phrase\")…"
+        if total is not None:
+            pct = done * 100 // total if total else 100
+            text = f"Search messages (still indexing the text: {pct}%)…"
+        self.search.setPlaceholderText(text)
+        self.search.setToolTip("" if total is None else
+                               f"The text of {done:,} of {total:,} session files is indexed: "
+                               "until the rest is, a search finds only what is.")
 
     def set_progress(self, done: int | None, total: int | None, label: str = "") -> None:
         """A scan's progress (None: hide the bar; a ``total`` of 0: busy, no count)."""
