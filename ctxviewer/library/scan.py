@@ -27,6 +27,8 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import sqlite3
+import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures.process import BrokenProcessPool
@@ -287,7 +289,7 @@ def _in_pool(groups: list[Group], make: MakeJob, n: int, writer: _Writer,
              cancelled: Callable[[], bool] | None) -> list[Group]:
     """Read ``groups`` in ``n`` processes; returns those left to read here (a broken
     pool)."""
-    ctx = multiprocessing.get_context("spawn")  # no fork: the window's threads
+    ctx = _start_method()
     pending: dict[cf.Future[JobResult], Group] = {}
     queue = list(reversed(groups))
     pool = cf.ProcessPoolExecutor(n, mp_context=ctx)
@@ -308,6 +310,19 @@ def _in_pool(groups: list[Group], make: MakeJob, n: int, writer: _Writer,
     finally:  # cancelled: the reads under way finish in their processes, unwaited
         pool.shutdown(wait=not stopped, cancel_futures=True)
     return []
+
+
+def _start_method() -> multiprocessing.context.BaseContext:
+    """How the worker processes start. Forked where that is safe, on Linux from a process
+    of one thread (the command): they then start with the readers imported once, here
+    (spawned, each imports them: 0.3-0.4 s of CPU apiece). Spawned elsewhere: a fork
+    beside other threads (the window's) may copy a lock one of them holds, and macOS
+    frameworks do not survive a fork."""
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        import ctxviewer.library.reading  # noqa: F401 - for the forked workers
+
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def safe_read(job: Job) -> JobResult:
