@@ -5,8 +5,10 @@ series of its prompt sizes) comes from the usage the API reported for each reque
 never from the text of its messages. ``ingest``'s readers build every message and
 block of a log (about 5x a raw parse of it), and the analysis behind a row reads them
 again (2x more): a first index of 2,000 sessions took 87 s. The row readers here
-read only the records that carry usage or events, into ``Request`` objects without
-messages, through the same ``SessionBuilder`` (streamed duplicates, order, events);
+(Claude Code, Codex, qwen-code: a module each; Gemini CLI: its own reader, told to
+build no messages) read only the records that carry usage or events, into
+``Request`` objects without messages, through the same ``SessionBuilder`` (streamed
+duplicates, order, events);
 the row is then the same ``analysis`` code's (``Analysis``, ``summarize``) over them,
 without the details that need the text (``details=False``: the largest categories
 at the peak, the sub-agent runs) and with no skipped records counted: the second
@@ -57,13 +59,14 @@ class Numbering:
 
 # The readers of ``ingest`` that leave the messages out themselves (``load``'s
 # ``messages``): every line is parsed, but none of their text is made into messages.
-WITHOUT_MESSAGES = frozenset({"gemini-cli", "gemini-cli-jsonl", "qwen-code"})
+WITHOUT_MESSAGES = frozenset({"gemini-cli", "gemini-cli-jsonl"})
 
 
 def _readers() -> dict[str, RowReader]:
-    from ctxviewer.library.rows import claude_code, codex
+    from ctxviewer.library.rows import claude_code, codex, qwen_code
 
-    return {"claude-code": claude_code.items, "codex": codex.items}
+    return {"claude-code": claude_code.items, "codex": codex.items,
+            "qwen-code": qwen_code.items}
 
 
 def lean_session(path: str, format: str | None = None) -> Session:
