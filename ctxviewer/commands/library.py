@@ -143,10 +143,11 @@ def _index_in_background() -> None:
     detached: dict[str, Any] = {"start_new_session": True} if os.name != "nt" else {
         "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
         | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-    subprocess.Popen(  # this interpreter, running ctxviewer
-        [sys.executable, "-m", "ctxviewer", "library", "--index-text", "--no-scan",
-         "--json", "--limit", "1"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, close_fds=True, **detached)
+    this = [sys.executable] if getattr(sys, "frozen", False) else \
+        [sys.executable, "-m", "ctxviewer"]  # a packaged app is its own command
+    subprocess.Popen([*this, "library", "--index-text", "--no-scan", "--json", "--limit", "1"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, close_fds=True, **detached)
 
 
 def _indexing_note(indexing: dict[str, Any], args: argparse.Namespace) -> None:
