@@ -23,10 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from ctxviewer.errors import LoadError
 from ctxviewer.ingest import claude_subagents
-from ctxviewer.ingest.base import Item
+from ctxviewer.ingest.base import Item, lenient_loads
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.loader import detect, load, read_head, recorded_cwd
 from ctxviewer.model import Session
@@ -36,6 +39,18 @@ RowReader = Callable[[str], Iterator[Item]]
 
 class Declined(Exception):
     """This log's row cannot be read exactly without its text: read it in full."""
+
+
+def parse(raw: bytes) -> Any:
+    """A line's record as ``load`` parses it (a lone surrogate escape mended), or None
+    for one that is no JSON: a skipped record, which the full read counts."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        try:
+            return lenient_loads(raw)
+        except ValueError:
+            return None
 
 
 class Numbering:

@@ -15,14 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-import orjson
-
 from ctxviewer.ingest.anthropic_body import usage_from
-from ctxviewer.ingest.base import MAX_TOKENS, Item, lenient_loads
+from ctxviewer.ingest.base import MAX_TOKENS, Item
 from ctxviewer.ingest.claude_code import compact_event, record_client
 from ctxviewer.ingest.claude_progress import NOTE as PROGRESS_NOTE
 from ctxviewer.ingest.loader import BOM, iter_lines
-from ctxviewer.library.rows import Declined, Numbering
+from ctxviewer.library.rows import Declined, Numbering, parse
 from ctxviewer.model import MAIN, SUBAGENT, Request, Usage
 
 
@@ -38,13 +36,7 @@ def items(path: str) -> Iterator[Item]:
             continue
         if b"isApiErrorMessage" in raw or b"<synthetic>" in raw:
             raise Declined("an API error or a synthetic message")
-        try:
-            record = orjson.loads(raw if lineno > 1 else raw.removeprefix(BOM))
-        except orjson.JSONDecodeError:
-            try:
-                record = lenient_loads(raw)
-            except ValueError:
-                continue  # a skipped record: counted by the full read
+        record = parse(raw if lineno > 1 else raw.removeprefix(BOM))
         if not isinstance(record, dict):
             continue
         kind = record.get("type")

@@ -14,14 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
-
-from ctxviewer.ingest.base import Item, lenient_loads
+from ctxviewer.ingest.base import Item
 from ctxviewer.ingest.codex import compacted_event, token_call, token_usage
 from ctxviewer.ingest.gemini import error_event
 from ctxviewer.ingest.loader import BOM, iter_lines
 from ctxviewer.ingest.sniffing import CODEX_ENVELOPE
-from ctxviewer.library.rows import Declined
+from ctxviewer.library.rows import Declined, parse
 from ctxviewer.model import MAIN, SUBAGENT, Request, Usage
 
 _HEAD = 100  # bytes of a line where its record's type is (``{"timestamp":…,"type":…``)
@@ -39,7 +37,7 @@ def items(path: str) -> Iterator[Item]:
     for lineno, raw, _ in iter_lines(path):
         if b"response_item" in raw[:_HEAD]:  # the conversation: most lines, most bytes
             continue
-        record = _record(raw if lineno > 1 else raw.removeprefix(BOM))
+        record = parse(raw if lineno > 1 else raw.removeprefix(BOM))
         kind = record.get("type") if isinstance(record, dict) else None
         payload = record.get("payload") if isinstance(record, dict) else None
         if not (isinstance(kind, str) and kind in CODEX_ENVELOPE and isinstance(payload, dict)):
@@ -87,15 +85,6 @@ def items(path: str) -> Iterator[Item]:
     if pending is not None:
         yield _request(pending, window, client, subagent)
 
-
-def _record(raw: bytes) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            return lenient_loads(raw)
-        except ValueError:
-            return None
 
 
 def _request(pending: tuple[int, str | None, Any, Usage, int], window: int | None,

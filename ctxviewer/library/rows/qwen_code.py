@@ -10,14 +10,11 @@ the lines that name one of those are parsed: the user's messages and the tool re
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-import orjson
-
-from ctxviewer.ingest.base import Item, lenient_loads
+from ctxviewer.ingest.base import Item
 from ctxviewer.ingest.loader import BOM, iter_lines
 from ctxviewer.ingest.qwen_code import reply_request, system_events
-from ctxviewer.library.rows import Numbering
+from ctxviewer.library.rows import Numbering, parse
 
 _WANTED = (b"usageMetadata", b"chat_compression", b"ui_telemetry")
 
@@ -27,7 +24,7 @@ def items(path: str) -> Iterator[Item]:
     for lineno, raw, _ in iter_lines(path):
         if not (_WANTED[0] in raw or _WANTED[1] in raw or _WANTED[2] in raw):
             continue
-        record = _record(raw if lineno > 1 else raw.removeprefix(BOM))
+        record = parse(raw if lineno > 1 else raw.removeprefix(BOM))
         if not isinstance(record, dict):
             continue
         kind = record.get("type")
@@ -36,14 +33,4 @@ def items(path: str) -> Iterator[Item]:
         elif kind == "assistant" and isinstance(record.get("usageMetadata"), dict):
             uuid = u if isinstance(u := record.get("uuid"), str) else f"line:{lineno}"
             yield reply_request(lineno, uuid, record, index=number(uuid, None))
-
-
-def _record(raw: bytes) -> Any:
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        try:
-            return lenient_loads(raw)
-        except ValueError:
-            return None  # a skipped record: counted by the full read
 
