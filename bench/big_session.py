@@ -73,7 +73,7 @@ def _child(mode: str, path: str) -> None:
         if rc != 0:
             raise SystemExit(f"report exited {rc}")
     elif mode == "timeline":
-        from ctxviewer.analysis.report import Analysis
+        from ctxviewer.analysis.analysis import Analysis
         from ctxviewer.ingest import load
 
         a = Analysis(load(path))

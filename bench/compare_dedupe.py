@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ctxviewer.analysis.compare import compare
-from ctxviewer.analysis.estimators import get_estimator
+from ctxviewer.analysis.compare.scoring import compare
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.ingest import load
 
 WORDS = [f"w{i}" for i in range(5000)] + ["the", "file", "def", "return", "{", "}", "(", ")"]

@@ -35,7 +35,7 @@ PROBE = """
 import json, os, sys, time
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from PySide6.QtCore import QTimer
-from ctxviewer.analysis import bpe
+from ctxviewer.analysis.tokens import bpe
 from ctxviewer.gui.app import build_main_window, create_app
 for name in ("cl100k_base", "o200k_base"):
     bpe.encoding(name)

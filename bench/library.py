@@ -355,7 +355,7 @@ def where_time_goes(sample: list[Path]) -> None:
     reads them, with the cyclic garbage collector paused."""
     import gc
 
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.session_summary import summarize
     from ctxviewer.ingest.loader import load
     from ctxviewer.library.content import prompt_series, request_texts

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from baseline import raw_parse
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.ingest import load
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -48,6 +48,7 @@ COMPACT_BOUNDARY = "compact_boundary"
 COMPACT_SUMMARY = "compact_summary"
 CONTEXT_OVERFLOW = "context_overflow"
 API_ERROR = "api_error"
+PROXY_UNDO = "proxy_undo"  # ctxviewer's proxy stopped rewriting: the whole history again
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +138,11 @@ class Usage:
 class Event:
     """Something that happened between or at requests."""
 
-    kind: str  # COMPACT_BOUNDARY | COMPACT_SUMMARY | CONTEXT_OVERFLOW | API_ERROR
+    kind: str  # COMPACT_BOUNDARY | COMPACT_SUMMARY | CONTEXT_OVERFLOW | API_ERROR | PROXY_UNDO
     timestamp: str | None = None
     pre_tokens: int | None = None
     post_tokens: int | None = None
-    trigger: str | None = None  # "auto" | "manual"
+    trigger: str | None = None  # "auto" | "manual" | "proxy" (a live compaction)
     detail: str = ""
 
 
@@ -249,7 +250,7 @@ class Session:
     token_counts: list[TokenCount] = field(default_factory=list)
     cwd: str | None = None  # the agent's working directory, where the log records it
     # What analyses derive once per session and may reuse (the estimators' counts by
-    # content, ``analysis.estimators.for_session``): dropped with the session.
+    # content, ``analysis.tokens.estimators.for_session``): dropped with the session.
     caches: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property

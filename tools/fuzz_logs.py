@@ -93,9 +93,10 @@ def analyse(path: str, deep: bool = False) -> str:
     """What ``report --json`` and ``insights --json`` compute for ``path``; returns a
     one-line outcome. Raises what they raise."""
     from ctxviewer.analysis.agents.sessions import default_session, split
-    from ctxviewer.analysis.estimators import DEFAULT, for_session
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.insights import insights, load_prices
-    from ctxviewer.analysis.report import Analysis, breakdown_json, report_json
+    from ctxviewer.analysis.report import breakdown_json, report_json
+    from ctxviewer.analysis.tokens.estimators import DEFAULT, for_session
     from ctxviewer.ingest import load
     from ctxviewer.ingest.loader import READER_ERROR
 
@@ -110,9 +111,9 @@ def analyse(path: str, deep: bool = False) -> str:
     result = insights(session, est, load_prices(), ())
     orjson.dumps(result.to_json(top=None))
     if deep:  # what the window computes besides: every breakdown, the timeline, findings
-        from ctxviewer.analysis import timeline_view
         from ctxviewer.analysis.findings import findings, findings_json
         from ctxviewer.analysis.session_summary import summarize
+        from ctxviewer.analysis.timeline_view import view as timeline_view
 
         a = Analysis(session)
         for i in range(len(session.requests)):

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from ctxviewer.analysis.breakdown import Breakdown, Item
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACT_SUMMARY,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ctxviewer.analysis.compaction.base import CompactionResult, estimate_request
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import COMPACTION_SUMMARY, MAIN, Block, Request, Session, Usage
 
 NOTE_PREFIX = "compacted branch"

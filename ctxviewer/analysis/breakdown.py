@@ -18,8 +18,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ctxviewer.analysis.agents.counting import CountingView, Difference
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.analysis.windows import baseline_note
 from ctxviewer.fmt import short_text
 from ctxviewer.ingest.base import messages_unsure
@@ -192,7 +192,7 @@ def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
     return Item(_message_label(i, m), tokens, "message", tuple(blocks), ref=m, index=i)
 
 
-def _overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
+def overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
     parts: dict[str, tuple[int, list[Item]]] = {}
     sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
                  for i, b in enumerate(req.system) if b.tag not in (MEMORY, SKILL_LISTING)]
@@ -284,7 +284,7 @@ def breakdown(
     ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
     (see ``message_items``) is for breakdowns of many requests with one estimator.
     ``rows=False`` leaves the Messages category without its rows (every number stays)."""
-    parts = _overhead_parts(req, est)
+    parts = overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
         parts, diffs = view.adjust(parts, req, est, Item)
@@ -353,10 +353,13 @@ def breakdown(
     baseline = baseline_note(req.api, req.client)
     if baseline:
         notes.append(baseline)
-    return Breakdown(req.index, mode, est.name, window, thresholds, total, used, tuple(cats),
-                     scale, raw_overhead, msg_est, req.complete, tuple(notes), req.notes,
-                     "agent" if view is not None else "wire", tuple(diffs),
-                     failure=req.failure, simulated=req.simulated)
+    return Breakdown(
+        request=req.index, mode=mode, estimator=est.name, window=window,
+        thresholds=thresholds, total=total, used=used, categories=tuple(cats),
+        overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
+        complete=req.complete, notes=tuple(notes), source_notes=req.notes,
+        counts="agent" if view is not None else "wire", differences=tuple(diffs),
+        failure=req.failure, simulated=req.simulated)
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 
 NOTE = "read from disk now"
 MAX_FILE_BYTES = 1 << 20  # a memory file larger than this is not an agent's memory file

@@ -2,7 +2,7 @@
 
 One per request (a boundary and its summary count once), with the sizes before
 and after: the log's own counts where it has them, else the main requests on
-either side. The agent profile's predictions (``agents.compactions``) and the
+either side. The agent profile's predictions (``predicted_compactions``) and the
 what-if replay (``whatif``) both compare against these.
 """
 

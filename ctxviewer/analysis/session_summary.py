@@ -10,10 +10,12 @@ from typing import TYPE_CHECKING, Any
 from ctxviewer.model import MAIN
 
 if TYPE_CHECKING:
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.insights.cost import SessionCost
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.pricing import PriceTable
 
 TOP_CATEGORIES = 3  # categories kept per session: the largest at the peak request
+TOP_SOURCES = 3  # sources kept per session: the costliest over the session
 SKIP_CATEGORIES = frozenset({"free_space", "autocompact_buffer"})  # room, not content
 
 
@@ -30,6 +32,20 @@ class SubagentSummary:
     def as_dict(self) -> dict[str, Any]:
         return {"agent_id": self.agent_id, "agent_type": self.agent_type,
                 "requests": self.requests, "peak_prompt_tokens": self.peak_prompt_tokens,
+                "cost_usd": self.cost_usd}
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One of the session's costliest sources (``insights.sources``)."""
+
+    kind: str
+    name: str
+    token_requests: int
+    cost_usd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "token_requests": self.token_requests,
                 "cost_usd": self.cost_usd}
 
 
@@ -53,11 +69,12 @@ class SessionSummary:
     peak_share: float | None  # peak_prompt_tokens / window, 0..1 (may pass 1)
     compactions_observed: int
     compactions_predicted: int
-    cost_usd: float | None  # None: no request could be priced
+    cost_usd: float | None  # None: a request with usage has no price (its cost is unknown)
     cache_hit_rate: float | None  # cache reads / prompt tokens over all requests
     top_categories: tuple[tuple[str, int], ...]  # (category name, tokens) at the peak request
     subagent_runs: tuple[SubagentSummary, ...]
     skipped_records: int
+    top_sources: tuple[SourceSummary, ...] = ()  # the costliest sources over the session
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -72,17 +89,21 @@ class SessionSummary:
             "top_categories": [{"name": n, "tokens": t} for n, t in self.top_categories],
             "subagent_runs": [r.as_dict() for r in self.subagent_runs],
             "skipped_records": self.skipped_records,
+            "top_sources": [x.as_dict() for x in self.top_sources],
         }
 
 
 def summarize(a: Analysis, cost: SessionCost | None = None,
-              details: bool = True) -> SessionSummary:
-    """``a``'s session in one row. ``cost``: the session's prices, when already computed.
-    ``details`` False: without what needs the messages' text (the largest categories at
-    the peak, the sub-agent runs), for a session read without it (the library's rows),
-    and with the cost's totals only."""
+              prices: PriceTable | None = None, details: bool = True) -> SessionSummary:
+    """``a``'s session in one row. ``cost``: the session's prices, when already computed
+    (with the ``prices`` they came from). ``details`` False: without what needs the
+    messages' text (the largest categories at the peak, the sub-agent runs, the
+    costliest sources), for a session read without it (the library's rows), and with
+    the cost's totals only."""
     from ctxviewer.analysis.insights.cost import cost_totals, session_cost
+    from ctxviewer.analysis.insights.sources import session_sources
     from ctxviewer.analysis.insights.subagents import subagent_runs
+    from ctxviewer.analysis.pricing import load_prices
 
     s = a.session
     reqs = s.requests
@@ -92,12 +113,15 @@ def summarize(a: Analysis, cost: SessionCost | None = None,
         if p.api_prompt_tokens is not None and (peak is None or p.api_prompt_tokens > peak):
             peak, peak_i = p.api_prompt_tokens, p.index
     stamps = [r.timestamp for r in reqs if r.timestamp]
+    prices = prices or load_prices()
     if details or cost is not None:
-        cost = cost or session_cost(s)
-        priced = any(c.total_usd is not None for c in cost.requests)
+        cost = cost or session_cost(s, prices)
+        priced = cost.total_usd is not None and \
+            any(c.total_usd is not None for c in cost.requests)
         total_usd, hit_rate = cost.total_usd if priced else None, cost.hit_rate
     else:
-        total_usd, hit_rate = cost_totals(reqs)
+        total_usd, hit_rate = cost_totals(reqs, prices)
+    sources = session_sources(s, a.estimator, prices).top(TOP_SOURCES) if details else []
     top: tuple[tuple[str, int], ...] = ()
     if reqs and details:
         cats = sorted((c for c in a.category_tokens(
@@ -118,4 +142,6 @@ def summarize(a: Analysis, cost: SessionCost | None = None,
         compactions_observed=len(a.compactions.observed),
         compactions_predicted=len(a.compactions.predicted),
         cost_usd=total_usd, cache_hit_rate=hit_rate,
-        top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped))
+        top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped),
+        top_sources=tuple(SourceSummary(x.kind, x.name, x.token_requests, x.cost_usd)
+                          for x in sources))

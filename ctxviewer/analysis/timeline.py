@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ctxviewer.analysis.breakdown import infer_overhead
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds, tier
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import CONTEXT_OVERFLOW, Request, Session
 
 

@@ -39,7 +39,7 @@ def add_request_argument(parser: argparse.ArgumentParser, what: str = "the reque
 def add_estimator_argument(parser: argparse.ArgumentParser,
                            what: str = "how tokens are counted where the API did not") -> None:
     """``--estimator``: the local estimators, each with what it counts (docs/estimators.md)."""
-    from ctxviewer.analysis.estimators import DEFAULT, get_estimator, names
+    from ctxviewer.analysis.tokens.estimators import DEFAULT, get_estimator, names
 
     rules = "; ".join(f"{n}: {get_estimator(n).label}" for n in names()).replace("%", "%%")
     parser.add_argument("--estimator", default=DEFAULT, choices=names(), metavar="NAME",
@@ -73,6 +73,23 @@ def port_number(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"port must be 0-65535 (0: any free port), not {value}")
     return value
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def add_client_timeout_argument(parser: argparse.ArgumentParser, default: float) -> None:
+    parser.add_argument("--client-timeout", type=seconds, default=default, metavar="SECONDS",
+                        help="seconds a client may take to send a request's head, or leave "
+                             f"its body silent, before it is closed (default {default:g})")
 
 
 def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.compaction import (
     LABELS,
     STRATEGIES,
@@ -13,7 +14,6 @@ from ctxviewer.analysis.compaction import (
 )
 from ctxviewer.analysis.compaction.base import Summarizer
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,

@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxviewer.analysis.compare import CATEGORIES, Comparison, compare, comparison_json, write_csv
-from ctxviewer.analysis.counters import ANTHROPIC, check_names, default_names, remote_counters
-from ctxviewer.analysis.estimators import names as local_names
+from ctxviewer.analysis.compare.scoring import Comparison, compare, comparison_json, write_csv
+from ctxviewer.analysis.tokens.counter import CATEGORIES
+from ctxviewer.analysis.tokens.estimators import names as local_names
+from ctxviewer.analysis.tokens.registry import (
+    ANTHROPIC,
+    check_names,
+    default_names,
+    remote_counters,
+)
 from ctxviewer.commands.common import (
     UsageError,
     add_file_argument,
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     c = compare(session, wanted, request=which, calibrate_base=args.calibrate_base,
                 calibrate_fit=args.calibrate_fit, counters=counters)
     if ANTHROPIC in counters:
-        from ctxviewer.analysis.anthropic_count import AnthropicCounter
+        from ctxviewer.analysis.tokens.anthropic import AnthropicCounter
 
         counter = counters[ANTHROPIC]
         assert isinstance(counter, AnthropicCounter)

@@ -21,7 +21,7 @@ from ctxviewer.fmt import plural
 
 if TYPE_CHECKING:  # imported when the command runs: `ctxviewer --help` lists it without them
     from ctxviewer.analysis.dataset.rows import SessionRows
-    from ctxviewer.analysis.insights.pricing import PriceTable
+    from ctxviewer.analysis.pricing import PriceTable
     from ctxviewer.commands.parquet_store import ParquetStore
     from ctxviewer.ingest.session_files import Expanded
 
@@ -55,8 +55,8 @@ def file_key(path: str) -> str:
 def file_rows(path: str, args: argparse.Namespace, prices: PriceTable) -> list[SessionRows]:
     """The rows of every session ``path`` holds."""
     from ctxviewer.analysis.agents.sessions import split
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.dataset.rows import session_rows
-    from ctxviewer.analysis.report import Analysis
     from ctxviewer.ingest.loader import load
 
     key = file_key(path)
@@ -65,7 +65,7 @@ def file_rows(path: str, args: argparse.Namespace, prices: PriceTable) -> list[S
 
 
 def run(args: argparse.Namespace) -> int:
-    from ctxviewer.analysis.insights.pricing import load_prices
+    from ctxviewer.analysis.pricing import load_prices
     from ctxviewer.commands.parquet_store import ParquetStore
     from ctxviewer.ingest.session_files import expand
 

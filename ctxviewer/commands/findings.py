@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import SEVERITIES, Finding, at_least, findings, findings_json
 from ctxviewer.analysis.insights import load_prices
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,

@@ -7,10 +7,11 @@ import contextlib
 import os
 from typing import Any
 
-from ctxviewer.commands.common import UsageError, port_number
+from ctxviewer.commands.common import UsageError, add_client_timeout_argument, port_number
 from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.otlp_receiver import (
+    CLIENT_TIMEOUT,
     DEFAULT_PORT,
     OtlpConfig,
     OtlpReceiver,
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                       "./ctxviewer-otel-<timestamp>.jsonl)")
     parser.add_argument("--force", action="store_true",
                         help="append to --out even when it holds something else")
+    add_client_timeout_argument(parser, CLIENT_TIMEOUT)
     parser.add_argument("--quiet", action="store_true", help="no line per export request")
 
 
@@ -41,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(os.path.dirname(out)):
         raise UsageError(f"no such directory for --out: {os.path.dirname(out)}")
     receiver = OtlpReceiver(OtlpConfig(out=out, host=args.host, port=args.port,
-                                       force=args.force,
+                                       force=args.force, client_timeout=args.client_timeout,
                                        on_export=None if args.quiet else print_export))
     serve(receiver, "the OTLP receiver", lambda: print_banner(receiver))
     print(f"stopped: {plural(receiver.lines, 'export request')} written to {out}", flush=True)

@@ -7,16 +7,27 @@ import contextlib
 import os
 import sys
 from typing import Any
-from urllib.parse import urlsplit
 
-from ctxviewer.commands.common import UsageError, port_number
+from ctxviewer.commands.common import (
+    UsageError,
+    add_client_timeout_argument,
+    port_number,
+    seconds,
+)
 from ctxviewer.commands.serving import serve
 from ctxviewer.fmt import plural
 from ctxviewer.proxy.recorder import default_recording_name
+from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.rewrite_plan import REWRITE_STRATEGIES
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.routes import (
+    ANTHROPIC_UPSTREAM,
+    GEMINI_UPSTREAM,
+    OPENAI_UPSTREAM,
+    upstream_base,
+)
 from ctxviewer.proxy.server import (
+    CLIENT_TIMEOUT,
     DEFAULT_PORT,
     DEFAULT_TIMEOUT,
     ProxyConfig,
@@ -28,20 +39,10 @@ HELP = "record API calls: a local proxy that forwards to the real API and writes
 
 
 def _url(text: str) -> str:
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise argparse.ArgumentTypeError(f"not an http(s) URL: {text!r}")
-    return text.rstrip("/")
-
-
-def _seconds(text: str) -> float:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"timeout must be positive, not {text}")
-    return value
+        return upstream_base(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,14 +54,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})")
     parser.add_argument("--openai-upstream", type=_url, default=OPENAI_UPSTREAM,
                         help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})")
+    parser.add_argument("--gemini-upstream", type=_url, default=GEMINI_UPSTREAM,
+                        help=f"Gemini API base URL (default {GEMINI_UPSTREAM}); Gemini CLI "
+                             "reaches the proxy with GOOGLE_GEMINI_BASE_URL=http://HOST:PORT")
     parser.add_argument("--out", help="recording file, appended to when it is a ctxviewer "
                                       "recording (default "
                                       "./ctxviewer-recording-<timestamp>.jsonl)")
     parser.add_argument("--force", action="store_true",
                         help="append to --out even when it is not a ctxviewer recording")
-    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT,
+    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
                         help="seconds of upstream silence before giving up "
                              f"(default {DEFAULT_TIMEOUT:g})")
+    add_client_timeout_argument(parser, CLIENT_TIMEOUT)
     parser.add_argument("--quiet", action="store_true", help="no line per exchange")
     rewrite = parser.add_argument_group(
         "rewriting (off unless --compact-at is given)",
@@ -105,7 +110,7 @@ def _rewriter(args: argparse.Namespace) -> Rewriter | None:
 
 def _say(message: str) -> None:
     with contextlib.suppress(OSError):
-        print(f"rewrite: {message}", flush=True)
+        print(redact_text(f"rewrite: {message}"), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
     config = ProxyConfig(
         out=out, host=args.host, port=args.port, upstream=args.upstream,
         openai_upstream=args.openai_upstream, timeout=args.timeout,
+        client_timeout=args.client_timeout,
         on_record=None if args.quiet else print_exchange, force=args.force,
-        rewriter=_rewriter(args),
+        rewriter=_rewriter(args), gemini_upstream=args.gemini_upstream,
     )
     server = ProxyServer(config)
     serve(server, "the proxy", lambda: print_banner(server))
@@ -138,6 +144,7 @@ def print_banner(server: ProxyServer) -> None:
         "point your agent at it (paste into its shell):",
         f"export ANTHROPIC_BASE_URL={server.url}",
         f"export OPENAI_BASE_URL={server.url}/v1",
+        f"export GOOGLE_GEMINI_BASE_URL={server.url}",
         "Ctrl+C to stop.",
     ]
     rw = server.config.rewriter
@@ -156,6 +163,8 @@ def print_exchange(record: dict[str, Any]) -> None:
     usage = record.get("usage") or {}
     body = (record.get("request") or {}).get("body")
     model = body.get("model", "") if isinstance(body, dict) else ""
+    if not model and ":" in str(record.get("path", "")):  # Gemini: /v1beta/models/<model>:<method>
+        model = str(record["path"]).rsplit("/", 1)[-1].split(":", 1)[0]
     total = (record.get("timing") or {}).get("total_ms") or 0
     parts = [record["id"], f"{record['api']:<22}", str(response.get("status", "---")),
              f"{total / 1000:6.1f}s", str(model)]
@@ -170,4 +179,4 @@ def print_exchange(record: dict[str, Any]) -> None:
     if record.get("error"):
         parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
     with contextlib.suppress(OSError):  # a closed terminal must not stop the recording
-        print("  ".join(parts), flush=True)
+        print(redact_text("  ".join(parts)), flush=True)

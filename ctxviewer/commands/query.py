@@ -5,11 +5,19 @@ The query names the tables ``sessions``, ``requests``, ``categories`` and ``item
 views over ``DIR/<table>/**/*.parquet`` with the hive partition columns ``agent``
 (VARCHAR) and ``date`` (DATE). A table with no file yet is an empty view of the
 same columns. Text table, ``--json`` (docs/json.md) or ``--csv``.
+
+A query file is shared like a script (a team's ``queries/``), so it runs boxed
+in: one SELECT, reading the dataset and nothing else. DuckDB's own file-system
+guard does that (``enable_external_access`` off, the dataset as the only
+``allowed_directories``, the configuration locked, no extension installed or
+loaded, no spill files), and the statement is checked to be a single SELECT,
+so nothing is written even inside the dataset.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -58,18 +66,57 @@ def view_sql(root: Path, table: str) -> str:
             "true, hive_types = {'agent': VARCHAR, 'date': DATE}, union_by_name = true)")
 
 
+# Set before the user's SQL runs, in this order (a setting cannot change once external
+# access is off, and none can once the configuration is locked).
+CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
+                  "allow_community_extensions": False, "allow_unsigned_extensions": False}
+
+
+# the settings a query may still SET: how it computes, not what it reaches
+QUERY_SETTINGS = ("integer_division", "default_order", "default_null_order", "TimeZone")
+
+
+def _sandbox(con: Any, root: Path) -> None:
+    """Let ``con`` read ``root`` (the dataset) and nothing else, for good."""
+    con.execute("SET TimeZone = 'UTC'")
+    con.execute("SET temp_directory = ''")  # no spill files anywhere
+    con.execute(f"SET allowed_configs = [{', '.join(map(_literal, QUERY_SETTINGS))}]")
+    con.execute(f"SET allowed_directories = [{_literal(str(root) + os.sep)}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+
+
+def _one_select(con: Any, duckdb: Any, sql: str) -> None:
+    """Raise ``UsageError`` unless ``sql`` is one SELECT (WITH, FROM-first, DESCRIBE,
+    SUMMARIZE and VALUES are SELECTs too), after any SET of ``QUERY_SETTINGS``."""
+    kinds = [s.type for s in con.extract_statements(sql)]
+    if not kinds:
+        raise UsageError("holds no SQL statement")
+    select, settings = duckdb.StatementType.SELECT, duckdb.StatementType.SET
+    others = [k for k in kinds[:-1] if k != settings] + \
+        ([kinds[-1]] if kinds[-1] != select else [])
+    if others:
+        name = getattr(others[0], "name", str(others[0]))
+        raise UsageError(f"holds a {name} statement: a query is one SELECT (after SETs of "
+                         f"{', '.join(QUERY_SETTINGS)}); it reads the dataset and writes "
+                         "nothing")
+
+
 def run_query(sql: str, root: Path) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
-    """``sql`` run over the dataset at ``root``: its columns (name, DuckDB type) and rows."""
+    """``sql`` run over the dataset at ``root``: its columns (name, DuckDB type) and rows.
+
+    It may read the files under ``root`` and nothing else (``_sandbox``)."""
     from ctxviewer.commands.team_extra import require
 
     duckdb = require("duckdb", "query")
+    root = root.resolve()
     # no extension is fetched from the network: Parquet and time zones are built in
-    con = duckdb.connect(config={"autoinstall_known_extensions": False,
-                                 "autoload_known_extensions": False})
+    con = duckdb.connect(config=CONNECT_CONFIG)
     try:
-        con.execute("SET TimeZone = 'UTC'")
+        _sandbox(con, root)
         for table in schema.TABLES:
             con.execute(view_sql(root, table))
+        _one_select(con, duckdb, sql)
         result = con.execute(sql)
         if result.description is None:
             return [], []

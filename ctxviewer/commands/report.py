@@ -7,8 +7,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ctxviewer.analysis.agents.sessions import describe, split
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown, Item
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.report import report_json
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,
@@ -157,6 +158,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
                  f"estimator {a.estimator.name}")
     lines.append(f"window {a.window:,} from the {w.source}: {w.detail}")
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
+    if ident.rules_note:
+        lines.append(f"note: {ident.rules_note}")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:

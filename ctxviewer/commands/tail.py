@@ -19,11 +19,11 @@ from typing import Any
 
 import orjson
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import infer_overhead
-from ctxviewer.analysis.estimators import for_session, get_estimator
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.thresholds import Thresholds, tier
 from ctxviewer.analysis.timeline import estimate_request
+from ctxviewer.analysis.tokens.estimators import for_session, get_estimator
 from ctxviewer.commands.common import (
     UsageError,
     add_estimator_argument,
@@ -33,7 +33,7 @@ from ctxviewer.commands.common import (
     add_window_argument,
 )
 from ctxviewer.fmt import plural
-from ctxviewer.ingest.follow import Follower, Update
+from ctxviewer.ingest.follow.follower import Follower, Update
 from ctxviewer.model import AUXILIARY, SUBAGENT, Request, Session
 
 HELP = "follow a session log as it is written: one line per new request"
@@ -220,11 +220,11 @@ class TailPrinter:
             _write_json({"type": "agent", "agent": a.identity.profile.id,
                          "label": a.identity.label, "window": a.window,
                          "window_source": a.window_source, "policy_label": a.policy_label,
-                         "thresholds": t.as_dict()})
+                         "rules_note": a.identity.rules_note, "thresholds": t.as_dict()})
             return
         _write(f"-- {a.identity.label} ({a.identity.evidence}): window {a.window:,} "
                f"({a.window_source}), {a.policy_label}: warn {t.warn:,} auto {t.auto:,} "
-               f"hard {t.hard:,}")
+               f"hard {t.hard:,}" + _noted(a.identity.rules_note))
 
     def _emit_header(self, s: Session) -> None:
         self._agent_shown = a_label = None
@@ -244,11 +244,12 @@ class TailPrinter:
                          "agent": a.identity.profile.id, "window": window,
                          "window_source": a.window_source, "policy": self.policy,
                          "policy_label": a.policy_label, "thresholds": t.as_dict(),
-                         "requests": len(s.requests)})
+                         "rules_note": a.identity.rules_note, "requests": len(s.requests)})
             return
         _write(f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}  {a_label}  "
                f"model {model or '?'}  window {window:,} ({a.window_source})  "
-               f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})")
+               f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})"
+               + _noted(a.identity.rules_note))
 
     def _emit_reload(self, s: Session | None) -> None:
         n = len(s.requests) if s is not None else 0
@@ -299,6 +300,11 @@ def _clock(ts: str | None) -> str:
     if when.tzinfo is not None:
         when = when.astimezone()
     return when.strftime("%H:%M:%S")
+
+
+def _noted(note: str | None) -> str:
+    """A note to end a header line with ("" when there is none)."""
+    return f"  ({note})" if note else ""
 
 
 def _write(line: str) -> None:

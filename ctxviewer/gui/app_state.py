@@ -21,9 +21,9 @@ from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QObject, Signal
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown
-from ctxviewer.analysis.estimators import DEFAULT
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.tokens.estimators import DEFAULT
 from ctxviewer.model import Session
 
 

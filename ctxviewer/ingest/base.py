@@ -1,4 +1,4 @@
-"""What every reader shares: the sniffing head, the reader protocol, errors.
+"""What every reader shares: the head of a file, a format and its reader, errors.
 
 A reader is a small object in the registry (``ctxviewer.ingest.registry``).
 It says whether a file looks like its format (``sniff``) and hands out a
@@ -10,7 +10,7 @@ following a growing one (live attach) use the same parser.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Protocol
 
@@ -200,3 +200,20 @@ def new_parser(reader: Reader, path: str, messages: bool = True) -> Parser:
 
 def drain(items: Iterable[Item]) -> Iterator[Item]:
     yield from items
+
+
+class Format:
+    """One log format: what ``ctxviewer formats`` lists, its test, and where its reader is."""
+
+    __slots__ = ("name", "label", "description", "document", "sniff", "module", "attr",
+                 "companions")
+
+    def __init__(self, name: str, label: str, description: str, document: bool,
+                 sniff: Callable[[Head], bool], module: str, attr: str = "READER",
+                 companions: str | None = None) -> None:
+        self.name, self.label, self.description, self.document = name, label, description, \
+            document
+        self.sniff, self.module, self.attr = sniff, module, attr
+        # "module:function" joining the files a session brings along (Claude Code's
+        # sub-agent files), or None
+        self.companions = companions

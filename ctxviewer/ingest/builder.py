@@ -162,9 +162,18 @@ def _mark_group_subagents(reqs: list[Request], tooled: list[Request]) -> None:
             reqs[i] = replace(r, role=SUBAGENT, sidechain=True, agent=agent)
 
 
+SUMMARY_REACH = 64  # messages of a request's opening looked at for a compaction summary
+
+
 def _has_summary(req: Request) -> bool:
-    """A compaction summary opens the context it starts: look at its first messages."""
-    return any(b.tag == COMPACTION_SUMMARY for m in req.messages[:2] for b in m.blocks)
+    """A compaction summary opens the context it starts: look at its opening, the messages
+    before the first answer (Codex keeps the user's messages before its summary)."""
+    for m in req.messages[:SUMMARY_REACH]:
+        if m.role == "assistant":
+            return False
+        if any(b.tag == COMPACTION_SUMMARY for b in m.blocks):
+            return True
+    return False
 
 
 def infer_compactions(session: Session) -> None:

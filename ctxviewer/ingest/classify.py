@@ -130,6 +130,9 @@ def split_message_text(text: str) -> list[Block]:
         return [Block(TEXT, text, tag=COMPACTION_SUMMARY)]
     if stripped.startswith(_SKILL_BODY_PREFIXES):
         return [Block(TEXT, text, tag=SKILL_BODY)]
+    agents = agents_md_blocks(text)
+    if agents is not None:
+        return agents
     if stripped.startswith("<"):
         injected = _injected(text, stripped)
         if injected:
@@ -163,6 +166,25 @@ def _injected(text: str, stripped: str) -> list[Block]:
         return []
     parts = split_system_text(text) if "--- Context from: " in text else [Block(TEXT, text)]
     return [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER, name=name) for b in parts]
+
+
+_AGENTS_HEAD = "# AGENTS.md instructions for "
+
+
+def agents_md_blocks(text: str) -> list[Block] | None:
+    """Codex's AGENTS.md message (``# AGENTS.md instructions for <dir>`` or the older
+    ``<user_instructions>``) as memory named after its file, less the skill listing Codex
+    appends to it; None for any other text."""
+    head = text.lstrip()
+    if head.startswith("<user_instructions>"):
+        name = "AGENTS.md"
+    elif head.startswith(_AGENTS_HEAD):
+        where = head.split("\n", 1)[0][len(_AGENTS_HEAD):].strip().rstrip("/")
+        name = f"{where}/AGENTS.md" if where else "AGENTS.md"
+    else:
+        return None
+    return [b if b.tag else Block(TEXT, b.text, tag=MEMORY, name=name)
+            for b in split_skills_section(text)]
 
 
 def split_skills_section(text: str) -> list[Block]:

@@ -11,11 +11,10 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest import claude_subagents
-from ctxviewer.ingest.base import Cancelled, Head, LoadError, Reader, lenient_loads, new_parser
+from ctxviewer.ingest.base import Cancelled, Head, LoadError, lenient_loads, new_parser
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.collector import collector_paused
-from ctxviewer.ingest.registry import READERS, get_reader
+from ctxviewer.ingest.registry import READERS, LazyReader, get_reader
 from ctxviewer.model import Session, Skipped
 from ctxviewer.special_files import pseudo_root
 
@@ -198,7 +197,7 @@ def _check_file(path: str) -> None:
         raise LoadError(f"cannot read {path}: permission denied")
 
 
-def detect(head: Head) -> Reader:
+def detect(head: Head) -> LazyReader:
     """The reader whose ``sniff`` accepts ``head``; ``LoadError`` when none does."""
     if not head.text.strip():
         raise LoadError(f"{head.path} is empty")
@@ -297,8 +296,8 @@ def load(
 ) -> Session:
     """Read a whole file into a ``Session``.
 
-    A Claude Code session brings its sub-agent files along (``subagents``;
-    ``ingest.claude_subagents``).
+    A session brings along the files its agent writes beside it (``subagents``:
+    Claude Code's sub-agent files, ``Format.companions``).
 
     Raises ``LoadError`` (one-line message) for files that are not session
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
@@ -365,9 +364,9 @@ def _load(path: str, format: str | None, progress: Progress | None,
         progress(total, total)
     session = builder.build()
     session.cwd = cwd
-    if reader.name == "claude-code" and limit is None and subagents:
-        session = claude_subagents.join(
-            session, lambda f: load(str(f), format="claude-code", subagents=False))
+    if limit is None and subagents:
+        session = reader.with_companions(
+            session, lambda f: load(str(f), format=reader.name, subagents=False))
     return session
 
 

@@ -1,15 +1,35 @@
 """The registry of readers, in detection order (most specific first).
 
-Each entry is a ``LazyReader``: it sniffs with the format's test
-(``ingest.sniffing``) and imports its reader module only when asked for a parser.
+Each log format is a ``Format`` defined by its package (``ingest.claude``,
+``ingest.codex``, …): its registry name, its description and a ``sniff`` test
+on the file's head. The packages' ``__init__`` modules hold only those tests
+and the record types they look for; a reader module is imported only when a
+file of its format is opened, so ``ctxviewer report`` on a Claude Code
+transcript never loads the Codex, Gemini or trace code. Adding an agent is
+adding a package and its formats to ``FORMATS``.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from pathlib import Path
 
-from ctxviewer.ingest.base import Head, LoadError, Parser, Reader
-from ctxviewer.ingest.sniffing import FORMATS, Format
+from ctxviewer.ingest import claude, codex, gemini, otel, qwen, trace
+from ctxviewer.ingest.base import Format, Head, LoadError, Parser, Reader
+from ctxviewer.model import Session
+
+# detection order: most specific first
+FORMATS: tuple[Format, ...] = (
+    trace.RECORDING,
+    trace.CLAUDE_TRACE,
+    otel.FORMAT,  # OTLP export requests: no other reader takes their lines
+    qwen.FORMAT,  # before Claude Code: same record envelope, Claude's test would take it
+    claude.FORMAT,
+    codex.FORMAT,
+    gemini.CHAT_DOCUMENT,  # the JSON document layout; before the JSONL one
+    gemini.CHAT_JSONL,
+)
 
 
 class LazyReader:
@@ -27,22 +47,32 @@ class LazyReader:
     @property
     def reader(self) -> Reader:
         if self._reader is None:
-            reader: Reader = getattr(importlib.import_module(self.format.module),
-                                     self.format.attr)
+            reader: Reader = getattr(importlib.import_module(self.format.module), self.format.attr)
             self._reader = reader
         return self._reader
 
     def parser(self) -> Parser:
         return self.reader.parser()
 
+    def with_companions(self, session: Session, load: Callable[[Path], Session]) -> Session:
+        """``session`` joined with the files its agent writes beside it (Claude Code's
+        sub-agent files), each read by ``load``; the session itself for most formats."""
+        if self.format.companions is None:
+            return session
+        module, _, attr = self.format.companions.partition(":")
+        join: Callable[[Session, Callable[[Path], Session]], Session] = getattr(
+            importlib.import_module(module), attr
+        )
+        return join(session, load)
+
     def __repr__(self) -> str:
         return f"<reader {self.name}>"
 
 
-READERS: list[Reader] = [LazyReader(f) for f in FORMATS]
+READERS: list[LazyReader] = [LazyReader(f) for f in FORMATS]
 
 
-def get_reader(name: str) -> Reader:
+def get_reader(name: str) -> LazyReader:
     for reader in READERS:
         if reader.name == name:
             return reader

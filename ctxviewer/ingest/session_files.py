@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxviewer.ingest.claude_subagents import session_of
+from ctxviewer.ingest.claude.subagents import session_of
 from ctxviewer.special_files import kind, pseudo_root
 
 SESSION_NAME = re.compile(r"\.(jsonl|json|ndjson)(\.(gz|xz))?$", re.IGNORECASE)

@@ -5,7 +5,7 @@ and returns plain data: per file its stamp, the bytes it read and its reader sta
 per session (a recording may hold several) its summary, prompt series and texts.
 
 Incremental reads. A line log whose reader state was kept (``Job`` carries it,
-pickled) is resumed where the last read stopped: ``ingest.follow.Follower`` reads
+pickled) is resumed where the last read stopped: ``ingest.follow.follower.Follower`` reads
 only the bytes appended since, and re-reads the file whole when it was truncated
 or replaced (it checks the first and the last bytes it read). Documents (Gemini
 CLI's JSON chat) and compressed logs have no such state: they are read whole.
@@ -24,13 +24,13 @@ from typing import Any
 
 from ctxviewer import __version__
 from ctxviewer.analysis.agents.sessions import split
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
-from ctxviewer.ingest import claude_subagents
 from ctxviewer.ingest.collector import collector_paused
-from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.ingest.loader import load
+from ctxviewer.ingest.registry import get_reader
 from ctxviewer.library.content import prompt_series, request_texts
 from ctxviewer.model import Session
 
@@ -143,6 +143,7 @@ def _read_group(job: Job) -> JobResult:
 def _read_rows(job: Job) -> JobResult | None:
     """The rows of ``job``'s sessions from the usage alone (``rows``), or None when the
     log's need its text (declined, or no row reader): read whole then."""
+    from ctxviewer.ingest.claude import subagents as claude_subagents
     from ctxviewer.library.rows import Declined, lean_session
 
     t0 = time.perf_counter()
@@ -187,9 +188,8 @@ def _read_whole(job: Job) -> JobResult:
             out.seconds = time.perf_counter() - t0
             return out
     main = sessions[job.path]
-    if main.format == CLAUDE_CODE:
-        main = claude_subagents.join(main, lambda f: sessions.get(str(f)) or load(
-            str(f), format=CLAUDE_CODE, subagents=False))
+    main = get_reader(main.format).with_companions(main, lambda f: sessions.get(str(f)) or load(
+        str(f), format=main.format, subagents=False))
     for part in split(main):
         a = Analysis(part)
         out.parts.append(PartResult(summarize(a).as_dict(), prompt_series(a.timeline),

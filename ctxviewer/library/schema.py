@@ -7,7 +7,7 @@
   the first pass of a large scan wrote, its full read (its text for search, the
   summary's details, its reader state) still to do (``scan.index_texts``).
 - ``states``: the reader state kept for a file that may still grow (pickled,
-  zlib-compressed ``ingest.follow.Follower``).
+  zlib-compressed ``ingest.follow.follower.Follower``).
 - ``sessions``: one row per session (``part``: which session of a recording that
   holds several), with the columns lists sort and filter on and the whole
   ``SessionSummary.as_dict()`` as JSON.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import codecs
 import time
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -18,24 +17,29 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.sse import (
+from ctxviewer.ingest.api.sse import (
     Stream,
     iter_sse,
     json_events,
     reassemble,
     reassemble_anthropic,
+    reassemble_gemini,
     reassemble_openai_chat,
     reassemble_openai_responses,
 )
+from ctxviewer.proxy.inflate import Undecodable, codings, inflate, too_many_values
 from ctxviewer.proxy.redact import redact_text
 from ctxviewer.proxy.usage import normalise_usage
 
 FORMAT_VERSION = 1
+DECODE_CAP = 64 << 20  # bytes of a body inflated and parsed for the recording, at most
+RAW_TEXT_MAX = 1 << 20  # bytes of a body that is not JSON kept in the recording
 
 _REASSEMBLERS: dict[str, Callable[[Stream], dict[str, Any] | None]] = {
     "anthropic": reassemble_anthropic,
     "openai-chat": reassemble_openai_chat,
     "openai-responses": reassemble_openai_responses,
+    "gemini": reassemble_gemini,
 }
 
 
@@ -119,9 +123,8 @@ class Exchange:
 
     def _request_body(self) -> Any:
         decoded = decode_content(self.request_body, self.request_encoding)
-        if decoded is None:
-            return {"_raw": f"[{len(self.request_body)} bytes, content-encoding "
-                            f"{self.request_encoding}, not decoded]"}
+        if isinstance(decoded, str):
+            return _not_decoded(len(self.request_body), self.request_encoding, decoded)
         return parse_json(decoded)
 
     def _response(self) -> tuple[dict[str, Any] | None, Any]:
@@ -130,8 +133,8 @@ class Exchange:
         body: Any
         if self.stream:
             pieces = _text_pieces(self.chunks, self.content_encoding)
-            if pieces is None:
-                body = self._undecoded()
+            if isinstance(pieces, str):
+                body = self._undecoded(pieces)
             else:
                 events = json_events(iter_sse(pieces))
                 try:
@@ -143,7 +146,7 @@ class Exchange:
                                     f"{type(e).__name__}]"}
         else:
             decoded = decode_content(b"".join(self.chunks), self.content_encoding)
-            body = self._undecoded() if decoded is None else parse_json(decoded)
+            body = self._undecoded(decoded) if isinstance(decoded, str) else parse_json(decoded)
         response = {
             "status": self.status,
             "headers": self.response_headers,
@@ -152,9 +155,8 @@ class Exchange:
         }
         return response, body
 
-    def _undecoded(self) -> dict[str, str]:
-        size = sum(len(c) for c in self.chunks)
-        return {"_raw": f"[{size} bytes, content-encoding {self.content_encoding}, not decoded]"}
+    def _undecoded(self, why: str) -> dict[str, str]:
+        return _not_decoded(sum(len(c) for c in self.chunks), self.content_encoding, why)
 
     def _status_error(self, body: Any) -> dict[str, str] | None:
         if self.status is None or self.status < 400:
@@ -170,19 +172,22 @@ class Exchange:
 PIECE = 1 << 16  # characters of a stream handled per step on the writer thread
 
 
-def _text_pieces(chunks: list[bytes], encoding: str) -> Iterator[str] | None:
-    """A streamed body as text, piece by piece (None: an encoding we cannot decode).
+def _not_decoded(size: int, encoding: str, why: str) -> dict[str, str]:
+    return {"_raw": f"[{size} bytes, content-encoding {encoding}, not decoded: {why}]"}
+
+
+def _text_pieces(chunks: list[bytes], encoding: str) -> Iterator[str] | str:
+    """A streamed body as text, piece by piece (a str: why it could not be decoded).
 
     An identity stream is decoded chunk by chunk as it arrived; a compressed one
     is inflated first (zlib lets other threads run meanwhile), then cut into
     pieces. No step holds the interpreter for long, so recording a huge answer
     does not stall the event loop forwarding other streams.
     """
-    coding = encoding.strip().lower()
-    if coding not in ("", "identity"):
+    if codings(encoding):
         data = decode_content(b"".join(chunks), encoding)
-        if data is None:
-            return None
+        if isinstance(data, str):
+            return data
         chunks = [data[i:i + PIECE] for i in range(0, len(data), PIECE)]
     return _utf8(chunks)
 
@@ -196,68 +201,28 @@ def _utf8(chunks: list[bytes]) -> Iterator[str]:
 
 
 def parse_json(data: bytes) -> Any:
-    """A body as JSON; ``{"_raw": text}`` when it is not JSON; None when empty."""
+    """A body as JSON; ``{"_raw": text}`` when it is not JSON (its first ``RAW_TEXT_MAX``
+    bytes, then a note of its size), or would parse into too many values to hold
+    (``too_many_values``); None when empty."""
     if not data:
         return None
+    crowded = too_many_values(data) if len(data) <= DECODE_CAP else \
+        f"over {DECODE_CAP >> 20} MiB"
+    if crowded is not None:
+        return {"_raw": f"[{len(data)} bytes, not parsed: {crowded}]"}
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError:
-        return {"_raw": data.decode("utf-8", errors="replace")}
+        if len(data) <= RAW_TEXT_MAX:
+            return {"_raw": data.decode("utf-8", errors="replace")}
+        text = data[:RAW_TEXT_MAX].decode("utf-8", errors="ignore")
+        return {"_raw": f"{text}[... cut: {len(data)} bytes in all]"}
 
 
-def decode_content(data: bytes, encoding: str) -> bytes | None:
-    """Undo ``Content-Encoding`` for the recording; None for codings we cannot decode.
-
-    gzip and deflate always; br and zstd when a decoder is installed (``brotli``,
-    ``backports.zstd`` or Python 3.14's ``compression.zstd``). Stacked codings
-    (``gzip, br``) are undone last first. A stream cut short still yields the
-    part that decompresses.
-    """
-    codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
-    for coding in reversed(codings):
-        if coding == "identity" or not data:
-            continue
-        decoded = _decoder(coding)(data)
-        if decoded is None:
-            return None
-        data = decoded
-    return data
-
-
-def _zlib(data: bytes) -> bytes | None:
-    for wbits in (47, -15):  # gzip or zlib (auto-detected), then raw deflate
-        try:
-            return zlib.decompressobj(wbits).decompress(data)
-        except zlib.error:
-            continue
-    return None
-
-
-def _brotli(data: bytes) -> bytes | None:
+def decode_content(data: bytes, encoding: str) -> bytes | str:
+    """Undo ``Content-Encoding`` for the recording (``inflate``, within ``DECODE_CAP``);
+    a str says why the body was not decoded."""
     try:
-        import brotli
-    except ImportError:
-        return None
-    try:
-        return bytes(brotli.decompress(data))
-    except Exception:  # noqa: BLE001 - brotli.error, whatever the binding calls it
-        return None
-
-
-def _zstd(data: bytes) -> bytes | None:
-    try:
-        from compression.zstd import decompress  # type: ignore[import-not-found]
-    except ImportError:
-        try:
-            from backports.zstd import decompress  # type: ignore[import-not-found]
-        except ImportError:
-            return None
-    try:
-        return bytes(decompress(data))
-    except Exception:  # noqa: BLE001 - ZstdError
-        return None
-
-
-def _decoder(coding: str) -> Callable[[bytes], bytes | None]:
-    return {"gzip": _zlib, "x-gzip": _zlib, "deflate": _zlib, "br": _brotli,
-            "zstd": _zstd}.get(coding, lambda _data: None)
+        return inflate(data, encoding, DECODE_CAP)
+    except Undecodable as e:
+        return str(e)

@@ -22,15 +22,26 @@ from aiohttp import web
 from yarl import URL
 
 from ctxviewer.proxy.exchange import Exchange, parse_json
+from ctxviewer.proxy.guard import BodyError, Guard
 from ctxviewer.proxy.headers import client_response_headers, upstream_request_headers
 from ctxviewer.proxy.redact import redact_headers, redact_text, redact_url
 from ctxviewer.proxy.rewrite import REJECTED, Rewriter
 from ctxviewer.proxy.rewrite_shapes import REWRITABLE
-from ctxviewer.proxy.routes import OPENAI_APIS, route
+from ctxviewer.proxy.routes import (
+    GEMINI_APIS,
+    NOT_ROUTED,
+    OPENAI_APIS,
+    BadTarget,
+    Route,
+    request_target,
+    route,
+)
 
 log = logging.getLogger("ctxviewer.proxy")
 
 RecordSink = Callable[[Exchange], None]
+MAX_REQUEST_BYTES = 256 * 1024 * 1024  # agents send whole conversations; be generous
+_BODY_ERRORS = {408: "client_timeout", 413: "request_too_large"}
 
 
 class Forwarder:
@@ -42,8 +53,10 @@ class Forwarder:
         upstreams: dict[str, str],
         sink: RecordSink,
         rewriter: Rewriter | None = None,
+        guard: Guard | None = None,
     ) -> None:
         self._rewriter = rewriter  # None: bodies pass through untouched (the default)
+        self._guard = guard or Guard(fds_per_connection=2)
         self._session = session
         self._upstreams = upstreams
         self._sink = sink
@@ -71,15 +84,20 @@ class Forwarder:
         self._active.add(task)
         self._idle.clear()
         try:
-            return await self._handle(request)
+            with self._guard.serving(request):
+                return await self._handle(request)
         finally:
             self._active.discard(task)
             if not self._active:
                 self._idle.set()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
-        path, path_qs = _target(request)
-        where = route(request.method, path, path_qs, self._upstreams, request.headers)
+        try:
+            path, path_qs = request_target(request.raw_path)
+            where = route(request.method, path, path_qs, self._upstreams, request.headers)
+            refused = None
+        except BadTarget as e:  # never forwarded: it could lead off the upstream
+            path, where, refused = redact_text(request.raw_path), Route(NOT_ROUTED, None), e
         ex = Exchange(
             id=f"ex_{next(self._ids):06d}",
             api=where.api,
@@ -91,13 +109,16 @@ class Forwarder:
         )
         try:
             try:
-                ex.request_body = await request.read()
-            except ConnectionError as e:
-                ex.fail("client_disconnected", f"while sending the request: {e}")
-                return web.Response(status=400)
+                ex.request_body = await self._guard.read_body(request, MAX_REQUEST_BYTES)
+            except BodyError as e:
+                return _fail(ex, _BODY_ERRORS.get(e.status, "client_disconnected"), str(e),
+                             e.status)
+            if refused is not None:
+                return _fail(ex, "not_forwarded", f"{request.method} {path}: {refused}: not "
+                             "forwarded", 400)
             if where.url is None:
-                return _fail(ex, "not_forwarded", f"{request.method} {path} is neither an "
-                             "Anthropic nor an OpenAI API call: not forwarded", 404)
+                return _fail(ex, "not_forwarded", f"{request.method} {path} is no Anthropic, "
+                             "OpenAI or Gemini API call: not forwarded", 404)
             if self._rewriter is not None and where.api in REWRITABLE:
                 await self._rewrite(request, ex, self._rewriter)
             return await self._forward(request, ex, where.url)
@@ -131,9 +152,9 @@ class Forwarder:
             else:
                 outcome = rewriter.rewrite(ex.api, headers, body)
         except Exception as e:  # noqa: BLE001 - a rewriter bug: forward the original
-            log.error("ctxviewer proxy: rewriting %s failed (%s: %s): sent as is", ex.id,
-                      type(e).__name__, e)
-            ex.rewrite = {"note": f"rewriter failed ({type(e).__name__}: {e}): sent as is"}
+            why = redact_text(f"{type(e).__name__}: {e}")
+            log.error("ctxviewer proxy: rewriting %s failed (%s): sent as is", ex.id, why)
+            ex.rewrite = {"note": f"rewriter failed ({why}): sent as is"}
             return
         ex.conversation = outcome.conversation
         if outcome.body is not None:
@@ -226,16 +247,6 @@ class Forwarder:
         return out
 
 
-def _target(request: web.Request) -> tuple[str, str]:
-    """(path, raw path and query) of the request line; an absolute-form line
-    (``POST http://host/v1/messages``, sent to a proxy) gives its path, not its host."""
-    raw = request.raw_path
-    if raw.startswith(("http://", "https://")):
-        url = URL(raw, encoded=True)
-        return url.path or "/", url.raw_path_qs or "/"
-    return request.path, raw
-
-
 async def _send(
     request: web.Request, ex: Exchange, out: web.StreamResponse, chunk: bytes | None
 ) -> bool:
@@ -277,9 +288,11 @@ def _fail(ex: Exchange, kind: str, message: str, status: int) -> web.Response:
 
 def _error_response(api: str, status: int, message: str) -> web.Response:
     """An error in the shape the client's SDK parses (Anthropic's or OpenAI's)."""
-    text = f"ctxviewer proxy: {message}"
+    text = redact_text(f"ctxviewer proxy: {message}")
     if api in OPENAI_APIS:
         body: dict[str, object] = {"error": {"message": text, "type": "proxy_error", "code": None}}
+    elif api in GEMINI_APIS:  # google.rpc.Status, as Google's API answers
+        body = {"error": {"code": status, "message": text, "status": "UNAVAILABLE"}}
     else:
         body = {"type": "error", "error": {"type": "proxy_error", "message": text}}
     return web.json_response(body, status=status)

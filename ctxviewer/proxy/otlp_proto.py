@@ -30,9 +30,32 @@ _PACKABLE = frozenset({"bool", "int32", "uint32", "int64", "uint64", "sint32", "
                        "fixed64", "sfixed64", "double", "enum"})
 
 
-def decode(data: bytes, message: str) -> dict[str, Any]:
-    """``data``, a serialized ``message`` (``"ExportLogsServiceRequest"`` ...), as OTLP JSON."""
-    return _message(memoryview(data), message, 0)
+def decode(data: bytes, message: str, max_values: int | None = None) -> dict[str, Any]:
+    """``data``, a serialized ``message`` (``"ExportLogsServiceRequest"`` ...), as OTLP JSON.
+
+    ``max_values`` bounds the messages and scalars it decodes into: a byte of a
+    packed field becomes a Python object (``"0"``, 50 bytes), so 20 MB of them
+    took 1.6 GB."""
+    return _message(memoryview(data), message, 0, _Budget(max_values))
+
+
+class TooManyValues(ValueError):
+    """An export request that decodes into more values than allowed."""
+
+
+class _Budget:
+    """Values left to decode; raises ValueError once spent."""
+
+    __slots__ = ("left",)
+
+    def __init__(self, limit: int | None) -> None:
+        self.left = limit
+
+    def spend(self, n: int) -> None:
+        if self.left is not None:
+            self.left -= n
+            if self.left < 0:
+                raise TooManyValues("the export request decodes into too many values")
 
 
 def _is_default(value: Any) -> bool:
@@ -106,9 +129,10 @@ def _scalar(kind: str, raw: int | memoryview, name: str) -> Any:
     raise ValueError(f"malformed protobuf: {name} has the wrong wire type")
 
 
-def _packed(kind: str, chunk: memoryview, name: str) -> list[Any]:
+def _packed(kind: str, chunk: memoryview, name: str, budget: _Budget) -> list[Any]:
     out: list[Any] = []
     size = {_I64: 8, _I32: 4}.get(_WIRE_OF.get(kind, _VARINT))
+    budget.spend(len(chunk) // (size or 1))  # at most this many
     i = 0
     while i < len(chunk):
         if size is None:
@@ -120,9 +144,10 @@ def _packed(kind: str, chunk: memoryview, name: str) -> list[Any]:
     return out
 
 
-def _message(buf: memoryview, message: str, depth: int) -> dict[str, Any]:
+def _message(buf: memoryview, message: str, depth: int, budget: _Budget) -> dict[str, Any]:
     if depth > MAX_DEPTH:
         raise ValueError("malformed protobuf: values nested too deep")
+    budget.spend(1)
     fields = MESSAGES[message]
     out: dict[str, Any] = {}
     i = 0
@@ -149,11 +174,12 @@ def _message(buf: memoryview, message: str, depth: int) -> dict[str, Any]:
             if not isinstance(value, memoryview):
                 raise ValueError(f"malformed protobuf: {message}.{name} is not a message")
             assert sub is not None
-            decoded: Any = _message(value, sub, depth + 1)
+            decoded: Any = _message(value, sub, depth + 1, budget)
         elif repeated and wire == _LEN and kind in _PACKABLE:
-            out.setdefault(name, []).extend(_packed(kind, value, name))
+            out.setdefault(name, []).extend(_packed(kind, value, name, budget))
             continue
         else:
+            budget.spend(1)
             decoded = _scalar(kind, value, name)
             if not repeated and _is_default(decoded) and (message, number) not in PRESENCE:
                 out.pop(name, None)  # the default value: left out, as the JSON mapping does

@@ -31,7 +31,7 @@ import orjson
 
 from ctxviewer import __version__
 from ctxviewer.proxy.exchange import FORMAT_VERSION, Exchange, utc_now
-from ctxviewer.proxy.redact import redact_url
+from ctxviewer.proxy.redact import redact_line, redact_url
 from ctxviewer.special_files import pseudo_root, write_refusal
 
 RecordCallback = Callable[[dict[str, Any]], None]
@@ -145,7 +145,7 @@ class Recorder:
             "started": utc_now(),
             "upstreams": {k: redact_url(v) for k, v in upstreams.items()},
         }
-        self._write_line(orjson.dumps(meta) + b"\n")
+        self._write_line(redact_line(orjson.dumps(meta)) + b"\n")
         self._writer = ThreadPoolExecutor(1, thread_name_prefix="ctxviewer-recorder")
 
     def submit(self, ex: Exchange) -> None:
@@ -163,7 +163,7 @@ class Recorder:
             self.dropped += 1
             return
         try:
-            self._write_line(orjson.dumps(record) + b"\n")
+            self._write_line(redact_line(orjson.dumps(record)) + b"\n")
         except OSError as e:
             self._stop(e)
             return

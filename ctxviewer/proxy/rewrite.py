@@ -28,10 +28,17 @@ import orjson
 
 from ctxviewer.analysis.compaction import Summarizer
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
-from ctxviewer.analysis.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.analysis.thresholds import thresholds
+from ctxviewer.analysis.tokens.estimators import DEFAULT, Estimator, get_estimator
 from ctxviewer.proxy import rewrite_shapes as shapes
-from ctxviewer.proxy.rewrite_plan import CannotRewrite, Plan, Rule, apply_rule, plan
+from ctxviewer.proxy.rewrite_plan import (
+    CannotRewrite,
+    Plan,
+    Rule,
+    apply_rule,
+    injected_markers,
+    plan,
+)
 
 log = logging.getLogger("ctxviewer.proxy")
 
@@ -84,6 +91,7 @@ class _Conversation:
     tokens_per_byte: float | None = None  # the API's last prompt count / bytes sent
     rule: Rule | None = None
     off: str = ""  # why rewriting is off for good (undo, rejected)
+    client: str | None = None  # the agent's User-Agent (which profile's rules apply)
     requests: int = 0
     failed_at: int = 0  # history length of the last request an automatic compaction failed on
     history: list[str] = field(default_factory=list)
@@ -114,6 +122,7 @@ class Rewriter:
         with self._lock:
             conv = self._convs.setdefault(key, _Conversation(api))
             conv.last_body = body
+            conv.client = headers.get("user-agent") or conv.client
             conv.requests += 1
             rule, off, tpb = conv.rule, conv.off, conv.tokens_per_byte
         if off:
@@ -137,7 +146,7 @@ class Rewriter:
         if new is None:
             return Outcome(key, rule=rule, note="the history no longer starts with the "
                            "compacted items: sent as is")
-        bad = shapes.problems(api, new)
+        bad = shapes.problems(api, new, original=body)
         if bad:
             return Outcome(key, rule=rule, note="rewrite withheld: " + "; ".join(bad[:3]))
         return Outcome(key, new, rule, plan=made)
@@ -256,8 +265,12 @@ class Rewriter:
               tpb: float | None, drop_tools: tuple[str, ...] = (),
               summarizer: Summarizer | None = None) -> Plan:
         window = self.compact_at or DEFAULT_WINDOW
+        with self._lock:
+            conv = self._convs.get(key)
+            client = conv.client if conv else None
         return plan(api, body, key, strategy, self.estimator, thresholds(window, "shannon"),
-                    summarizer or self.summarizer, drop_tools=drop_tools, tokens_per_byte=tpb)
+                    summarizer or self.summarizer, drop_tools=drop_tools, tokens_per_byte=tpb,
+                    injected=injected_markers(api, body, client))
 
     def _install(self, key: str, rule: Rule, how: str) -> Rule:
         with self._lock:

@@ -6,24 +6,31 @@ come, and the prompt's size before and after.
 
 - ``compact`` (strategies ``qwen``, ``shannon``, ``trim``): the strategy's
   result on the parsed request decides which leading items go; they become
-  the summary (and the items kept among them). The substituted prefix is the
-  original items, compared by their canonical JSON, so every later request
-  that still starts with them gets the same replacement: same bytes, and the
-  provider's prompt cache works again after one write.
-- ``prune`` (strategy ``slim``, or chosen tools): the tool results present
-  now are slimmed (``compress_tool_output``) and chosen tool definitions
-  dropped, on this and every later request.
+  the summary (and the items kept among them). What the agent injected into
+  them rather than the conversation produced (its memory files, environment,
+  agent and skill listings, deferred-tool announcements, hook context, any
+  system or developer message: the profile's ``injected``) stays, unsummarised
+  and in place, before the summary. The substituted prefix is the original
+  items, compared by their canonical JSON, so every later request that still
+  starts with them gets the same replacement: same bytes, and the provider's
+  prompt cache works again after one write.
+- ``prune`` (strategy ``slim``, or chosen tools): the tool results the model
+  has already answered are slimmed (``compress_tool_output``; the results of
+  the last user message, which it has not read yet, stay whole) and chosen
+  tool definitions dropped, on this and every later request.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
 
+from ctxviewer.analysis.agents.identify import request_agent
+from ctxviewer.analysis.agents.table import profile
 from ctxviewer.analysis.compaction import (
     STRATEGIES,
     SlimParams,
@@ -33,11 +40,11 @@ from ctxviewer.analysis.compaction import (
 )
 from ctxviewer.analysis.compaction.base import estimate_request
 from ctxviewer.analysis.compaction.summary import QWEN_ACK, SHANNON_PREFIX
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
-from ctxviewer.ingest.anthropic_body import Interner
-from ctxviewer.ingest.exchange import request_from_exchange
-from ctxviewer.model import Request
+from ctxviewer.analysis.tokens.estimators import Estimator
+from ctxviewer.ingest.api.anthropic import Interner
+from ctxviewer.ingest.trace.exchange import request_from_exchange
+from ctxviewer.model import Request, Usage
 from ctxviewer.proxy import rewrite_shapes as shapes
 
 REWRITE_STRATEGIES = ("qwen", "shannon", "trim", "slim")
@@ -118,6 +125,17 @@ def parse(api: str, body: dict[str, Any]) -> Request:
     return req
 
 
+def injected_markers(api: str, body: dict[str, Any], client: str | None) -> tuple[str, ...]:
+    """How the text the agent injects into the history begins, from its profile (the
+    agent told by its User-Agent ``client``, else by the request's content)."""
+    try:
+        req = parse(api, body)
+    except CannotRewrite:
+        return ()
+    pid, _ = request_agent(replace(req, client=client or req.client))
+    return profile(pid).injected
+
+
 def apply_rule(rule: Rule, body: dict[str, Any]) -> dict[str, Any] | None:
     """``body`` rewritten by ``rule``; None when the rule does not apply (the history no
     longer starts with the replaced items, or nothing to change)."""
@@ -141,9 +159,11 @@ def apply_rule(rule: Rule, body: dict[str, Any]) -> dict[str, Any] | None:
 
 def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: Estimator,
          thresholds: Thresholds, summarizer: Summarizer | None = None, *,
-         drop_tools: Sequence[str] = (), tokens_per_byte: float | None = None) -> Plan:
+         drop_tools: Sequence[str] = (), tokens_per_byte: float | None = None,
+         injected: tuple[str, ...] = ()) -> Plan:
     """Plan ``strategy`` (one of ``REWRITE_STRATEGIES``, or ``prune`` for ``drop_tools``
-    only) on ``body``. Raises ``CannotRewrite``."""
+    only) on ``body``; ``injected``: how the agent's injected text begins (kept by a
+    compaction). Raises ``CannotRewrite``."""
     raw = shapes.items(api, body)
     if raw is None:
         raise CannotRewrite(f"{api} requests cannot be rewritten (no history list)")
@@ -152,20 +172,31 @@ def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: 
                             f"{', '.join(REWRITE_STRATEGIES)}, prune)")
     req = parse(api, body)
     n = shapes.head(api, raw)
-    if len(req.messages) != len(raw) - n:
+    # the reader may take the head's items as messages (the Responses API's developer
+    # items): the strategy sees them as the system prompt they are, never as history
+    lead = len(req.messages) - (len(raw) - n)
+    if not 0 <= lead <= n:
         raise CannotRewrite("the history has items ctxviewer does not understand")
+    if lead:
+        req = replace(req, system=(*req.system, *(b for m in req.messages[:lead]
+                                                   for b in m.blocks)),
+                      messages=req.messages[lead:])
+    if tokens_per_byte:  # what the API would count: the strategies judge their targets on it
+        req = replace(req, usage=Usage(input_tokens=round(len(orjson.dumps(body))
+                                                          * tokens_per_byte)))
     rule = Rule(conversation, api, strategy, drop_tools=frozenset(drop_tools))
     notes: list[str] = []
     removed: list[dict[str, Any]] = []
     added: list[dict[str, Any]] = []
     if strategy in ("qwen", "shannon", "trim"):
-        removed, added = _compact(rule, api, raw, n, req, est, thresholds, summarizer, notes)
+        removed, added = _compact(rule, api, raw, n, req, est, thresholds, summarizer, notes,
+                                  injected)
     elif strategy == "slim":
-        rule.slim_ids = frozenset(r for item in raw[n:] for r in shapes.results(api, item))
+        rule.slim_ids = answered_results(api, raw, n)
     new = apply_rule(rule, body)
     if new is None:
         raise CannotRewrite("nothing to rewrite: " + ("; ".join(notes) or "no change"))
-    bad = shapes.problems(api, new)
+    bad = shapes.problems(api, new, original=body)
     if bad:
         raise CannotRewrite("the rewrite would break the API's rules: " + "; ".join(bad[:3]))
     if strategy == "slim":
@@ -185,9 +216,18 @@ def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: 
                 tuple(notes))
 
 
+def answered_results(api: str, raw: list[dict[str, Any]], n: int) -> frozenset[str]:
+    """The tool calls whose results the model has answered: those before the history's
+    last assistant item (the last user message's results it has not read yet)."""
+    last = max((i for i in range(n, len(raw)) if shapes.role(api, raw[i]) == "assistant"),
+               default=n)
+    return frozenset(r for item in raw[n:last] for r in shapes.results(api, item))
+
+
 def _compact(rule: Rule, api: str, raw: list[dict[str, Any]], n: int, req: Request,
              est: Estimator, thresholds: Thresholds, summarizer: Summarizer | None,
-             notes: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+             notes: list[str], injected: tuple[str, ...]
+             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     result = simulate_compaction(req, rule.strategy, est, thresholds, summarizer=summarizer)
     notes.extend(result.notes)
     gone = sorted({*result.summarized, *result.dropped})
@@ -198,10 +238,15 @@ def _compact(rule: Rule, api: str, raw: list[dict[str, Any]], n: int, req: Reque
     if cut >= len(raw) or cut <= first:
         raise CannotRewrite("no place to cut that keeps the latest request and its tool pairs")
     keep = set(result.kept)
-    seq = [raw[i] for i in range(n, cut) if (i - n) in keep]  # primers; what trim keeps
+    seq: list[dict[str, Any]] = []
+    for i in range(n, cut):
+        if (i - n) in keep:  # primers; what trim keeps
+            seq.append(raw[i])
+        elif (part := shapes.injected_part(api, raw[i], injected)) is not None:
+            seq.append(part)  # the agent's rules, environment and listings stay in place
     if result.summary:
         text = (SHANNON_PREFIX if rule.strategy == "shannon" else "") + result.summary
-        seq.append(shapes.text_item(api, "user", text))
+        seq = shapes.with_user_text(api, seq, text)
         if rule.strategy == "qwen":
             seq.append(shapes.text_item(api, "assistant", QWEN_ACK))
     rule.summary = result.summary

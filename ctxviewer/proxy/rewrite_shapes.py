@@ -9,8 +9,16 @@
 - OpenAI Responses: ``input`` items; a ``function_call`` (``call_id``) is
   answered by a later ``function_call_output`` with the same ``call_id``.
 
+Agents put more than the conversation into the history: Claude Code 2.1 sends
+its environment, agent and skill listings as ``role: "system"`` messages inside
+``messages`` and its memory files as ``<system-reminder>`` blocks of the first
+user message; Codex sends its tool schemas (an ``additional_tools`` item) and
+instructions as leading developer items, AGENTS.md and the environment as a user
+message. ``injected_part`` finds what of an item the agent injected, so that a
+compaction keeps it in place.
+
 ``problems`` checks a rewritten body against those rules; the proxy never
-forwards a rewrite that fails them.
+forwards a rewrite that breaks a rule the original body kept.
 """
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ from typing import Any
 REWRITABLE = ("anthropic", "openai-chat", "openai-responses")
 
 _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_SYSTEM_TYPES = ("additional_tools",)  # Codex 0.171: the tool schemas as an input item
+_TEXT_PARTS = ("text", "input_text")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
 
 
@@ -38,10 +48,12 @@ def items(api: str, body: Any) -> list[dict[str, Any]] | None:
 
 
 def head(api: str, raw: list[dict[str, Any]]) -> int:
-    """How many leading items are the system prompt (OpenAI Chat), never rewritten."""
+    """How many leading items are the system prompt (OpenAI Chat's system and developer
+    messages; the Responses API's developer items and Codex's tool schemas), never
+    rewritten."""
     n = 0
-    if api == "openai-chat":
-        while n < len(raw) and raw[n].get("role") in ("system", "developer"):
+    if api in ("openai-chat", "openai-responses"):
+        while n < len(raw) and role(api, raw[n]) == "system":
             n += 1
     return n
 
@@ -52,10 +64,55 @@ def role(api: str, item: dict[str, Any]) -> str:
         kind = item.get("type", "message")
         if kind in _OUTPUTS:
             return "tool"
+        if kind in _SYSTEM_TYPES:
+            return "system"
         if kind != "message":
             return "assistant"
     r = str(item.get("role", "user"))
     return "system" if r == "developer" else r
+
+
+def _injected_text(text: Any, markers: tuple[str, ...]) -> bool:
+    return isinstance(text, str) and text.lstrip().startswith(markers)
+
+
+def injected_part(api: str, item: dict[str, Any],
+                  markers: tuple[str, ...]) -> dict[str, Any] | None:
+    """What of ``item`` the agent injected rather than the conversation produced: the
+    item itself (a system or developer message; a user message that is all injected
+    text), a copy holding only its injected text blocks, or None. ``markers``: how the
+    agent's injected text begins (its profile's ``injected``)."""
+    r = role(api, item)
+    if r == "system":
+        return item
+    if r != "user" or not markers:
+        return None
+    if api == "openai-responses" and item.get("type", "message") != "message":
+        return None
+    content = item.get("content")
+    if isinstance(content, str):
+        return item if _injected_text(content, markers) else None
+    if not isinstance(content, list):
+        return None
+    kept = [b for b in content if isinstance(b, dict) and b.get("type") in _TEXT_PARTS
+            and _injected_text(b.get("text"), markers)]
+    if not kept:
+        return None
+    return item if len(kept) == len(content) else {**item, "content": kept}
+
+
+def with_user_text(api: str, seq: list[dict[str, Any]], text: str) -> list[dict[str, Any]]:
+    """``seq`` followed by a user message of ``text``; on the Anthropic API, whose roles
+    alternate, the text joins the last user message when no assistant message follows
+    it (the injected blocks kept of a first user message, say)."""
+    last = next((i for i in range(len(seq) - 1, -1, -1) if role(api, seq[i]) != "system"),
+                None)
+    if api == "anthropic" and last is not None and role(api, seq[last]) == "user" \
+            and isinstance(seq[last].get("content"), list) and not results(api, seq[last]):
+        item = seq[last]
+        joined = {**item, "content": [*item["content"], {"type": "text", "text": text}]}
+        return [*seq[:last], joined, *seq[last + 1:]]
+    return [*seq, text_item(api, "user", text)]
 
 
 def text_item(api: str, item_role: str, text: str) -> dict[str, Any]:
@@ -111,7 +168,10 @@ def fix_roles(api: str, seq: list[dict[str, Any]], rest_role: str | None) -> lis
     out: list[dict[str, Any]] = []
     for item in seq:
         r = role(api, item)
-        prev = role(api, out[-1]) if out else None
+        if r == "system":  # the agent's own system messages stay where they are
+            out.append(item)
+            continue
+        prev = _last_role(api, out)
         if prev is None and r != "user":
             out.append(text_item(api, "user", "[Earlier conversation compacted by ctxviewer.]"))
         elif prev == "user" and r == "user":
@@ -119,7 +179,7 @@ def fix_roles(api: str, seq: list[dict[str, Any]], rest_role: str | None) -> lis
         elif prev == "assistant" and r == "assistant" and api == "anthropic":
             out.append(text_item(api, "user", "Continue."))
         out.append(item)
-    last = role(api, out[-1]) if out else None
+    last = _last_role(api, out)
     if last == "user" and rest_role == "user":
         out.append(text_item(api, "assistant", "Noted."))
     elif last == "assistant" and rest_role in ("assistant",) and api == "anthropic":
@@ -129,20 +189,38 @@ def fix_roles(api: str, seq: list[dict[str, Any]], rest_role: str | None) -> lis
     return out
 
 
-def problems(api: str, body: Any) -> list[str]:
-    """What makes a body break the API's ordering rules (empty: none found)."""
+def _last_role(api: str, seq: list[dict[str, Any]]) -> str | None:
+    """The role of the last item of ``seq`` that is not a system message."""
+    return next((r for item in reversed(seq) if (r := role(api, item)) != "system"), None)
+
+
+def has_inner_system(api: str, body: Any) -> bool:
+    """True when a system or developer message comes after the history's first other item
+    (Claude Code 2.1 sends its environment so: the API takes it)."""
+    raw = items(api, body)
+    return raw is not None and any(role(api, i) == "system" for i in raw[head(api, raw):])
+
+
+def problems(api: str, body: Any, original: Any = None) -> list[str]:
+    """What makes a body break the API's ordering rules (empty: none found). With the
+    ``original`` body the agent sent, what the agent itself does is allowed: system
+    messages inside the history, which the roles' alternation passes over."""
     raw = items(api, body)
     if raw is None:
         return ["no history list"]
     out: list[str] = []
     n = head(api, raw)
-    if any(role(api, i) == "system" for i in raw[n:]):
+    inner_system = original is not None and has_inner_system(api, original)
+    if not inner_system and any(role(api, i) == "system" for i in raw[n:]):
         out.append("a system message after the first non-system one")
     open_calls: dict[str, int] = {}
     answered: set[str] = set()
     prev = None
+    last_call_at = -1  # the last non-system item (the Anthropic API: its calls' answers)
     for i, item in enumerate(raw[n:], n):
         r = role(api, item)
+        if r == "system" and inner_system:
+            continue
         for rid in results(api, item):
             if rid not in open_calls:
                 out.append(f"item {i} answers tool call {rid} that no earlier item made")
@@ -152,7 +230,7 @@ def problems(api: str, body: Any) -> list[str]:
                 out.append("the first message is not a user message")
             if prev == r:
                 out.append(f"items {i - 1} and {i} are both {r} messages")
-            expected = [c for c, at in open_calls.items() if at == i - 1]
+            expected = [c for c, at in open_calls.items() if at == last_call_at]
             missing = [c for c in expected if c not in results(api, item)]
             if missing:
                 out.append(f"item {i} does not answer tool call(s) {', '.join(missing)}")
@@ -161,6 +239,7 @@ def problems(api: str, body: Any) -> list[str]:
         for cid in calls(api, item):
             open_calls[cid] = i
         prev = r
+        last_call_at = i
     unanswered = [c for c, at in open_calls.items() if c not in answered and at < len(raw) - 1]
     if unanswered and api != "anthropic":
         out.append(f"tool call(s) {', '.join(unanswered)} never answered")

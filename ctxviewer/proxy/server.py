@@ -18,18 +18,25 @@ import aiohttp
 import orjson
 from aiohttp import web
 
+from ctxviewer.proxy import guard
 from ctxviewer.proxy.exchange import Exchange
-from ctxviewer.proxy.forward import Forwarder
+from ctxviewer.proxy.forward import MAX_REQUEST_BYTES, Forwarder
+from ctxviewer.proxy.guard import Guard, GuardedSite, OneLineLog, quiet_loop_errors
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, Recorder
 from ctxviewer.proxy.rewrite import Rewriter
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.routes import (
+    ANTHROPIC_UPSTREAM,
+    GEMINI_UPSTREAM,
+    OPENAI_UPSTREAM,
+    upstream_base,
+)
 
 log = logging.getLogger("ctxviewer.proxy")
 
 DEFAULT_PORT = 8787
 DEFAULT_TIMEOUT = 600.0  # seconds of upstream silence (connect, or between reads)
+CLIENT_TIMEOUT = guard.CLIENT_TIMEOUT  # seconds a client's request head, or a silent body
 SHUTDOWN_GRACE = 1.0  # seconds in-flight exchanges get to finish on stop()
-MAX_REQUEST_BYTES = 256 * 1024 * 1024  # agents send whole conversations; be generous
 
 
 @dataclass
@@ -42,15 +49,19 @@ class ProxyConfig:
     upstream: str = ANTHROPIC_UPSTREAM
     openai_upstream: str = OPENAI_UPSTREAM
     timeout: float = DEFAULT_TIMEOUT
+    # seconds a client's request head may take, and its body may stall (``guard``)
+    client_timeout: float = CLIENT_TIMEOUT
     on_record: RecordCallback | None = field(default=None, repr=False)
     force: bool = False  # append to ``out`` even when it is not a ctxviewer recording
     on_failure: FailureCallback | None = field(default=None, repr=False)  # recording stopped
     # opt-in request rewriting (``proxy.rewrite``); None: every body passes through as sent
     rewriter: Rewriter | None = field(default=None, repr=False)
+    gemini_upstream: str = GEMINI_UPSTREAM  # Gemini API calls (GOOGLE_GEMINI_BASE_URL)
 
     @property
     def upstreams(self) -> dict[str, str]:
-        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/")}
+        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/"),
+                "gemini": self.gemini_upstream.rstrip("/")}
 
 
 class ProxyServer:
@@ -61,6 +72,9 @@ class ProxyServer:
     """
 
     def __init__(self, config: ProxyConfig) -> None:
+        """Raises ValueError for an upstream that is not an http(s) base URL."""
+        for url in (config.upstream, config.openai_upstream, config.gemini_upstream):
+            upstream_base(url)
         self.config = config
         self.recorder = Recorder(config.out, on_record=config.on_record, force=config.force,
                                  on_failure=config.on_failure)
@@ -69,7 +83,9 @@ class ProxyServer:
             self.recorder.observe = lambda ex, record: _observe(rewriter, ex, record)
         self.port: int | None = None
         self._runner: web.AppRunner | None = None
-        self._site: web.TCPSite | None = None
+        self._site: web.BaseSite | None = None
+        # client and upstream connections: two descriptors each
+        self.guard = Guard(config.client_timeout, fds_per_connection=2)
         self._forwarder: Forwarder | None = None
         self._session: aiohttp.ClientSession | None = None
 
@@ -106,7 +122,8 @@ class ProxyServer:
             cookie_jar=aiohttp.DummyCookieJar(),
         )
         self._forwarder = Forwarder(self._session, self.config.upstreams, self._record,
-                                    self.config.rewriter)
+                                    self.config.rewriter, self.guard)
+        quiet_loop_errors("ctxviewer proxy: ")
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._forwarder.handle)
         self._runner = web.AppRunner(
@@ -117,9 +134,10 @@ class ProxyServer:
             # a client that hangs up cancels its exchange at once, even while the
             # upstream is silent
             handler_cancellation=True,
+            logger=OneLineLog(log, "ctxviewer proxy: "),  # a bad request: one line, no trace
         )
         await self._runner.setup()
-        self._site = web.TCPSite(self._runner, self.config.host, self.config.port)
+        self._site = GuardedSite(self._runner, self.config.host, self.config.port, self.guard)
         await self._site.start()
         self.port = bound_port(self._runner)
 

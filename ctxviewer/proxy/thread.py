@@ -15,8 +15,8 @@ from concurrent.futures import Future
 
 from ctxviewer.proxy.recorder import FailureCallback, RecordCallback, default_recording_name
 from ctxviewer.proxy.rewrite import Rewriter
-from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
-from ctxviewer.proxy.server import DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
+from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, GEMINI_UPSTREAM, OPENAI_UPSTREAM
+from ctxviewer.proxy.server import CLIENT_TIMEOUT, DEFAULT_TIMEOUT, ProxyConfig, ProxyServer
 
 START_TIMEOUT = 10.0  # seconds to bind and open the recording
 STOP_TIMEOUT = 15.0
@@ -44,11 +44,15 @@ class ProxyThread:
         on_record: RecordCallback | None = None,
         on_failure: FailureCallback | None = None,
         rewriter: Rewriter | None = None,
+        client_timeout: float = CLIENT_TIMEOUT,
+        gemini_upstream: str = GEMINI_UPSTREAM,
     ) -> None:
         config = ProxyConfig(
             out=out if out is not None else default_recording_name(), host=host, port=port,
             upstream=upstream, openai_upstream=openai_upstream, timeout=timeout,
             on_record=on_record, on_failure=on_failure, rewriter=rewriter,
+            client_timeout=client_timeout,
+            gemini_upstream=gemini_upstream,
         )
         self.server = ProxyServer(config)
         self._loop: asyncio.AbstractEventLoop | None = None

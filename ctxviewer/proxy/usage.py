@@ -33,8 +33,15 @@ def normalise_usage(api: str, body: Any) -> dict[str, int] | None:
     ``count_tokens`` answers are not usage (nothing was generated or billed),
     so they give None; their count stays in the recorded body.
     """
-    if api == "anthropic-count-tokens" or not isinstance(body, dict):
+    if api in ("anthropic-count-tokens", "gemini-count-tokens") or not isinstance(body, dict):
         return None
+    gemini = body.get("usageMetadata")
+    if isinstance(gemini, dict) and gemini:  # Gemini: the prompt count includes the cached
+        cached = min(_int(gemini.get("cachedContentTokenCount")),
+                     _int(gemini.get("promptTokenCount")))
+        return _counts(_int(gemini.get("promptTokenCount")) - cached, 0, cached,
+                       _int(gemini.get("candidatesTokenCount"))
+                       + _int(gemini.get("thoughtsTokenCount")))
     usage = body.get("usage")
     if not isinstance(usage, dict) or not usage:
         return None

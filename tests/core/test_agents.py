@@ -20,7 +20,7 @@ from agent_logs import (
 from ctxviewer.analysis.agents.context_output import parse as parse_context
 from ctxviewer.analysis.agents.policy import rule_thresholds
 from ctxviewer.analysis.agents.table import parse_version, profile, profiles
-from ctxviewer.analysis.report import Analysis, env_pct_override
+from ctxviewer.analysis.analysis import Analysis, env_pct_override
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 
@@ -279,7 +279,7 @@ def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):
     (qwen-code's memory-extraction agent is a sub-agent at once, not "main" until the end)."""
     import random
 
-    from ctxviewer.ingest.follow import Follower
+    from ctxviewer.ingest.follow.follower import Follower
 
     cc = with_headers(captured_records(corpus), **{"X-Claude-Code-Session-Id": CC_SESSION})
     data = write_jsonl(tmp_path / "all.jsonl", qwen_session(3) + cc).read_bytes()
@@ -309,7 +309,7 @@ def test_tail_names_the_agent_once_its_requests_arrive(tmp_path, capsys):
     from agent_logs import as_recording
 
     from ctxviewer.commands.tail import TailPrinter
-    from ctxviewer.ingest.follow import Follower
+    from ctxviewer.ingest.follow.follower import Follower
 
     lines = [json.dumps(r) + "\n" for r in as_recording(qwen_session(2))]
     path = tmp_path / "rec.jsonl"

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 
 from ctxviewer.analysis.breakdown import breakdown
-from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
-from ctxviewer.ingest.anthropic_body import Interner, message_from, system_from, tools_from
+from ctxviewer.analysis.tokens.estimators import get_estimator
+from ctxviewer.ingest.api.anthropic import Interner, message_from, system_from, tools_from
 from ctxviewer.model import Request, Usage
 
 QWEN = get_estimator("qwen")
@@ -108,7 +108,7 @@ def test_over_the_window_never_goes_negative():
 
 def test_each_agents_baseline_is_stated(data):
     """Codex's '% left' and Claude Code's percentages differ: the breakdown says which is shown."""
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
     a = Analysis(load(str(data / "codex_tools.jsonl")))

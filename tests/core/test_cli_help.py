@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ctxviewer.analysis.estimators import names as estimator_names
 from ctxviewer.analysis.thresholds import POLICIES
+from ctxviewer.analysis.tokens.estimators import names as estimator_names
 from ctxviewer.cli import COMMANDS, _gui_parser, build_parser, main
 from ctxviewer.commands.common import REQUEST_HELP
 from ctxviewer.resources import demo_session_path

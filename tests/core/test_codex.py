@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ctxviewer.ingest import Head, detect, load, read_head
-from ctxviewer.ingest.codex import READER
+from ctxviewer.ingest.codex.rollout import READER
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACTION_SUMMARY,
@@ -232,9 +232,9 @@ def test_merged_prefix_equals_merge_from_scratch() -> None:
     n²): the same messages and flags as merging every call's items anew."""
     import random
 
-    from ctxviewer.ingest.anthropic_body import Interner
-    from ctxviewer.ingest.codex import _flags, _MergedPrefix
-    from ctxviewer.ingest.codex_items import merge
+    from ctxviewer.ingest.api.anthropic import Interner
+    from ctxviewer.ingest.codex.items import merge
+    from ctxviewer.ingest.codex.rollout import _flags, _MergedPrefix
     from ctxviewer.model import COMPACTION_SUMMARY, THINKING, Block, Message
 
     rng = random.Random(7)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,10 +18,10 @@ from ctxviewer.analysis.compaction import (
     simulate_compaction,
     split_point,
 )
-from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.cli import main
-from ctxviewer.ingest.anthropic_body import content_blocks
+from ctxviewer.ingest.api.anthropic import content_blocks
 from ctxviewer.model import COMPACTION_SUMMARY, Message, Request
 
 EST = get_estimator("qwen")
@@ -205,7 +206,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason="../shared/corpus 
 @needs_corpus
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_corpus_reductions(strategy: str) -> None:
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
     a = Analysis(load(str(SPOTTER)))
@@ -259,3 +260,40 @@ def test_summary_cost_uses_the_insights_price_table(tmp_path, monkeypatch):
     assert cost_usd("no-such-model", 1000, 200) is None
     (tmp_path / "prices.json").write_text("{broken")
     assert cost_usd("claude-sonnet-4-6", 1000, 200) is None
+
+
+@pytest.fixture(scope="module")
+def demo_fullest() -> tuple[Request, Any]:
+    """The demo's fullest request (150,919 tokens by the API, 88,609 by the estimate: the
+    estimator undercounts this session by 41%) and its analysis."""
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.ingest import load
+    from ctxviewer.resources import demo_session_path
+
+    a = Analysis(load(str(demo_session_path())))
+    return a.session.requests[37], a
+
+
+def test_trim_meets_its_budget_in_api_tokens(demo_fullest) -> None:
+    """The budget is the API's tokens: trim stops when the projected count is under it,
+    not when the raw estimate is (which left the request at ~107k projected for a 75k
+    budget: 63k estimated)."""
+    req, a = demo_fullest
+    r = simulate_compaction(req, "trim", a.estimator, a.thresholds)
+    assert r.target == 75_000 and r.params["budget"] == 75_000
+    assert r.before == 150_919 and r.ratio > 1.5
+    assert r.projected_after <= r.target and r.missed is None
+    # not far under either: one more unit kept would cross the budget
+    assert r.projected_after > r.target * 0.5
+
+
+def test_a_strategy_that_misses_its_target_says_by_how_much(demo_fullest) -> None:
+    req, a = demo_fullest
+    r = simulate_compaction(req, "shannon", a.estimator, a.thresholds)
+    assert r.target == round(0.375 * a.thresholds.window)
+    assert r.missed == r.projected_after - r.target > 0
+    [note] = [n for n in r.notes if n.startswith("misses its target")]
+    assert f"by {r.missed:,} tokens" in note and f"{r.projected_after:,}" in note
+    assert r.as_json()["missed"] == r.missed
+    q = simulate_compaction(req, "qwen", a.estimator, a.thresholds)
+    assert q.target is None and q.missed is None  # qwen-code keeps 30%: no token target

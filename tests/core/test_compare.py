@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from ctxviewer.analysis import calibrate
-from ctxviewer.analysis.compare import compare, comparison_json
-from ctxviewer.analysis.counters import default_names
+from ctxviewer.analysis.compare.scoring import compare, comparison_json
+from ctxviewer.analysis.tokens import calibrate
+from ctxviewer.analysis.tokens.registry import default_names
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.model import Block, Message, Request, Session, Usage
@@ -42,7 +42,7 @@ def test_transcripts_are_scored_on_their_exact_growth(corpus):
     """Every clean step of a real transcript is a row: the API's delta against the
     estimate of what was added."""
     from ctxviewer.analysis.attribution import clean_steps
-    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.analysis.tokens.estimators import get_estimator
     from ctxviewer.ingest import load
 
     s = load(str(corpus / "claude-code" / (

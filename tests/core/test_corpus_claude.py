@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ctxviewer.analysis.agents.context_output import parse as parse_context
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.ingest import load
 
 SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"

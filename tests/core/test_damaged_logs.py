@@ -13,8 +13,9 @@ import lzma
 from pathlib import Path
 from typing import Any
 
-from ctxviewer.analysis import timeline_view
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
+from ctxviewer.analysis.timeline_view import view as timeline_view
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.ingest.loader import head_session
@@ -236,7 +237,7 @@ def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp
     saved with a byte order mark as ``load`` does: before, its first record was skipped."""
     from library_tree import fake_home
 
-    from ctxviewer.ingest.follow import Follower
+    from ctxviewer.ingest.follow.follower import Follower
     from ctxviewer.library import Library
 
     home = fake_home(tmp_path, monkeypatch)

@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
 from ctxviewer.ingest import load
-from ctxviewer.ingest.delta import SENTINEL, TRACE_ARRAYS, HistoryDecoder
+from ctxviewer.ingest.trace.delta import SENTINEL, TRACE_ARRAYS, HistoryDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -177,7 +178,7 @@ def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
     """The tool list, repeated whole, is reused; changed, missing, or also named inside
     a message (the marker elsewhere), followed by more or fewer bytes than last time, or
     before the messages, the line still decodes as orjson.loads does."""
-    from ctxviewer.ingest.delta import TRACE_WHOLE
+    from ctxviewer.ingest.trace.delta import TRACE_WHOLE
 
     decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
     for conv, upto, mark, tools, answer, tools_first in steps:
@@ -199,7 +200,7 @@ def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
 
 
 def test_a_repeated_tool_list_is_one_object_parsed_once():
-    from ctxviewer.ingest.delta import TRACE_WHOLE
+    from ctxviewer.ingest.trace.delta import TRACE_WHOLE
 
     decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
     lines = [orjson.dumps({"request": {"body": {"model": "m", "tools": TOOLS, "messages": [

@@ -13,7 +13,8 @@ from collections import Counter
 
 import pytest
 
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
 from ctxviewer.ingest import load
 from ctxviewer.model import (
     AUXILIARY,

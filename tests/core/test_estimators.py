@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from ctxviewer.analysis.estimators import get_estimator, names
+from ctxviewer.analysis.tokens.estimators import get_estimator, names
 
 # Hand-checked values. ASCII / CJK / code / JSON.
 ASCII = "hello world"  # 11 chars
@@ -69,7 +69,7 @@ def test_bpe_counts_match_known_values():
 
 def test_bpe_never_touches_the_network(monkeypatch):
     """Build fresh encodings with every socket operation failing loudly."""
-    from ctxviewer.analysis import bpe
+    from ctxviewer.analysis.tokens import bpe
 
     def refuse(*args, **kwargs):
         raise AssertionError("a socket was opened")
@@ -115,8 +115,9 @@ def test_counts_are_cached_per_session_and_go_with_it():
     import gc
     import weakref
 
-    from ctxviewer.analysis.estimators import for_session
-    from ctxviewer.analysis.report import Analysis, report_json
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.analysis.report import report_json
+    from ctxviewer.analysis.tokens.estimators import for_session
     from ctxviewer.ingest import load
     from ctxviewer.resources import demo_session_path
 

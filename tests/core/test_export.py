@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from team_data import SPOTTER_ID, corpus_tree, read_table, run, run_json
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import OVERHEAD
 from ctxviewer.analysis.dataset.schema import RENAMED, TABLES
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.ingest.loader import load
 from ctxviewer.resources import demo_session_path
@@ -285,7 +285,7 @@ def test_one_export_at_a_time_per_folder(tmp_path: Path) -> None:
 
 
 def test_an_export_that_fails_midway_keeps_the_old_rows(tmp_path: Path) -> None:
-    from ctxviewer.analysis.insights.pricing import load_prices
+    from ctxviewer.analysis.pricing import load_prices
     from ctxviewer.commands.export import file_key, file_rows
     from ctxviewer.commands.parquet_store import ParquetStore
 
@@ -294,7 +294,7 @@ def test_an_export_that_fails_midway_keeps_the_old_rows(tmp_path: Path) -> None:
     assert run("export", demo, "--parquet", str(dataset))[0] == 0
     before = sorted(p.read_bytes() for p in dataset.rglob("*.parquet"))
 
-    from ctxviewer.analysis.estimators import DEFAULT
+    from ctxviewer.analysis.tokens.estimators import DEFAULT
 
     args = argparse.Namespace(estimator=DEFAULT, policy="agent")
     rows = file_rows(demo, args, load_prices())

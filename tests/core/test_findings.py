@@ -6,8 +6,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import SEVERITIES, findings, rank
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 

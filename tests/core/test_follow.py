@@ -1,4 +1,4 @@
-"""Following a growing session file (ctxviewer.ingest.follow) and ``ctxviewer tail``."""
+"""Following a growing session file (ctxviewer.ingest.follow.follower) and ``ctxviewer tail``."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import pytest
 
 from ctxviewer.cli import main
 from ctxviewer.ingest import LoadError, load
-from ctxviewer.ingest import follow as follow_mod
-from ctxviewer.ingest.follow import Follower, peek
+from ctxviewer.ingest.follow import follower as follow_mod
+from ctxviewer.ingest.follow.follower import Follower, peek
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"

@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 
 from mutations import dumps_line, make_case  # noqa: E402
 
-from ctxviewer.analysis.report import Analysis, report_json  # noqa: E402
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json  # noqa: E402
 from ctxviewer.ingest import READERS, Cancelled, LoadError, load  # noqa: E402
 from ctxviewer.ingest.loader import READER_ERROR  # noqa: E402
 
@@ -142,7 +143,7 @@ def test_found_by_fuzzing(tmp_path: Path, case: str) -> None:
 
 
 def test_damaged_streams_lose_their_response_not_the_request() -> None:
-    from ctxviewer.ingest.sse import reassemble
+    from ctxviewer.ingest.api.sse import reassemble
 
     huge = ('data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
             '{"tool_calls": [{"index": 100000000000, "function": {"name": "a"}}]}}]}\n\n')

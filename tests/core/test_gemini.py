@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ctxviewer.ingest import Head, detect, load, read_head
-from ctxviewer.ingest.gemini import JSONL_READER, READER, gemini_usage, parts_blocks
+from ctxviewer.ingest.api.gemini import gemini_usage, parts_blocks
+from ctxviewer.ingest.gemini.chat import JSONL_READER, READER
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     COMPACTION_SUMMARY,

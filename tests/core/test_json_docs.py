@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from ctxviewer.analysis.estimators import get_estimator
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.cli import main
 from ctxviewer.commands.tail import TailPrinter
-from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.resources import demo_session_path
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "json.md"

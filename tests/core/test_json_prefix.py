@@ -1,4 +1,4 @@
-"""What survives of a JSON object cut short (ctxviewer.ingest.json_prefix)."""
+"""What survives of a JSON object cut short (ctxviewer.ingest.otel.json_prefix)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ctxviewer.ingest.json_prefix import salvage
+from ctxviewer.ingest.otel.json_prefix import salvage
 
 BODY = {"model": "m", "messages": [{"role": "user", "content": "héllo"},
                                    {"role": "assistant", "content": [{"type": "text",

@@ -190,7 +190,7 @@ def _edit_in_place(path: Path) -> None:
 @pytest.mark.parametrize("recent", [True, False], ids=["state kept", "old file"])
 def test_a_file_changed_in_place_with_its_size_and_time_is_read_again(
         corpus: Path, home: Path, recent: bool) -> None:
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.session_summary import summarize
     from ctxviewer.ingest.loader import load
 

@@ -1,4 +1,4 @@
-"""Claude Code's OpenTelemetry events read back (ctxviewer.ingest.otel): the captures of
+"""Claude Code's OpenTelemetry events read back (ctxviewer.ingest.otel.reader): the captures of
 real Claude Code 2.1.197 runs in tests/data/otel (README there), compared with what the
 fake server itself recorded of each call (expected.json), then the pairing rules on
 events written here."""
@@ -17,13 +17,14 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
 from ctxviewer.cli import main
 from ctxviewer.ingest import detect, load, read_head
 from ctxviewer.ingest.base import MESSAGES_CUT_NOTE, ONLY_USAGE
-from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.ingest.loader import READER_ERROR
-from ctxviewer.ingest.otel import ORPHAN_DETAIL, role_of
+from ctxviewer.ingest.otel.reader import ORPHAN_DETAIL, role_of
 from ctxviewer.model import API_ERROR, AUXILIARY, COMPACT_BOUNDARY, MAIN, SUBAGENT
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "otel"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ctxviewer.ingest import Head, detect, load, read_head
-from ctxviewer.ingest.qwen_code import READER
+from ctxviewer.ingest.qwen.chat import READER
 from ctxviewer.model import (
     API_ERROR,
     COMPACT_BOUNDARY,
@@ -100,7 +100,7 @@ def test_unknown_record_and_truncated_line_are_skipped() -> None:
 def test_breakdown_has_no_gemini_cli_note() -> None:
     """qwen-code writes Gemini-shaped transcripts; Gemini CLI's note on its own numbers
     is not about it."""
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
 
     analysis = Analysis(_session())
     bd = analysis.breakdown(len(analysis.session.requests) - 1)

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import math
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.ingest.builder import SessionBuilder
-from ctxviewer.ingest.trace import CLAUDE_TRACE
+from ctxviewer.ingest.trace.reader import CLAUDE_TRACE
 from ctxviewer.model import Session
 
 DECLARATIONS = [

@@ -1,15 +1,15 @@
-"""The Timeline tab's view model (analysis.timeline_view), without Qt."""
+"""The Timeline tab's view model (analysis.timeline_view.view), without Qt."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.thresholds import TIERS, thresholds, tier
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.timeline_series import parse_time
-from ctxviewer.analysis.timeline_view import (
+from ctxviewer.analysis.timeline_view.series import parse_time
+from ctxviewer.analysis.timeline_view.view import (
     THRESHOLD_KEYS,
     build,
     from_analysis,
@@ -19,7 +19,7 @@ from ctxviewer.analysis.timeline_view import (
     with_thresholds,
     with_x_mode,
 )
-from ctxviewer.analysis.whatif import replay, request_events
+from ctxviewer.analysis.timeline_view.whatif import replay, request_events
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY
 

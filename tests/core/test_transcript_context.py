@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ctxviewer.analysis.estimators import get_estimator
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.ingest import load
 from ctxviewer.model import MEMORY, SKILL_BODY, SKILL_LISTING, SYSTEM_REMINDER, Block, Request
 

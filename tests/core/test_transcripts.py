@@ -7,9 +7,9 @@ import json
 import shutil
 from pathlib import Path
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.insights.cost import session_cost
 from ctxviewer.analysis.insights.subagents import subagent_runs
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 
@@ -116,7 +116,7 @@ def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsy
     """Over the real Claude Code transcripts, unattributed growth stays within 10% of the
     prompt on at least 90% of the requests, and the three parts sum to the API's count."""
     from ctxviewer.analysis.attribution import THINKING_CAUSE, attribute
-    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.analysis.tokens.estimators import get_estimator
 
     shares = []
     for path in sorted((corpus / "claude-code").glob("*.jsonl")):
@@ -140,8 +140,8 @@ def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsy
 
 
 def test_what_a_real_compaction_kept_and_dropped(corpus, capsys):
-    from ctxviewer.analysis.estimators import get_estimator
     from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
+    from ctxviewer.analysis.tokens.estimators import get_estimator
 
     lemmy = corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
     [c] = compaction_outcomes(load(str(lemmy)), get_estimator("qwen"))

@@ -6,7 +6,7 @@ import pytest
 
 from ctxviewer.analysis.thresholds import thresholds, tier
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import (
+from ctxviewer.analysis.timeline_view.whatif import (
     DEFAULT_TARGET_FRACTION,
     default_target,
     real_compactions,
@@ -147,7 +147,7 @@ def test_targets():
     ("qwen", 200_000, 1), ("claude-code", 200_000, 1), ("qwen-legacy", 128_000, 2),
 ])
 def test_spotter_transcript(corpus, policy, window, fired):
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
     path = corpus / "claude-code" / (
@@ -167,7 +167,7 @@ def test_the_agents_own_compaction_is_one_its_policy_would_fire(corpus):
     """Claude Code compacted the spotter session at 167,117 tokens (its preTokens),
     just over its auto threshold of 167,000: replayed under its own policy, the
     compaction fires where it happened (as the timeline's predicted mark says)."""
-    from ctxviewer.analysis.report import Analysis
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
     path = corpus / "claude-code" / (

@@ -1,7 +1,7 @@
 """A built wheel works alone: installed into a fresh environment and run from another
 folder, it finds its demo session, prices, icons and desktop files.
 
-The wheel is built offline from this checkout (``pip wheel --no-build-isolation``
+The wheel is built offline from a clean copy of this checkout (``pip wheel --no-build-isolation``
 with the test environment's setuptools) and unpacked into a fresh venv's
 site-packages; the fresh venv sees the test environment's dependencies (PySide6,
 orjson...) through a path entry, but not this checkout nor its editable install.
@@ -10,6 +10,7 @@ orjson...) through a path entry, but not this checkout nor its editable install.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -26,9 +27,16 @@ REPO = Path(__file__).resolve().parents[2]
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     pytest.importorskip("setuptools", minversion="77")
     work = tmp_path_factory.mktemp("wheel")
+    # pip builds in the source tree, and setuptools keeps its build/ folder: a module
+    # moved or removed since an earlier build would still be in the wheel. Build from a
+    # clean copy of the checkout.
+    source = work / "source"
+    shutil.copytree(REPO, source, symlinks=True, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".*_cache",
+        ".hypothesis"))
     build = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "--no-index", "-w", str(work / "dist"), str(REPO)],
+         "--no-index", "-w", str(work / "dist"), str(source)],
         capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-2000:]
     (wheel,) = (work / "dist").glob("ctxviewer-*.whl")

@@ -58,7 +58,8 @@ def check(path: Path, analysis: bool) -> list[tuple[str, BaseException]]:
                 found.append((f"load(format={fmt}) line {skip.line}", ReaderError(skip.reason)))
         if analysis:
             try:
-                from ctxviewer.analysis.report import Analysis, report_json
+                from ctxviewer.analysis.analysis import Analysis
+                from ctxviewer.analysis.report import report_json
 
                 report_json(Analysis(session))
             except Exception as e:  # noqa: BLE001

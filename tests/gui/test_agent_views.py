@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agent_logs import CC_SESSION, captured_records, qwen_session, with_headers, write_jsonl
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.ingest import load
 
 

@@ -6,11 +6,11 @@ import csv
 
 import pytest
 
-from ctxviewer.analysis.compare import compare
-from ctxviewer.analysis.compare_table import category_table
-from ctxviewer.analysis.counters import default_names
-from ctxviewer.gui import analysis_panels
+from ctxviewer.analysis.compare.scoring import compare
+from ctxviewer.analysis.compare.table import category_table
+from ctxviewer.analysis.tokens.registry import default_names
 from ctxviewer.gui.compare.model import CompareTableModel
+from ctxviewer.gui.tools import panel as analysis_panels
 
 
 @pytest.fixture
@@ -124,7 +124,7 @@ def test_recomputed_when_session_changes(qtbot, window, panels, shown, open_and_
 def test_lowest_mape_names_an_estimator_one_can_choose(window, panels, shown):
     """``calibrated`` is fitted to the session's own API counts: it is said apart when it
     scores best, never offered as the estimator to pick."""
-    from ctxviewer.analysis.estimators import names
+    from ctxviewer.analysis.tokens.estimators import names
 
     expected = compare(shown.session, default_names())
     choosable = {n: s.mape for n, s in expected.summary.items() if n in names() and s.mape}
@@ -140,7 +140,7 @@ def test_count_tokens_column_from_the_api(qtbot, count_server, window, panels, o
                                           corpus):
     """With the API configured (a fake count_tokens on 127.0.0.1, the real SDK), the
     count_tokens box adds the API's column: the same numbers ``compare`` gives in the core."""
-    from ctxviewer.analysis.counters import ANTHROPIC, remote_counters
+    from ctxviewer.analysis.tokens.registry import ANTHROPIC, remote_counters
 
     captured = str(corpus / "captured/claude-code-2.1.197-tui.claude-trace.jsonl")
     a = open_and_wait(window, captured)

@@ -41,7 +41,7 @@ def recording(tmp_path: Path) -> str:
 
 
 def test_a_failed_call_is_shown_as_a_failure(qtbot, window, open_and_wait, recording) -> None:
-    from ctxviewer.analysis.timeline_series import event_marks
+    from ctxviewer.analysis.timeline_view.series import event_marks
     from ctxviewer.gui.session.request_model import COL_PROMPT
 
     a = open_and_wait(window, recording)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Category, Item
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.session.breakdown_model import REF_ROLE, SORT_ROLE, BreakdownModel
 from ctxviewer.gui.session.request_model import (
     COL_PROMPT,

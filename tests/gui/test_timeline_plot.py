@@ -9,11 +9,11 @@ import pyqtgraph as pg
 import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 
-from ctxviewer.analysis import timeline_series as ts
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.thresholds import POLICIES, TIERS, thresholds, tier, tier_code, tier_floors
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.whatif import replay, request_events
+from ctxviewer.analysis.timeline_view import series as ts
+from ctxviewer.analysis.timeline_view.whatif import replay, request_events
 from ctxviewer.gui.timeline import geometry as td
 from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load

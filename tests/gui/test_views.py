@@ -10,7 +10,8 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QImage, QPalette
 from PySide6.QtTest import QTest
 
-from ctxviewer.analysis.report import Analysis, breakdown_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import breakdown_json
 from ctxviewer.gui.session import export
 from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_model import BreakdownModel
@@ -78,7 +79,7 @@ def test_content_texts(breakdown):
     text = ref_text(message)
     assert "── text ──\nhi" in text and "── tool_result ──\nout" in text
     assert ref_text("as is") == "as is"
-    from ctxviewer.analysis.estimators import get_estimator
+    from ctxviewer.analysis.tokens.estimators import get_estimator
 
     est = get_estimator("qwen")
     cat = breakdown.category("builtin_tools")

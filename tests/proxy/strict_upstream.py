@@ -29,14 +29,21 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
     if not msgs:
         return ["messages: at least one message is required"]
     prev_calls: list[str] = []
+    prev_role = None
     for i, m in enumerate(msgs):
         r = m.get("role")
+        # a system message may stand anywhere after the first message and applies from
+        # there on (Claude Code 2.1 sends its environment so); user and assistant
+        # messages alternate around it
+        if r == "system" and i:
+            continue
         if r not in ("user", "assistant"):
             out.append(f"messages.{i}.role: unexpected role {r!r} (system goes in 'system')")
         if i == 0 and r != "user":
             out.append("messages.0: the first message must use the user role")
-        if i and r == msgs[i - 1].get("role"):
+        if prev_role is not None and r == prev_role:
             out.append(f"messages.{i}: roles must alternate between user and assistant")
+        prev_role = r
         content = m.get("content")
         blocks = content if isinstance(content, list) else []
         results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
@@ -53,7 +60,7 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
                        f"immediately after: {', '.join(missing)}")
         prev_calls = [b.get("id") for b in blocks if b.get("type") == "tool_use"] \
             if r == "assistant" else []
-    if msgs[-1].get("role") != "user":
+    if prev_role != "user":
         out.append("the last message must be a user message")
     return out
 
@@ -96,7 +103,9 @@ def responses_violations(body: dict[str, Any]) -> list[str]:
     seen_other = False
     for i, item in enumerate(items or []):
         kind = item.get("type", "message")
-        if kind == "message" and item.get("role") in ("system", "developer"):
+        # Codex 0.171 sends its tool schemas as a leading developer item of its own type
+        if kind == "additional_tools" or (kind == "message"
+                                          and item.get("role") in ("system", "developer")):
             if seen_other:
                 out.append(f"input[{i}]: system messages must come first")
             continue

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ctxviewer.analysis.anthropic_count import AnthropicCounter, DiskCache, request_body
+from ctxviewer.analysis.tokens.anthropic import AnthropicCounter, DiskCache, request_body
 from ctxviewer.cli import main
 from ctxviewer.ingest import load
 

@@ -92,7 +92,8 @@ def _drive(proc: subprocess.Popen[str], lines: queue.Queue[str], out: Path,
     exports = [line for line in banner if line.startswith("export ")]
     base = exports[0].removeprefix("export ANTHROPIC_BASE_URL=")
     assert base.startswith("http://127.0.0.1:") and not base.endswith(":0")
-    assert exports == [f"export ANTHROPIC_BASE_URL={base}", f"export OPENAI_BASE_URL={base}/v1"]
+    assert exports == [f"export ANTHROPIC_BASE_URL={base}", f"export OPENAI_BASE_URL={base}/v1",
+                       f"export GOOGLE_GEMINI_BASE_URL={base}"]
     assert f"recording to {out}" in banner
 
     with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:

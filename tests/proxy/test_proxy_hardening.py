@@ -55,7 +55,7 @@ def _exchange(proxy: ProxyThread) -> dict:
 
 
 @pytest.mark.parametrize(("method", "path"), [
-    ("GET", "/"), ("POST", "/v1beta/models/gemini-2.5-pro:generateContent"),
+    ("GET", "/"), ("POST", "/v2/things:generateContent"),
     ("GET", "/admin/settings"), ("POST", "/v1/messagesX"),
 ])
 def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
@@ -63,7 +63,7 @@ def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
     status, body = _post(proxy.url + path, b"{}", {"Authorization": "Bearer sk-openai-SECRET"},
                          method)
     assert status == 404
-    assert b"neither an Anthropic nor an OpenAI API call" in body
+    assert b"no Anthropic, OpenAI or Gemini API call" in body
     assert upstream.received == []
     ex = _exchange(proxy)
     assert ex["api"] == "unrouted" and ex["upstream"] is None
@@ -122,7 +122,8 @@ def test_a_body_in_an_encoding_without_a_decoder_is_forwarded_and_said_so(
     (got,) = upstream.received
     assert got["raw"] == opaque and got["encoding"] == "x-custom"
     body = _exchange(proxy)["request"]["body"]
-    assert body == {"_raw": "[1024 bytes, content-encoding x-custom, not decoded]"}
+    assert body == {"_raw": "[1024 bytes, content-encoding x-custom, not decoded: "
+                            "content-encoding x-custom has no decoder here]"}
 
 
 def test_a_brotli_body_is_recorded_decoded_when_brotli_is_installed(

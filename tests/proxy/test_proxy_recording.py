@@ -15,6 +15,7 @@ import pytest
 from proxy_fakes import API_KEY, DRIP_SECONDS, FakeUpstream, anthropic_sse, exchanges, read_lines
 
 from ctxviewer.proxy import ProxyThread
+from ctxviewer.proxy.routes import GEMINI_UPSTREAM
 
 TOOLS: list[Any] = [{"name": "read_file", "description": "Read a file",
                      "input_schema": {"type": "object",
@@ -30,7 +31,8 @@ def _request(text: str, **extra: Any) -> dict[str, Any]:
 def test_meta_line_first(proxy: ProxyThread, upstream: FakeUpstream) -> None:
     meta = read_lines(proxy.out)[0]
     assert meta["ctxviewer"] == 1 and meta["type"] == "meta"
-    assert meta["upstreams"] == {"anthropic": upstream.url, "openai": upstream.url}
+    assert meta["upstreams"] == {"anthropic": upstream.url, "openai": upstream.url,
+                                 "gemini": GEMINI_UPSTREAM}
     assert meta["started"].endswith("Z")
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxviewer.ingest.sse import parse_sse, reassemble_anthropic
+from ctxviewer.ingest.api.sse import parse_sse, reassemble_anthropic
 from ctxviewer.proxy.exchange import Exchange, decode_content, parse_json
 from ctxviewer.proxy.headers import (
     client_response_headers,
@@ -65,9 +65,17 @@ OPENAI_SDK = {"Authorization": "Bearer sk-openai"}
     ("GET", "/v1/models", ANTHROPIC_SDK, "other", "anthropic"),
     ("GET", "/v1/models", OPENAI_SDK, "openai-other", "openai"),
     ("GET", "/v1/models/gpt-5", OPENAI_SDK, "openai-other", "openai"),
-    # neither: never forwarded
+    # Gemini (GOOGLE_GEMINI_BASE_URL): its versions' paths, and a model's :method anywhere
+    ("POST", "/v1beta/models/gemini-2.5-pro:generateContent", None, "gemini", "gemini"),
+    ("POST", "/v1beta/models/gemini-3.8-flash:streamGenerateContent", None, "gemini", "gemini"),
+    ("POST", "/v1/models/gemini-2.5-pro:countTokens", OPENAI_SDK, "gemini-count-tokens",
+     "gemini"),
+    ("POST", "/v1beta/models/gemini-2.5-pro:embedContent", None, "gemini-other", "gemini"),
+    ("GET", "/v1beta/models", None, "gemini-other", "gemini"),
+    ("POST", "/upload/v1beta/files", None, "gemini-other", "gemini"),
+    # none of them: never forwarded
     ("GET", "/", None, "unrouted", None),
-    ("POST", "/v1beta/models/gemini-2.5-pro:generateContent", None, "unrouted", None),
+    ("POST", "/v2/things:generateContent", None, "unrouted", None),
     ("POST", "/v1/messagesX", ANTHROPIC_SDK, "unrouted", None),
     ("GET", "/admin", OPENAI_SDK, "unrouted", None),
 ])
@@ -140,7 +148,7 @@ def test_decode_content() -> None:
     assert decode_content(gzip.compress(data)[:40], "gzip") == data[: len(
         decode_content(gzip.compress(data)[:40], "gzip") or b"")]  # a cut stream: its start
     assert decode_content(data, "") == data
-    assert decode_content(b"\x00\x01", "br") is None
+    assert "not a valid br stream" in decode_content(b"\x00\x01", "br")
 
 
 def test_exchange_record_for_an_undecodable_body() -> None:
@@ -151,7 +159,8 @@ def test_exchange_record_for_an_undecodable_body() -> None:
     ex.chunks = [b"\x0b\x02\x80"]
     ex.finish()
     record = ex.to_record()
-    assert record["response"]["body"] == {"_raw": "[3 bytes, content-encoding br, not decoded]"}
+    assert record["response"]["body"]["_raw"].startswith(
+        "[3 bytes, content-encoding br, not decoded: not a valid br stream")
     assert record["request"]["body"] == {"model": "m"} and record["error"] is None
 
 

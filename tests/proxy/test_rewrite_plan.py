@@ -9,8 +9,8 @@ import orjson
 import pytest
 from strict_upstream import anthropic_violations, chat_violations, responses_violations
 
-from ctxviewer.analysis.estimators import get_estimator
 from ctxviewer.analysis.thresholds import thresholds
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.proxy.rewrite import conversation_key
 from ctxviewer.proxy.rewrite_plan import CannotRewrite, apply_rule, plan
 

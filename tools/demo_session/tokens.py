@@ -11,7 +11,7 @@ import json
 import struct
 from typing import Any
 
-from ctxviewer.analysis.bpe import encoding
+from ctxviewer.analysis.tokens.bpe import encoding
 
 CLAUDE_FACTOR = 1.08
 _ENC = encoding("cl100k_base")

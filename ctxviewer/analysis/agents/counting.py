@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxviewer.analysis.agents.claude_counts import AgentCounts, scaled_items
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.ingest.classify import QWEN_MEMORY, SKILLS_LISTING
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, Block, Request
 
-# (tokens, items) per category, as ``breakdown._overhead_parts`` builds them.
+# (tokens, items) per category, as ``breakdown.overhead_parts`` builds them.
 Parts = dict[str, tuple[int, list[Any]]]
 ItemFactory = Callable[..., Any]
 

@@ -20,9 +20,13 @@ _FORMATS = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemin
 _CLIENTS = (
     (re.compile(r"^(claude-cli|claude-code)/", re.I), "claude-code"),
     (re.compile(r"^(qwencode|qwen-code)/", re.I), "qwen-code"),
-    (re.compile(r"^(codex_cli_rs|codex_vscode|codex_exec|codex)/", re.I), "codex"),
-    (re.compile(r"^(geminicli|gemini-cli)/", re.I), "gemini-cli"),
+    # codex_cli_rs, codex_vscode, codex_exec, codex-tui, codex (a rollout's "codex/<version>")
+    (re.compile(r"^codex(?:[_-][a-z_]+)?/", re.I), "codex"),
+    # GeminiCLI, GeminiCLI-tui (GeminiCLI-<client name>), gemini-cli
+    (re.compile(r"^(geminicli(?:-[\w-]+)?|gemini-cli)/", re.I), "gemini-cli"),
 )
+# The API an unknown client speaks -> the generic profile of that API
+_GENERIC = {"anthropic": "anthropic-client", "gemini": "gemini-client"}
 # What an agent's own system prompt or tools give away when the client is not named.
 _PROMPTS = (
     ("cc_entrypoint=", "claude-code"), ("You are Claude Code", "claude-code"),
@@ -52,6 +56,12 @@ class Identity:
     def label(self) -> str:
         v = ".".join(map(str, self.version)) if self.version else None
         return f"{self.profile.label} {v}" if v else self.profile.label
+
+    @property
+    def rules_note(self) -> str | None:
+        """Where the version is newer than the rules ctxviewer knows, one line saying so
+        (and whose rules stand in); None otherwise."""
+        return self.profile.newer_than_rules(self.version)
 
     @property
     def interactive(self) -> bool | None:
@@ -85,7 +95,7 @@ def request_agent(req: Request) -> tuple[str, str]:
     pid, why = _from_content(req)
     if pid:
         return pid, why
-    generic = "anthropic-client" if req.api == "anthropic" else "openai-client"
+    generic = _GENERIC.get(req.api, "openai-client")
     return generic, f"{req.api} API, no known agent"
 
 

@@ -20,6 +20,11 @@ import orjson
 Version = tuple[int, ...]
 
 
+def dotted(version: Version) -> str:
+    """(2, 1, 197) -> '2.1.197'."""
+    return ".".join(map(str, version))
+
+
 def parse_version(text: str | None) -> Version | None:
     """'2.1.197' -> (2, 1, 197); None when ``text`` holds no version."""
     m = re.search(r"\d+(?:\.\d+)*", text or "")
@@ -58,6 +63,14 @@ class Era:
     extended_when: tuple[str, ...] = ()  # model-suffix | interactive-beta | beta | observed-over
     effective_pct: float | None = None  # the agent records/uses this share of the model's window
     until_date: str | None = None  # ISO date of the era's last release (logs without a version)
+    fallback_source: str = ""  # why the window of "" (a model the agent's list lacks) is that
+
+    def window_match(self, model: str | None) -> tuple[str, int] | None:
+        """(the model prefix that matched, its window); "" is the agent's window for a model
+        its own list lacks. None when the era names no window for it."""
+        name = (model or "").lower().rsplit("/", 1)[-1]
+        return next(((prefix, w) for prefix, w in self.windows
+                     if name.startswith(prefix) or (prefix and f"-{prefix}" in name)), None)
 
     def covers(self, version: Version | None) -> bool:
         if version is None:
@@ -66,9 +79,8 @@ class Era:
             self.until is None or version < self.until)
 
     def window_for(self, model: str | None) -> int | None:
-        name = (model or "").lower().rsplit("/", 1)[-1]
-        return next((w for prefix, w in self.windows
-                     if name.startswith(prefix) or (prefix and f"-{prefix}" in name)), None)
+        match = self.window_match(model)
+        return match[1] if match else None
 
 
 @dataclass(frozen=True)
@@ -78,8 +90,19 @@ class Profile:
     id: str  # claude-code | qwen-code | codex | gemini-cli | anthropic-client | openai-client
     label: str
     eras: tuple[Era, ...]
-    estimator: str  # the agent's own estimator where it has one (a name in analysis.estimators)
+    estimator: str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
     docs: str = ""
+    injected: tuple[str, ...] = ()  # how text the agent injects into the history begins
+    known: Version | None = None  # the newest version whose rules were checked (profiles.toml)
+
+    def newer_than_rules(self, version: Version | None) -> str | None:
+        """One line saying that ``version`` is newer than the rules ctxviewer knows and whose
+        rules stand in for it; None when it is not (or either is unknown)."""
+        if version is None or self.known is None or version <= self.known:
+            return None
+        known = dotted(self.known)
+        return (f"{self.label} {dotted(version)} is newer than the rules ctxviewer knows "
+                f"(up to {known}); using {known}'s")
 
     def era(self, version: Version | None, date: str | None = None) -> Era:
         """The era of ``version``; without one, the era of the log's ``date`` (ISO) where
@@ -113,7 +136,7 @@ def _era(raw: dict[str, Any]) -> Era:
                _pairs(raw.get("windows")), raw.get("window_source", ""),
                _rule(raw["policy"]), dict(raw.get("counting", {})),
                raw.get("extended_window"), tuple(raw.get("extended_when", ())),
-               raw.get("effective_pct"), raw.get("until_date"))
+               raw.get("effective_pct"), raw.get("until_date"), raw.get("fallback_source", ""))
 
 
 PROFILES_TOML = Path(__file__).with_name("profiles.toml")
@@ -145,7 +168,8 @@ def profiles() -> dict[str, Profile]:
     out: dict[str, Profile] = {}
     for pid, raw in data["profiles"].items():
         out[pid] = Profile(pid, raw["label"], tuple(_era(e) for e in raw["eras"]),
-                           raw.get("estimator", "qwen"), raw.get("docs", ""))
+                           raw.get("estimator", "qwen"), raw.get("docs", ""),
+                           tuple(raw.get("injected", ())), parse_version(raw.get("known")))
     return out
 
 

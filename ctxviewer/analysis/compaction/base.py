@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import COMPACTION_SUMMARY, TEXT, TOOL_RESULT, TOOL_USE, Block, Message, Request
 
 
@@ -47,6 +47,7 @@ class CompactionResult:
     summarizer: str | None = None
     usage: dict[str, Any] | None = None  # tokens / cost of an API summary
     notes: tuple[str, ...] = ()
+    target: int | None = None  # the strategy's target, in API tokens (trim, shannon)
 
     @property
     def saved(self) -> int:
@@ -67,12 +68,21 @@ class CompactionResult:
         compacted)."""
         return round(self.after * self.ratio)
 
+    @property
+    def missed(self) -> int | None:
+        """By how many tokens the projected count after misses the target (None: met,
+        or no target)."""
+        if self.target is None or self.projected_after <= self.target:
+            return None
+        return self.projected_after - self.target
+
     def as_json(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy, "request": self.request.index,
             "before": self.before, "after": self.after,
             "before_estimate": self.before_estimate,
             "projected_after": self.projected_after, "saved_estimate": self.saved,
+            "target": self.target, "missed": self.missed,
             "kept": list(self.kept), "summarized": list(self.summarized),
             "dropped": list(self.dropped), "summary": self.summary, "title": self.title,
             "summary_tokens": self.summary_tokens, "summarizer": self.summarizer,
@@ -97,6 +107,25 @@ def estimate_request(req: Request, est: Estimator, inferred_overhead: int | None
 def before_tokens(req: Request, est: Estimator, inferred_overhead: int | None = None) -> int:
     api = req.api_prompt_tokens
     return api if api is not None else estimate_request(req, est, inferred_overhead)
+
+
+def api_ratio(req: Request, est: Estimator, inferred_overhead: int | None = None) -> float:
+    """The API's count of ``req`` over the local estimate (1.0 without an API count): a
+    target in API tokens is ``target / ratio`` in the estimator's."""
+    estimate = estimate_request(req, est, inferred_overhead)
+    return before_tokens(req, est, inferred_overhead) / estimate if estimate else 1.0
+
+
+def target_note(result: CompactionResult, window: int | None = None) -> str | None:
+    """What a result that misses its target says, in API tokens, or None."""
+    if result.missed is None or result.target is None:
+        return None
+    def of(n: int) -> str:
+        return f" ({n / window:.1%} of the window)" if window else ""
+
+    return (f"misses its target by {result.missed:,} tokens: projected "
+            f"{result.projected_after:,}{of(result.projected_after)} against "
+            f"{result.target:,}{of(result.target)}")
 
 
 def build_result(strategy: str, original: Request, messages: Sequence[Message], est: Estimator,

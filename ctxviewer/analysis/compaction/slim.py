@@ -19,7 +19,7 @@ import re
 from dataclasses import asdict, dataclass, replace
 
 from ctxviewer.analysis.compaction.base import CompactionResult, SlimmedBlock, build_result
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import TEXT, TOOL_RESULT, Block, Message, Request
 
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)

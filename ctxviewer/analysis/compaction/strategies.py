@@ -10,13 +10,18 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from ctxviewer.analysis.compaction.base import CompactionResult, Summarizer, before_tokens
+from ctxviewer.analysis.compaction.base import (
+    CompactionResult,
+    Summarizer,
+    before_tokens,
+    target_note,
+)
 from ctxviewer.analysis.compaction.slim import SlimParams, slim, slim_messages
 from ctxviewer.analysis.compaction.summarize_local import LocalSummarizer
 from ctxviewer.analysis.compaction.summary import QwenParams, ShannonParams, qwen, shannon
 from ctxviewer.analysis.compaction.trim import TrimParams, trim
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import Request
 
 STRATEGIES = ("qwen", "shannon", "trim", "slim", "slim+qwen", "slim+shannon")
@@ -72,12 +77,19 @@ def simulate_compaction(req: Request, strategy: str, est: Estimator, thresholds:
     p = params or Params()
     s = summarizer or LocalSummarizer()
     if strategy in ("qwen", "shannon"):
-        return _summary_strategy(strategy)(req, est, thresholds, s, p, inferred_overhead, force)
-    if strategy == "trim":
-        return trim(req, est, thresholds, p.trim, inferred_overhead)
-    if strategy == "slim":
-        return slim(req, est, p.slim, inferred_overhead)
-    if strategy in ("slim+qwen", "slim+shannon"):
-        return _combined(req, est, thresholds, s, p, inferred_overhead, force,
-                         strategy.split("+", 1)[1])
-    raise KeyError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+        result = _summary_strategy(strategy)(req, est, thresholds, s, p, inferred_overhead,
+                                             force)
+    elif strategy == "trim":
+        result = trim(req, est, thresholds, p.trim, inferred_overhead)
+    elif strategy == "slim":
+        result = slim(req, est, p.slim, inferred_overhead)
+    elif strategy in ("slim+qwen", "slim+shannon"):
+        result = _combined(req, est, thresholds, s, p, inferred_overhead, force,
+                           strategy.split("+", 1)[1])
+    else:
+        raise KeyError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
+    if strategy.endswith("shannon") and thresholds.window:
+        result = replace(result, target=round(p.shannon.target * thresholds.window))
+    # a target is judged on the API count the result projects, never the raw estimate
+    missed = target_note(result, thresholds.window)
+    return replace(result, notes=(*result.notes, missed)) if missed else result

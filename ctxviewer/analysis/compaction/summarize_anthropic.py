@@ -10,7 +10,7 @@ summarizer stops trying (``SummarizerStopped``) until a ``force=True`` call
 succeeds, which resets the count.
 
 The cost shown is ``input * in + output * out`` at the prices of the table
-Insights uses (``resources/prices.json``, with the user's override file);
+Insights uses (the genai-prices catalogue, ctxviewer's table, the user's file);
 it ignores caching and batch discounts.
 """
 
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from ctxviewer.analysis.compaction.base import Summary
 from ctxviewer.analysis.compaction.summarize_local import language, title_for
-from ctxviewer.analysis.insights.pricing import load_prices
+from ctxviewer.analysis.pricing import load_prices
 from ctxviewer.analysis.thresholds import MAX_CONSECUTIVE_FAILURES, SUMMARY_RESERVE
 from ctxviewer.model import IMAGE, TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 
@@ -62,6 +62,7 @@ def cost_usd(model: str | None, input_tokens: int, output_tokens: int) -> float 
         return None
     if price is None:
         return None
+    price = price.at(input_tokens)  # a long prompt's tier
     return round((input_tokens * price.input + output_tokens * price.output) / 1_000_000, 6)
 
 

@@ -27,8 +27,8 @@ from ctxviewer.analysis.compaction.base import (
     safe_start,
     summary_message,
 )
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import SUMMARY_RESERVE
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.fmt import plural
 from ctxviewer.model import TEXT, Block, Message, Request
 

@@ -19,13 +19,14 @@ import orjson
 
 from ctxviewer.analysis.compaction.base import (
     CompactionResult,
+    api_ratio,
     build_result,
     estimate_request,
     is_prompt,
     units,
 )
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import SHANNON_TARGET, Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import COMPACTION_SUMMARY, MEMORY, SKILL_LISTING, TOOL_USE, Message, Request
 
 READ_TOOLS = frozenset({"Read", "read_file", "ReadFile", "View", "read_many_files", "view"})
@@ -107,9 +108,11 @@ def trim(req: Request, est: Estimator, thresholds: Thresholds, params: TrimParam
     order = sorted(u for u in obsolete if u < protected)
     order += [u for u in range(protected) if u not in obsolete and u not in critical]
     tokens = estimate_request(req, est, inferred_overhead)
+    # the budget is in the API's tokens: judged on the estimate scaled to the API count
+    ratio = api_ratio(req, est, inferred_overhead)
     dropped_units: set[int] = set()
     for u in order:
-        if tokens <= budget:
+        if round(tokens * ratio) <= budget:
             break
         dropped_units.add(u)
         tokens -= est.messages(msgs[i] for i in groups[u])
@@ -117,12 +120,12 @@ def trim(req: Request, est: Estimator, thresholds: Thresholds, params: TrimParam
     gone = set(dropped)
     kept = [i for i in range(len(msgs)) if i not in gone]
     notes = []
-    if tokens > budget:
-        notes.append(f"still over the budget ({tokens:,} > {budget:,}): the rest is protected "
-                     f"(last {p.keep_rounds} rounds, memory, summaries)")
+    if round(tokens * ratio) > budget:
+        notes.append(f"the rest is protected (last {p.keep_rounds} rounds, memory, "
+                     "summaries)")
     used = {**asdict(p), "budget": budget}
     obsolete_msgs = sorted(i for u in obsolete & dropped_units for i in groups[u])
     if obsolete_msgs:
         notes.append(f"obsolete messages dropped first: {obsolete_msgs}")
     return build_result("trim", req, [msgs[i] for i in kept], est, inferred_overhead, kept=kept,
-                        dropped=dropped, params=used, notes=tuple(notes))
+                        dropped=dropped, params=used, notes=tuple(notes), target=budget)

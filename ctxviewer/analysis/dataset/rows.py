@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import OVERHEAD, Item
 from ctxviewer.analysis.dataset.schema import RENAMED, TABLES
 from ctxviewer.analysis.insights.cost import RequestCost, no_cache_usd, session_cost
-from ctxviewer.analysis.insights.pricing import PriceTable
-from ctxviewer.analysis.report import Analysis, point_json
+from ctxviewer.analysis.pricing import PriceTable
+from ctxviewer.analysis.report import point_json
 from ctxviewer.analysis.session_summary import summarize
 
 Columns = dict[str, list[Any]]
@@ -55,7 +56,7 @@ def session_rows(a: Analysis, key: str, number: int, prices: PriceTable) -> Sess
     its file (``report --session N``)."""
     out = _empty()
     cost = session_cost(a.session, prices)
-    summary = summarize(a, cost)
+    summary = summarize(a, cost, prices)
     row = summary.as_dict()
     agent = row.pop("agent")
     row.update(session_key=key, session_number=number)

@@ -16,9 +16,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ctxviewer.analysis.agents.controls import Controls, OutputLimit
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.model import ERROR, INFO, WARN, Cost, Finding
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.fmt import fmt_tokens, plural, short_text
 from ctxviewer.model import (
     MCP,

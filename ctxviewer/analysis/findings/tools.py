@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 
 from ctxviewer.analysis.agents.controls import Controls
 from ctxviewer.analysis.breakdown import mcp_server
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.findings.carry import Carrier
 from ctxviewer.analysis.findings.model import ERROR, INFO, WARN, Cost, Finding, rank
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.fmt import fmt_tokens, plural
 from ctxviewer.model import MCP, SKILL, TOOL_USE, Message, Request, ToolDef
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxviewer.analysis.attribution import ratios, steps
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.real_compactions import COMPACTION_KINDS
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import (
     COMPACTION_SUMMARY,
     MAIN,

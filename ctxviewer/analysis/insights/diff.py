@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.model import Block, Request
 
 

@@ -17,7 +17,7 @@ import orjson
 
 from ctxviewer.analysis.insights.conversations import Conversation, conversations
 from ctxviewer.analysis.insights.cost import SessionCost
-from ctxviewer.ingest.claude_subagents import is_compaction
+from ctxviewer.ingest.claude.subagents import is_compaction
 from ctxviewer.model import AUXILIARY, MAIN, TOOL_USE, Block, Message, Request, Session
 
 SPAWN_TOOLS = frozenset({"Task", "Agent", "task", "dispatch_agent", "spawn_agent"})

@@ -32,10 +32,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.branch import estimated_request, with_summary
 from ctxviewer.analysis.breakdown import Breakdown, breakdown
 from ctxviewer.analysis.compaction import LABELS, STRATEGIES, CompactionResult
-from ctxviewer.analysis.report import Analysis
 from ctxviewer.gui.compaction.model import CompactionMessagesModel
 from ctxviewer.gui.compaction.params import ParamsForm
 from ctxviewer.gui.compaction.runner import CompactionRunner, anthropic_configured

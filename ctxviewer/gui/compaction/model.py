@@ -12,7 +12,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 
 from ctxviewer.analysis.compaction import CompactionResult
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.gui.widgets.palette import is_dark, tier_background, tier_color
 from ctxviewer.model import Message
 

@@ -15,8 +15,8 @@ from typing import Any
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
 from ctxviewer.analysis.compaction import LocalSummarizer, Params, simulate_compaction
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.thresholds import Thresholds
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.ingest import Cancelled
 from ctxviewer.model import Request

@@ -12,8 +12,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
-from ctxviewer.analysis.compare import Comparison, write_csv
-from ctxviewer.analysis.counters import ANTHROPIC, default_names, remote_available
+from ctxviewer.analysis.compare.scoring import Comparison, write_csv
+from ctxviewer.analysis.tokens.registry import ANTHROPIC, default_names, remote_available
 from ctxviewer.gui.compare.runner import CompareRunner
 from ctxviewer.gui.compare.tab import CompareTab
 from ctxviewer.gui.host import PanelHost

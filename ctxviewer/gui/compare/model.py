@@ -17,7 +17,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QColor
 
 from ctxviewer.analysis.breakdown import LABELS
-from ctxviewer.analysis.compare import CATEGORIES, CategoryTable, Comparison, Row, Stats
+from ctxviewer.analysis.compare.scoring import Comparison, Row, Stats
+from ctxviewer.analysis.compare.table import CategoryTable
+from ctxviewer.analysis.tokens.counter import CATEGORIES
 from ctxviewer.gui.session.request_model import short_model
 from ctxviewer.gui.widgets.palette import is_dark, tier_background
 

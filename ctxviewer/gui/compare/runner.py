@@ -14,9 +14,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from ctxviewer.analysis.compare import CategoryTable, Comparison, PromptCounter, compare, scorable
-from ctxviewer.analysis.compare_table import category_table
-from ctxviewer.analysis.counters import remote_counters
+from ctxviewer.analysis.compare.scoring import Comparison, compare, scorable
+from ctxviewer.analysis.compare.table import CategoryTable, category_table
+from ctxviewer.analysis.tokens.counter import PromptCounter
+from ctxviewer.analysis.tokens.registry import remote_counters
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.model import Session
 

@@ -14,7 +14,6 @@ from itertools import pairwise
 
 from PySide6.QtCore import QObject, QThreadPool, Signal
 
-from ctxviewer.analysis.estimators import Estimator
 from ctxviewer.analysis.insights import (
     Insights,
     conversations,
@@ -22,6 +21,7 @@ from ctxviewer.analysis.insights import (
     insights,
     load_prices,
 )
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.model import Session
 

@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 from ctxviewer.fmt import plural, short_text
 
 if TYPE_CHECKING:
-    from ctxviewer.analysis.insights.pricing import PriceTable
+    from ctxviewer.analysis.pricing import PriceTable
     from ctxviewer.proxy.rewrite import Rewriter
     from ctxviewer.proxy.rewrite_plan import Plan
 

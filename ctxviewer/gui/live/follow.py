@@ -1,6 +1,6 @@
 """Follow a growing session log and keep ``AppState`` up to date (live attach).
 
-A ``Follower`` (``ctxviewer.ingest.follow``) is polled on a ``QTimer``; each
+A ``Follower`` (``ctxviewer.ingest.follow.follower``) is polled on a ``QTimer``; each
 poll runs as a job of a ``LatestJob`` on the thread pool, one at a time, so the GUI never
 blocks on a big first read (taken in ``CHUNK_BYTES`` steps, with progress).
 
@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.app_state import AppState, Options
 from ctxviewer.gui.session.loader import prepare
 from ctxviewer.gui.widgets.jobs import LatestJob
-from ctxviewer.ingest.follow import Follower
+from ctxviewer.ingest.follow.follower import Follower
 from ctxviewer.model import Session
 
 POLL_MS = 250

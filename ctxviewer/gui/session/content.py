@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import orjson
 
 from ctxviewer.analysis.breakdown import Breakdown, Category, Item
-from ctxviewer.analysis.estimators import Estimator
+from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.jsonish import pretty
 from ctxviewer.model import Block, Message, ToolDef
 

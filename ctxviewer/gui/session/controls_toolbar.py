@@ -11,8 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QSignalBlocker, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar, QWidget
 
-from ctxviewer.analysis.estimators import get_estimator, names
 from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
+from ctxviewer.analysis.tokens.estimators import get_estimator, names
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.session.window_spin import WindowSpinBox
 

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ctxviewer.analysis.agents.sessions import default_session, split
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.gui.widgets.worker import Job

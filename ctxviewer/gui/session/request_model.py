@@ -16,7 +16,7 @@ from PySide6.QtGui import QColor, QGuiApplication, QPalette
 
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.gui.widgets.palette import is_dark, tier_background, tier_color
-from ctxviewer.ingest.claude_subagents import is_compaction
+from ctxviewer.ingest.claude.subagents import is_compaction
 
 COLUMNS = ("#", "Time", "Model", "Prompt", "Role", "Events")
 COL_INDEX, COL_TIME, COL_MODEL, COL_PROMPT, COL_ROLE, COL_EVENTS = range(6)
@@ -27,6 +27,7 @@ EVENT_LABELS = {
     "compact_summary": "summary",
     "context_overflow": "overflow",
     "api_error": "API error",
+    "proxy_undo": "compaction undone",
 }
 _DATE_SUFFIX = re.compile(r"-\d{8}$")
 Index = QModelIndex | QPersistentModelIndex

@@ -8,7 +8,7 @@ import os
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget
 
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.fmt import plural
 
 
@@ -53,15 +53,28 @@ class SessionStatusBar(QStatusBar):
                  s.model or "model ?", f"window {a.window:,} ({a.window_source})",
                  f"policy: {a.policy_label} ({a.policy_source})",
                  f"estimator {a.estimator_name}"]
+        note = a.identity.rules_note
+        if note:
+            parts.insert(7, note)  # after the window and policy it concerns
         self._set_info("  ·  ".join(parts))
         tip = [s.path or "", s.format, f"agent: {a.identity.label}, recognised by "
                f"{a.identity.evidence}", f"window {a.window:,} from the {a.window_source}: "
                f"{a.window_info.detail}", f"policy {a.policy_label} (from the {a.policy_source})",
                f"estimator {a.estimator_name}"]
+        if note:
+            tip.insert(5, note)
         self.info.setToolTip("\n".join(tip))
         count = len(s.skipped)
         self.skipped_button.setText(f"{count:,} skipped")
         self.skipped_button.setEnabled(count > 0)
+
+    def show_session_parts(self, on: bool) -> None:
+        """Show or hide what the bar says of the session (the library page hides it; its
+        messages and the panels' indicators stay)."""
+        self.info.setVisible(on)
+        self.skipped_button.setVisible(on)
+        if on:
+            self.hideOrShow()  # a message shown now keeps its place until it ends
 
     def info_text(self) -> str:
         """The whole status text (the label may show it elided)."""

@@ -16,7 +16,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtWidgets import QGraphicsItem
 
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.view import TimelineView
 from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.style import Bars, blend, series_color
 

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 
 from ctxviewer.analysis.thresholds import TIERS
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.view import TimelineView
 from ctxviewer.gui.timeline.style import faint, series_color
 from ctxviewer.gui.widgets.palette import tier_color
 

@@ -3,7 +3,7 @@
 Which point is nearest the pointer, the range that shows every drawn request,
 where the hover readout goes, lanes for labels, and the width and binning of
 the output bars. The arrays themselves come from the core
-(``analysis.timeline_series``, ``analysis.timeline_view``).
+(``analysis.timeline_view.series``, ``analysis.timeline_view.view``).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ctxviewer.analysis.timeline_series import TimelineData
+from ctxviewer.analysis.timeline_view.series import TimelineData
 
 
 def nearest(x: np.ndarray, y: np.ndarray, x0: float, y0: float,

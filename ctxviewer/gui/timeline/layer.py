@@ -2,7 +2,7 @@
 
 ``TimelinePlot`` (``plot``) is a host: it builds one layer per group of items
 (``curves``, ``bars``, ``thresholds``, ``marks``, ``whatif``, ``pick``; the
-legend is ``legend``) and hands each new ``analysis.timeline_view.TimelineView``
+legend is ``legend``) and hands each new ``analysis.timeline_view.view.TimelineView``
 to all of them. A layer owns its pyqtgraph items and redraws only what is a new
 object in the view (the view model shares the parts a change keeps).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.view import TimelineView
 
 
 class Layer(Protocol):

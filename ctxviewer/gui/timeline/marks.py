@@ -15,7 +15,7 @@ from collections.abc import Iterable
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, Qt
 
-from ctxviewer.analysis.timeline_view import BudgetLine, TimelineView
+from ctxviewer.analysis.timeline_view.view import BudgetLine, TimelineView
 from ctxviewer.gui.timeline import labels
 from ctxviewer.gui.timeline.style import label_fill, series_color
 from ctxviewer.gui.widgets.palette import tier_color

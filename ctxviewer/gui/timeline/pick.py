@@ -14,8 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPointF
 
 from ctxviewer.analysis.thresholds import TIERS
-from ctxviewer.analysis.timeline_series import describe
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.series import describe
+from ctxviewer.analysis.timeline_view.view import TimelineView
 from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.layer import Shown
 from ctxviewer.gui.timeline.style import label_fill, series_color

@@ -2,7 +2,7 @@
 
 ``TimelinePlot`` is a thin ``PlotWidget`` hosting one layer per group of items
 (``layer``): ``set_view(view)`` hands the core's view model
-(``analysis.timeline_view.TimelineView``) to every layer, each redrawing only what
+(``analysis.timeline_view.view.TimelineView``) to every layer, each redrawing only what
 is new in it. ``set_analysis``, ``set_timeline``, ``set_thresholds``,
 ``set_predicted``, ``set_budget_marks`` and ``set_x_mode`` make that view. User
 intent leaves as signals (``request_clicked``, ``request_hovered``).
@@ -34,13 +34,13 @@ from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QWidget
 
-from ctxviewer.analysis import timeline_view as tv
-from ctxviewer.analysis.report import Analysis
+from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
-from ctxviewer.analysis.timeline_series import X_MODES, EventMark, TimelineData
-from ctxviewer.analysis.timeline_series import build as build_series
-from ctxviewer.analysis.whatif import WhatIf
+from ctxviewer.analysis.timeline_view import view as tv
+from ctxviewer.analysis.timeline_view.series import X_MODES, EventMark, TimelineData
+from ctxviewer.analysis.timeline_view.series import build as build_series
+from ctxviewer.analysis.timeline_view.whatif import WhatIf
 from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.bars import BarsLayer
 from ctxviewer.gui.timeline.curves import CurvesLayer

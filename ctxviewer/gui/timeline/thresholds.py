@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF
 
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.view import TimelineView
 from ctxviewer.gui.timeline import labels
 
 
@@ -18,7 +18,8 @@ class ThresholdLayer:
     """The threshold lines (see the module docstring)."""
 
     def __init__(self, plot_item: pg.PlotItem, dark: bool) -> None:
-        self.threshold_lines: dict[str, pg.InfiniteLine] = labels.threshold_lines(plot_item, dark)
+        self.threshold_lines: dict[str, labels.LabelledLine] = labels.threshold_lines(
+            plot_item, dark)
 
     def set_view(self, view: TimelineView, old: TimelineView | None) -> None:
         if old is None or view.lines is not old.lines:

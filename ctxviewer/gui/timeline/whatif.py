@@ -16,7 +16,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QWidget
 
-from ctxviewer.analysis.timeline_view import TimelineView
+from ctxviewer.analysis.timeline_view.view import TimelineView
 from ctxviewer.gui.timeline.style import series_color
 
 

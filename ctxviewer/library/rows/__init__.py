@@ -5,8 +5,8 @@ series of its prompt sizes) comes from the usage the API reported for each reque
 never from the text of its messages. ``ingest``'s readers build every message and
 block of a log (about 5x a raw parse of it), and the analysis behind a row reads them
 again (2x more): a first index of 2,000 sessions took 87 s. The row readers here
-(Claude Code, Codex, qwen-code: a module each; Gemini CLI: its own reader, told to
-build no messages) read only the records that carry usage or events, into
+(Claude Code, qwen-code: a module each; Gemini CLI: its own reader, told to build
+no messages) read only the records that carry usage or events, into
 ``Request`` objects without messages, through the same ``SessionBuilder`` (streamed
 duplicates, order, events);
 the row is then the same ``analysis`` code's (``Analysis``, ``summarize``) over them,
@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.errors import LoadError
-from ctxviewer.ingest import claude_subagents
+from ctxviewer.ingest.claude import subagents as claude_subagents
 from ctxviewer.ingest.base import Item, lenient_loads
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.loader import detect, load, read_head, recorded_cwd
@@ -78,10 +78,9 @@ WITHOUT_MESSAGES = frozenset({"gemini-cli", "gemini-cli-jsonl"})
 
 
 def _readers() -> dict[str, RowReader]:
-    from ctxviewer.library.rows import claude_code, codex, qwen_code
+    from ctxviewer.library.rows import claude_code, qwen_code
 
-    return {"claude-code": claude_code.items, "codex": codex.items,
-            "qwen-code": qwen_code.items}
+    return {"claude-code": claude_code.items, "qwen-code": qwen_code.items}
 
 
 def lean_session(path: str, format: str | None = None) -> Session:

@@ -1,12 +1,12 @@
-"""The requests of a Claude Code transcript, for its row: ``ingest.claude_code``'s,
+"""The requests of a Claude Code transcript, for its row: ``ingest.claude.transcript``'s,
 without their messages.
 
 Only the lines that can hold a request or an event are parsed: an assistant record
 with ``usage`` (each API call, streamed as several records with one message id), a
-``progress`` record of a sub-agent's call (``ingest.claude_progress``), a compaction
+``progress`` record of a sub-agent's call (``ingest.claude.progress``), a compaction
 boundary. The rest (the user's messages, tool results: most of the bytes) only makes
 up the messages, which a row does not need; a bytes search skips them unparsed. An
-API error or a synthetic message (``ingest.claude_code`` makes an overflow event of
+API error or a synthetic message (``ingest.claude.transcript`` makes an overflow event of
 its text) declines.
 """
 
@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any, cast
 
-from ctxviewer.ingest.anthropic_body import usage_from
+from ctxviewer.ingest.api.anthropic import usage_from
 from ctxviewer.ingest.base import MAX_TOKENS, Item
-from ctxviewer.ingest.claude_code import compact_event, record_client
-from ctxviewer.ingest.claude_progress import NOTE as PROGRESS_NOTE
+from ctxviewer.ingest.claude.transcript import compact_event, record_client
+from ctxviewer.ingest.claude.progress import NOTE as PROGRESS_NOTE
 from ctxviewer.ingest.loader import BOM, iter_lines
 from ctxviewer.library.rows import Declined, Numbering, parse
 from ctxviewer.model import MAIN, SUBAGENT, Request, Usage
@@ -87,7 +87,7 @@ def _call(line: int, record: dict[str, Any], raw: dict[str, Any],
 def _progress_call(line: int, record: dict[str, Any], seen: set[tuple[str, str]],
                    number: Numbering) -> Request | None:
     """``ProgressAgents.feed``'s request, without its context (None as well for one the
-    transcript had already: ``ingest.claude_code`` keeps the first)."""
+    transcript had already: ``ingest.claude.transcript`` keeps the first)."""
     data = record.get("data")
     if not isinstance(data, dict) or data.get("type") != "agent_progress":
         return None

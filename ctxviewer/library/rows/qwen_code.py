@@ -1,4 +1,4 @@
-"""The requests of a qwen-code chat, for its row: ``ingest.qwen_code``'s, without their
+"""The requests of a qwen-code chat, for its row: ``ingest.qwen.chat``'s, without their
 messages.
 
 A request is an ``assistant`` record with ``usageMetadata``; the events are the
@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from ctxviewer.ingest.base import Item
 from ctxviewer.ingest.loader import BOM, iter_lines
-from ctxviewer.ingest.qwen_code import reply_request, system_events
+from ctxviewer.ingest.qwen.chat import reply_request, system_events
 from ctxviewer.library.rows import Numbering, parse
 
 _WANTED = (b"usageMetadata", b"chat_compression", b"ui_telemetry")

@@ -1,0 +1,1 @@
+"""Compare: local estimators scored against the API's counts, per request and per category."""

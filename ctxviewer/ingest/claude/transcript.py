@@ -1,0 +1,250 @@
+"""Claude Code transcripts (``~/.claude/projects/<project>/<session>.jsonl``).
+
+Each line is a record with ``uuid`` and ``parentUuid``; ``user`` and
+``assistant`` records carry an API ``message``. One API call streams into
+several assistant records (one per content block) with the same message id
+and request id: they are one request. The context of a request is the chain
+of messages from its first record's parent back to the root (a compaction
+boundary starts a new root), so rewinds and interleaved sidechains come out
+right. Transcripts never record the system prompt or tool schemas: requests
+are ``complete=False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
+from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.claude import FORMAT, claude_code
+from ctxviewer.ingest.claude.attachments import attachment_message
+from ctxviewer.ingest.claude.progress import ProgressAgents
+from ctxviewer.model import (
+    COMPACT_BOUNDARY,
+    CONTEXT_OVERFLOW,
+    MAIN,
+    SUBAGENT,
+    Event,
+    Message,
+    Request,
+    Skipped,
+)
+
+# Record types that carry no context; ignored without counting them as skipped.
+_QUIET_TYPES = frozenset({
+    "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
+    "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
+    "permission-mode",
+})
+_OVERFLOW = ("prompt is too long", "context window", "context_length")
+
+
+def _str(value: Any) -> str | None:
+    """A string field, or None when a record has something else there."""
+    return value if isinstance(value, str) else None
+
+
+class _Node:
+    __slots__ = ("parent", "message", "msg_id")
+
+    def __init__(self, parent: str | None, message: Message | None, msg_id: str | None) -> None:
+        self.parent = parent
+        self.message = message
+        self.msg_id = msg_id
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.seen: set[tuple[str, str]] = set()
+        self.intern = Interner()
+        # boundary uuid -> uuids it preserved (partial compaction keeps some messages)
+        self.preserved: dict[str, list[str]] = {}
+        self.progress = ProgressAgents(self.intern)  # sub-agents nested in progress records
+        # uuid -> (its context, the msg_id of its last message): a request's context is
+        # its parent's plus what follows, so each record is walked once, not per request
+        self.contexts: dict[str, tuple[tuple[Message, ...], str | None]] = {}
+
+    def _set(self, uuid: str, node: _Node) -> None:
+        if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
+            self.contexts.clear()
+        self.nodes[uuid] = node
+
+    def feed(self, line: int, record: Any) -> Iterator[Item]:
+        if not isinstance(record, dict):
+            yield Skipped(line, "not a JSON object")
+            return
+        kind = record.get("type")
+        uuid = record.get("uuid")
+        parent = record.get("parentUuid")
+        if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
+            yield from self._message(line, record, kind)
+            return
+        if kind == "progress":
+            req = self.progress.feed(line, record)
+            if req is not None:
+                key = (req.message_id or "", req.request_id or "")
+                if key not in self.seen:
+                    self.seen.add(key)
+                    yield replace(req, client=record_client(record),
+                                  conversation=_str(record.get("sessionId")))
+            if isinstance(uuid, str):
+                self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
+            return
+        if kind == "attachment":
+            message, left_out = attachment_message(record)
+            if left_out:
+                yield Skipped(line, left_out)
+            if isinstance(uuid, str):
+                self._set(uuid, _Node(parent if isinstance(parent, str) else None,
+                                      self.intern(message) if message else None, None))
+            return
+        if kind == "system" and record.get("subtype") == "compact_boundary":
+            meta = record.get("compactMetadata") or {}
+            yield compact_event(record)
+            parent = None  # the conversation restarts from the summary
+            kept = (meta.get("preservedMessages") or {}).get("uuids")
+            if isinstance(uuid, str) and isinstance(kept, list):
+                self._preserve(uuid, [k for k in kept if isinstance(k, str)])
+        elif not (isinstance(kind, str) and kind in _QUIET_TYPES) and kind != "system":
+            yield Skipped(line, f"unknown record type {kind!r}")
+        if isinstance(uuid, str):
+            self._set(uuid, _Node(parent if isinstance(parent, str) else None, None, None))
+
+    def _message(self, line: int, record: dict[str, Any], kind: str) -> Iterator[Item]:
+        raw = record["message"]
+        uuid = record.get("uuid")
+        parent = record.get("parentUuid")
+        parent = parent if isinstance(parent, str) else None
+        msg_id = raw.get("id") if kind == "assistant" and isinstance(raw.get("id"), str) else None
+        blocks = tuple(content_blocks(raw.get("content")))
+        message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
+        if isinstance(uuid, str):
+            self._set(uuid, _Node(parent, message, msg_id))
+            kept = self.preserved.pop(parent, None) if parent else None
+            if kept and uuid not in kept:  # the summary: preserved messages follow it
+                self.nodes[kept[0]].parent = uuid
+                self.contexts.clear()
+        if kind != "assistant":
+            return
+        if record.get("isApiErrorMessage") or raw.get("model") == "<synthetic>":
+            text = message.text.lower()
+            if any(h in text for h in _OVERFLOW):
+                yield Event(CONTEXT_OVERFLOW, record.get("timestamp"), detail=message.text[:300])
+            return
+        usage = usage_from(raw.get("usage"))
+        if usage is None:
+            return
+        key = (msg_id or "", _text_or_empty(record.get("requestId")))
+        first = key not in self.seen
+        self.seen.add(key)
+        sidechain = bool(record.get("isSidechain"))
+        yield Request(
+            index=0,
+            model=_str(raw.get("model")),
+            timestamp=record.get("timestamp"),
+            system=(),
+            tools=(),
+            messages=self._context(parent) if first else (),
+            usage=usage,
+            complete=False,
+            sidechain=sidechain,
+            role=SUBAGENT if sidechain else MAIN,
+            agent=_str(record.get("agentId")),
+            api="anthropic",
+            response=message,
+            message_id=msg_id,
+            request_id=_str(record.get("requestId")),
+            line=line,
+            client=record_client(record),
+            conversation=_str(record.get("sessionId")),
+        )
+
+    def _preserve(self, boundary: str, kept: list[str]) -> None:
+        """Re-link messages a partial compaction kept, so the chain stops at the boundary."""
+        kept = [k for k in kept if k in self.nodes]
+        if not kept:
+            return
+        self.nodes[kept[0]].parent = boundary
+        for prev, cur in zip(kept, kept[1:]):
+            self.nodes[cur].parent = prev
+        self.preserved[boundary] = kept
+        self.contexts.clear()
+
+    def _context(self, uuid: str | None) -> tuple[Message, ...]:
+        """Messages from the root to ``uuid``, one per API message.
+
+        Consecutive records of one API message (same ``message.id``) are joined.
+        The walk up stops at the nearest record whose context is known.
+        """
+        start = uuid
+        path: list[_Node] = []
+        chain: list[Message] = []
+        last_id: str | None = None
+        while uuid is not None and len(path) < 1_000_000:
+            known = self.contexts.get(uuid)
+            if known is not None:
+                chain, last_id = list(known[0]), known[1]
+                break
+            node = self.nodes.get(uuid)
+            if node is None:
+                break
+            path.append(node)
+            uuid = node.parent
+        for node in reversed(path):
+            msg = node.message
+            if msg is None:
+                continue
+            if node.msg_id is not None and node.msg_id == last_id and chain:
+                first = chain[-1]
+                chain[-1] = self.intern(Message(first.role, first.blocks + msg.blocks,
+                                                first.id, first.timestamp))
+            else:
+                chain.append(msg)
+            last_id = node.msg_id
+        context = tuple(chain)
+        if start is not None:
+            self.contexts[start] = (context, last_id)
+        return context
+
+    def finish(self) -> Iterator[Item]:
+        return iter(())
+
+
+class ClaudeCodeReader:
+    name, label = FORMAT.name, FORMAT.label
+    description, document = FORMAT.description, FORMAT.document
+
+    def sniff(self, head: Head) -> bool:
+        return claude_code(head)
+
+    def parser(self) -> _Parser:
+        return _Parser()
+
+
+READER = ClaudeCodeReader()
+
+
+def _text_or_empty(value: object) -> str:
+    """An id from JSON: strings as they are, anything else (lists, objects...) as ''."""
+    return value if isinstance(value, str) else ""
+
+
+def compact_event(record: dict[str, Any]) -> Event:
+    """A ``compact_boundary`` record's event (the compaction's sizes, trigger, text)."""
+    meta = record.get("compactMetadata") or {}
+    return Event(COMPACT_BOUNDARY, record.get("timestamp"),
+                 pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
+                 post_tokens=as_int(meta.get("postTokens")) or None,
+                 trigger=meta.get("trigger"), detail=str(record.get("content", "")))
+
+
+def record_client(record: dict[str, Any]) -> str | None:
+    """'claude-code/2.1.114 (cli)': the version and, where recorded, the entrypoint."""
+    version = _str(record.get("version"))
+    if version is None:
+        return None
+    entry = _str(record.get("entrypoint"))
+    return f"claude-code/{version} ({entry})" if entry else f"claude-code/{version}"

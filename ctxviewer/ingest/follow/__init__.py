@@ -1,0 +1,1 @@
+"""Live follow: a session log read as it grows."""
