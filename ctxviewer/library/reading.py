@@ -190,9 +190,10 @@ def _read_whole(job: Job) -> JobResult:
     main = sessions[job.path]
     main = get_reader(main.format).with_companions(main, lambda f: sessions.get(str(f)) or load(
         str(f), format=main.format, subagents=False))
-    for part in split(main):
+    for part in split(main):  # the rows only: the details come with the text
         a = Analysis(part)
-        out.parts.append(PartResult(summarize(a).as_dict(), prompt_series(a.timeline),
+        out.parts.append(PartResult(summarize(a, details=job.full).as_dict(),
+                                    prompt_series(a.timeline),
                                     request_texts(part.requests) if job.full else []))
     out.seconds = time.perf_counter() - t0
     return out

@@ -72,6 +72,7 @@ def test_the_rows_come_first_and_the_text_after(corpus: Path, home: Path, tmp_pa
         assert listed.keys() == rows.keys()
         for key, row in rows.items():  # every row's numbers, before any text
             assert {k: listed[key][k] for k in ROW_KEYS} == {k: row[k] for k in ROW_KEYS}
+            assert listed[key]["top_sources"] == listed[key]["top_categories"] == []
         assert lib.sessions(search="TodoWrite") == []  # no text yet
         assert lib.db.execute("SELECT count(*) FROM bodies").fetchone() == (0,)
         second = lib.index_texts()
