@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ctxviewer import __version__
-from ctxviewer.errors import Cancelled, LoadError, UsageError
+from ctxviewer.errors import Cancelled, LibraryError, LoadError, UsageError
 
 # subcommand name -> its module, in the order --help lists them: the everyday ones first
 COMMANDS: dict[str, str] = {
@@ -189,6 +189,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, LoadError) as e:
         print(f"ctxviewer: {e}", file=sys.stderr)
         return 2
+    except LibraryError as e:  # the library's index cannot be used (a read-only folder…)
+        print(f"ctxviewer: {e}", file=sys.stderr)
+        return 1
     except Cancelled:
         print("ctxviewer: cancelled", file=sys.stderr)
         return 2

@@ -3,6 +3,8 @@
 - ``UsageError``: bad input from the user; one line, exit status 2.
 - ``LoadError``: a file that cannot be read as a session; one line for users.
 - ``Cancelled``: the caller cancelled a load or a computation.
+- ``LibraryError``: the library's index cannot be used (a read-only folder, a damaged
+  index another process holds open); one line for users.
 """
 
 from __future__ import annotations
@@ -18,3 +20,7 @@ class LoadError(Exception):
 
 class Cancelled(Exception):
     """Loading was cancelled by the caller."""
+
+
+class LibraryError(Exception):
+    """The library's index cannot be used. The message is one line for users."""

@@ -32,3 +32,23 @@ def pretty(value: Any) -> str:
 
 def loads(data: bytes | str) -> Any:
     return orjson.loads(data)
+
+
+def printable(value: Any) -> Any:
+    """``value`` with every string made valid Unicode: a file name's bytes that are no
+    UTF-8 (held as lone surrogates, which JSON and Qt cannot carry) shown as ``\\xe9``."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                raw = value.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a surrogate no byte stands for
+                return value.encode("utf-8", "replace").decode()
+            return raw.decode("utf-8", "backslashreplace")
+        return value
+    if isinstance(value, dict):
+        return {printable(k): printable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable(v) for v in value]
+    return value

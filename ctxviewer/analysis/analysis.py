@@ -69,6 +69,7 @@ class Analysis:
     # user runs the agent too); pass None to ignore the environment.
     pct_override: float | None = field(default_factory=lambda: env_pct_override(os.environ))
     counts: str = "agent"  # "agent": as the agent's /context counts; "wire": as sent
+    estimates: bool = True  # False: a session read without its messages (``timeline``)
     _inferred: dict[tuple[str, str | None], int | None] = field(default_factory=dict, repr=False)
     _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
     _message_rows: MessageMemo = field(default_factory=dict, repr=False)
@@ -141,7 +142,7 @@ class Analysis:
 
     @cached_property
     def timeline(self) -> list[Point]:
-        return timeline(self.session, self.estimator, self.thresholds)
+        return timeline(self.session, self.estimator, self.thresholds, self.estimates)
 
     def resolve_index(self, which: int | str | None) -> int:
         """See ``Session.resolve_index``."""

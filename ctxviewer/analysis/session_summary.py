@@ -94,10 +94,13 @@ class SessionSummary:
 
 
 def summarize(a: Analysis, cost: SessionCost | None = None,
-              prices: PriceTable | None = None) -> SessionSummary:
+              prices: PriceTable | None = None, details: bool = True) -> SessionSummary:
     """``a``'s session in one row. ``cost``: the session's prices, when already computed
-    (with the ``prices`` they came from)."""
-    from ctxviewer.analysis.insights.cost import session_cost
+    (with the ``prices`` they came from). ``details`` False: without what needs the
+    messages' text (the largest categories at the peak, the sub-agent runs, the
+    costliest sources), for a session read without it (the library's rows), and with
+    the cost's totals only."""
+    from ctxviewer.analysis.insights.cost import cost_totals, session_cost
     from ctxviewer.analysis.insights.sources import session_sources
     from ctxviewer.analysis.insights.subagents import subagent_runs
     from ctxviewer.analysis.pricing import load_prices
@@ -111,17 +114,22 @@ def summarize(a: Analysis, cost: SessionCost | None = None,
             peak, peak_i = p.api_prompt_tokens, p.index
     stamps = [r.timestamp for r in reqs if r.timestamp]
     prices = prices or load_prices()
-    cost = cost or session_cost(s, prices)
-    sources = session_sources(s, a.estimator, prices).top(TOP_SOURCES)
-    priced = cost.total_usd is not None and any(c.total_usd is not None for c in cost.requests)
+    if details or cost is not None:
+        cost = cost or session_cost(s, prices)
+        priced = cost.total_usd is not None and \
+            any(c.total_usd is not None for c in cost.requests)
+        total_usd, hit_rate = cost.total_usd if priced else None, cost.hit_rate
+    else:
+        total_usd, hit_rate = cost_totals(reqs, prices)
+    sources = session_sources(s, a.estimator, prices).top(TOP_SOURCES) if details else []
     top: tuple[tuple[str, int], ...] = ()
-    if reqs:
+    if reqs and details:
         cats = sorted((c for c in a.category_tokens(
             peak_i if peak_i is not None else a.resolve_index(None))
             if c[0] not in SKIP_CATEGORIES and c[1] > 0), key=lambda c: -c[1])
         top = tuple(cats[:TOP_CATEGORIES])
     runs = tuple(SubagentSummary(r.agent, r.agent_type, len(r.requests), r.peak_context, r.cost_usd)
-                 for r in subagent_runs(s, cost))
+                 for r in subagent_runs(s, cost)) if details and cost else ()
     ident = a.identity
     window = a.window
     return SessionSummary(
@@ -133,7 +141,7 @@ def summarize(a: Analysis, cost: SessionCost | None = None,
         peak_share=round(peak / window, 4) if peak is not None and window else None,
         compactions_observed=len(a.compactions.observed),
         compactions_predicted=len(a.compactions.predicted),
-        cost_usd=cost.total_usd if priced else None, cache_hit_rate=cost.hit_rate,
+        cost_usd=total_usd, cache_hit_rate=hit_rate,
         top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped),
         top_sources=tuple(SourceSummary(x.kind, x.name, x.token_requests, x.cost_usd)
                           for x in sources))

@@ -95,17 +95,23 @@ def overflow_size(r: Request) -> int | None:
                  and e.overflow is not None and e.overflow.input_tokens), None)
 
 
-def timeline(session: Session, est: Estimator, thresholds: Thresholds) -> list[Point]:
+def timeline(session: Session, est: Estimator, thresholds: Thresholds,
+             estimates: bool = True) -> list[Point]:
+    """``estimates`` False: a request the API counted gets no estimate (0), for a session
+    read without its messages (the library's rows: there is nothing to estimate)."""
     points: list[Point] = []
     inferred: dict[tuple[str, str | None], int | None] = {}
     counted: dict[tuple[str, str | None], Request] = {}  # the last call with usage
     for r in session.requests:
         key = (r.role, r.agent)
-        if not r.complete and key not in inferred:
-            inferred[key] = infer_overhead(session.requests, r, est)
-        estimate = estimate_request(r, est, inferred.get(key))
         u = r.usage
         api = u.prompt_tokens if u else overflow_size(r)
+        if api is not None and not estimates:
+            estimate = 0
+        else:
+            if not r.complete and key not in inferred:
+                inferred[key] = infer_overhead(session.requests, r, est)
+            estimate = estimate_request(r, est, inferred.get(key))
         last = counted.get(key)
         carried = carried_estimate(last, r, est) if api is None and last is not None else None
         if u is not None:

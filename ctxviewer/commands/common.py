@@ -142,7 +142,13 @@ def request_index(session: Session, which: int | str | None, option: str = "--re
 
 
 def print_json(value: object) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except TypeError:  # a file name that is no UTF-8: its bytes shown as \xe9
+        from ctxviewer.jsonish import printable
+
+        text = orjson.dumps(printable(value), option=orjson.OPT_INDENT_2)
+    sys.stdout.write(text.decode() + "\n")
 
 
 def terminal_width() -> int | None:

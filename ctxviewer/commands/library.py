@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ from ctxviewer.commands.common import (
     terminal_width,
 )
 from ctxviewer.fmt import fmt_tokens, plural, usd
+from ctxviewer.jsonish import printable
 
 HELP = ("index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
         "(and folders you add) and list them with their peak, cost and compactions")
@@ -52,6 +54,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with --json)")
     p.add_argument("--workers", type=int, default=None, metavar="N",
                    help="processes that read files on a large scan (default: the CPUs)")
+    p.add_argument("--index-text", action="store_true",
+                   help="index the text for --search now, in this process, before listing "
+                        "(a large scan lists the sessions first and indexes their text in "
+                        "the background)")
     p.add_argument("--bad", action="store_true",
                    help="list the files that cannot be read, with the reason")
     add_json_argument(p)
@@ -83,34 +89,109 @@ def run(args: argparse.Namespace) -> int:
         stats = ScanStats()
         if args.rescan:
             lib.clear()
-        if not args.no_scan:
-            stats = lib.scan(workers=args.workers, progress=_progress if sys.stderr.isatty()
-                             else None)
-            if sys.stderr.isatty() and stats.to_read:
-                sys.stderr.write("\r\033[K")
         sort = args.sort or "start"  # matches: every match counted, the slower way
         limit = args.limit if args.limit is not None else (0 if args.json else TEXT_LIMIT)
+        if not args.no_scan:
+            stats = _scan(lib, args)
+        if args.index_text:
+            _index_text(lib, args)
+        said = len(lib.notes)
         found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
                              limit=limit or None, search=args.search)
         bad = lib.bad_files()
+        if len(lib.notes) > said and not args.no_scan:  # the listing found it damaged: the
+            stats = _scan(lib, args)  # new index is filled, and listed again
+            found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
+                                 limit=limit or None, search=args.search)
+            bad = lib.bad_files()
+        indexing = lib.indexing()
+        if indexing["pending"] and not indexing["running"]:
+            _index_in_background()
+            indexing["running"] = True
+        status = _say(lib.notes, stats)
         if args.json:
             print_json({"library": str(lib.path), "folders": lib.folders(),
-                        "scan": stats.as_dict(), "counts": lib.counts(), "sessions": found,
-                        "bad_files": bad})
-            return 0
+                        "scan": stats.as_dict(), "counts": lib.counts(), "indexing": indexing,
+                        "sessions": found, "bad_files": bad})
+            return status
         total = lib.counts()["sessions"]
         width = terminal_width()
+        found, bad = printable(found), printable(bad)  # a name that is no UTF-8: \xe9
         for e in found:
             print(render(e, width))
             for m in e.get("matches", []):
                 print(f"      request {m['request']}: {m['snippet']}")
         _footer(found, total, bad, stats, args)
-    return 0
+        _indexing_note(indexing, args)
+    return status
 
 
-def _progress(stats: Any) -> None:
-    sys.stderr.write(f"\rindexing: {stats.read:,}/{stats.to_read:,} sessions, "
-                     f"{stats.bytes_read / 1e6:,.0f} MB read")
+def _index_text(lib: Any, args: argparse.Namespace) -> None:
+    """``--index-text``: the second pass here (waiting for one another process runs)."""
+    tty = sys.stderr.isatty()
+    lib.index_texts(workers=args.workers, wait=True,
+                    progress=(lambda s: _progress(s, "indexing the text")) if tty else None)
+    if tty:
+        sys.stderr.write("\r\033[K")
+
+
+def _index_in_background() -> None:
+    """Start the second pass (``library --index-text``) in a process of its own that
+    outlives this one, as ``git gc --auto`` does: the listing does not wait for it."""
+    import subprocess
+
+    detached: dict[str, Any] = {"start_new_session": True} if os.name != "nt" else {
+        "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
+        | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
+    this = [sys.executable] if getattr(sys, "frozen", False) else \
+        [sys.executable, "-m", "ctxviewer"]  # a packaged app is its own command
+    subprocess.Popen([*this, "library", "--index-text", "--no-scan", "--json", "--limit", "1"],
+                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.DEVNULL, close_fds=True, **detached)
+
+
+def _indexing_note(indexing: dict[str, Any], args: argparse.Namespace) -> None:
+    """Until the second pass ends, a search sees only the sessions whose text it read."""
+    left = indexing["pending"]
+    if not left:
+        return
+    done = f"{indexing['indexed']:,} of {indexing['indexed'] + left:,} session files"
+    if args.search is not None:
+        print(f"still indexing the text for search ({done} done): the sessions not indexed "
+              "yet are not in these results")
+    else:
+        print(f"indexing the text for --search in the background ({done} done)")
+
+
+def _say(notes: list[str], stats: Any) -> int:
+    """What happened to the index and its folders, once, on stderr; 1 when the scan could
+    not write the index (what it holds is listed all the same)."""
+    lines = list(notes)
+    lines += [f"the folder {printable(f)} you added is not there any more: its sessions "
+              f"left the library (--remove-folder {printable(f)} forgets it)"
+              for f in stats.missing_folders]
+    if stats.failed:
+        left = stats.to_read - stats.read
+        lines.append(f"{stats.failed}: {plural(left, 'changed file')} of {stats.to_read:,} "
+                     "not read; the list is what the index held")
+    for line in lines:
+        print(f"ctxviewer: library: {line}", file=sys.stderr)
+    return 1 if stats.failed else 0
+
+
+def _scan(lib: Any, args: argparse.Namespace) -> Any:
+    stats = lib.scan(workers=args.workers, progress=_progress if sys.stderr.isatty() else None)
+    if sys.stderr.isatty() and stats.to_read:
+        sys.stderr.write("\r\033[K")
+    return stats
+
+
+def _progress(stats: Any, what: str = "indexing") -> None:
+    if stats.waiting and not stats.to_read:
+        sys.stderr.write(f"\r{what}: waiting for another ctxviewer's…")
+    else:
+        sys.stderr.write(f"\r{what}: {stats.read:,}/{stats.to_read:,} sessions, "
+                         f"{stats.bytes_read / 1e6:,.0f} MB read")
     sys.stderr.flush()
 
 

@@ -185,12 +185,16 @@ def _no_lone_surrogates(value: Any) -> Any:
     return value
 
 
-def new_parser(reader: Reader, path: str) -> Parser:
+def new_parser(reader: Reader, path: str, messages: bool = True) -> Parser:
     """``reader.parser()``, told the path of the log when it asks for it (a ``source``
-    attribute: the OpenTelemetry reader looks for body files beside the log)."""
+    attribute: the OpenTelemetry reader looks for body files beside the log), and
+    (``messages`` False, a ``messages`` attribute) to leave the requests' messages out
+    where it can: what only their usage needs (the library's rows)."""
     parser = reader.parser()
     if hasattr(parser, "source"):
         parser.source = path
+    if not messages and hasattr(parser, "messages"):
+        parser.messages = False
     return parser
 
 

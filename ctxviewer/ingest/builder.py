@@ -73,9 +73,10 @@ class SessionBuilder:
                 old = replace(old, usage=req.usage, response=req.response or old.response)
                 requests[pos] = old
             return old
-        events = tuple(self._pending_events) + req.events
-        self._pending_events.clear()
-        req = request_with(req, index=len(requests), events=events)
+        if self._pending_events or req.index != len(requests):  # a reader that numbers its
+            events = tuple(self._pending_events) + req.events  # requests saves a copy
+            self._pending_events.clear()
+            req = request_with(req, index=len(requests), events=events)
         if key is not None:
             self._by_key[key] = len(requests)
         requests.append(req)

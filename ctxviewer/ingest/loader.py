@@ -289,6 +289,7 @@ def load(
     cancelled: CancelCheck | None = None,
     limit: int | None = None,
     subagents: bool = True,
+    messages: bool = True,
 ) -> Session:
     """Read a whole file into a ``Session``.
 
@@ -298,20 +299,22 @@ def load(
     Raises ``LoadError`` (one-line message) for files that are not session
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
     log is read only until ``limit`` bytes of it (decompressed) have been read
-    (``head_session``). The cyclic garbage collector waits meanwhile
+    (``head_session``). ``messages`` False: a reader that can leaves the requests'
+    messages out (``new_parser``). The cyclic garbage collector waits meanwhile
     (``collector_paused``).
     """
     with collector_paused():
-        return _load(path, format, progress, cancelled, limit, subagents)
+        return _load(path, format, progress, cancelled, limit, subagents, messages)
 
 
 def _load(path: str, format: str | None, progress: Progress | None,
-          cancelled: CancelCheck | None, limit: int | None, subagents: bool) -> Session:
+          cancelled: CancelCheck | None, limit: int | None, subagents: bool,
+          messages: bool = True) -> Session:
     head = read_head(path)
     reader = get_reader(format) if format else detect(head)
     total = os.path.getsize(path)
     builder = SessionBuilder(Session(path=path, format=reader.name))
-    parser = new_parser(reader, path)
+    parser = new_parser(reader, path, messages)
     cwd = recorded_cwd(head)
     doc = head.document
     del head  # its first line may be huge: not kept while the file is read again

@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from pathlib import Path
-
 from typing import Any
 
 from ctxviewer.ingest import aider, claude, cline, codex, gemini, opencode, otel, qwen, trace

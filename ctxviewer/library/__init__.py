@@ -15,26 +15,46 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
+from ctxviewer.errors import LibraryError
 from ctxviewer.library import query
 from ctxviewer.library import search as text_search
+from ctxviewer.library.folders import Folders
+from ctxviewer.library.index_file import IndexDamaged, IndexFile, damage, write_failure
 from ctxviewer.library.location import db_path
-from ctxviewer.library.scan import Progress, ScanStats, scan
-from ctxviewer.library.schema import connect
+from ctxviewer.library.locks import Lock
+from ctxviewer.library.scan import Progress, ScanStats, index_texts, scan
 
-__all__ = ["Library", "ScanStats"]
+__all__ = ["IndexDamaged", "Library", "ScanStats"]
+
+T = TypeVar("T")
+WAIT_SECONDS = 1.0  # how often a wait for another process's second pass looks
 
 
 class Library:
-    """The index at ``path`` (default: ``location.db_path()``). One per thread."""
+    """The index at ``path`` (default: ``location.db_path()``). One per thread.
+
+    A damaged index is built again where it is found (``index_file``): the call that
+    found it is made again on the new, empty index, and ``notes`` says what happened
+    (a scan then reads every file again)."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or db_path()
-        self.db: sqlite3.Connection = connect(self.path)
+        self._folders = Folders(self.path.parent)
+        self._folders.take_from_index(self.path)  # an earlier version's, before upgrading
+        self.index = IndexFile(self.path)
+        self.db: sqlite3.Connection = self.index.open()
+
+    @property
+    def notes(self) -> list[str]:
+        """What happened to the index or the folders' list since it was opened."""
+        problem = self._folders.problem
+        return [*self.index.notes, *([problem] if problem else [])]
 
     def close(self) -> None:
         self.db.close()
+        self.index.close()
 
     def __enter__(self) -> Library:
         return self
@@ -42,10 +62,35 @@ class Library:
     def __exit__(self, *_: object) -> None:
         self.close()
 
+    def _guarded(self, call: Callable[[], T]) -> T:
+        """``call()``; when it finds the index damaged, again on a new index."""
+        try:
+            return call()
+        except Exception as e:
+            why = damage(e)
+            if why is None:
+                failure = write_failure(e)
+                if failure is not None:  # a disk gone read-only or full, an I/O error
+                    raise LibraryError(f"the library's index {self.path} cannot be used "
+                                       f"({failure})") from None
+                raise
+        self.rebuild(why)
+        return call()
+
+    def rebuild(self, why: str) -> None:
+        """Make the index anew (``IndexDamaged`` when another connection holds it)."""
+        if self.db.in_transaction:
+            try:
+                self.db.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+        self.db.close()
+        self.db = self.index.rebuild(why)
+
     # -- folders --------------------------------------------------------------
 
     def folders(self) -> list[str]:
-        return [p for (p,) in self.db.execute("SELECT path FROM folders ORDER BY path")]
+        return self._folders.paths()
 
     def add_folder(self, folder: str) -> str:
         """Index ``folder`` too (from the next scan). Raises ``ValueError`` for a path
@@ -53,22 +98,79 @@ class Library:
         path = os.path.abspath(os.path.expanduser(folder))
         if not os.path.isdir(path):
             raise ValueError(f"not a folder: {folder}")
-        self.db.execute("INSERT OR IGNORE INTO folders VALUES (?, ?)",
-                        (path, time.strftime("%Y-%m-%dT%H:%M:%S")))
+        self._folders.add(path)
         return path
 
     def remove_folder(self, folder: str) -> bool:
-        path = os.path.abspath(os.path.expanduser(folder))
-        return self.db.execute("DELETE FROM folders WHERE path = ?", (path,)).rowcount > 0
+        return self._folders.remove(os.path.abspath(os.path.expanduser(folder)))
 
     # -- scanning and reading ---------------------------------------------------
 
     def scan(self, *, workers: int | None = None, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None,
-             keep_days: float | None = None, pool: bool | None = None) -> ScanStats:
-        """Bring the index up to date (``scan``)."""
-        return scan(self.db, self.folders(), workers=workers, progress=progress,
-                    cancelled=cancelled, keep_days=keep_days, pool=pool)
+             cancelled: Callable[[], bool] | None = None, keep_days: float | None = None,
+             pool: bool | None = None, two_pass: bool | None = None) -> ScanStats:
+        """Bring the index up to date (``scan``; a large one writes the rows only, and
+        ``index_texts`` does the rest). One scan at a time: another one running (another
+        process) is waited for (``progress`` is told, ``ScanStats.waiting``), and this one
+        then finds its work done."""
+        lock = self._lock("scan-lock")
+        try:
+            if not lock.try_exclusive():
+                if progress is not None:
+                    progress(ScanStats(waiting=True))
+                if not lock.exclusive(cancelled=cancelled):
+                    return ScanStats(cancelled=True)
+            stats = self._guarded(lambda: scan(
+                self.db, self.folders(), workers=workers, progress=progress,
+                cancelled=cancelled, keep_days=keep_days, pool=pool, two_pass=two_pass))
+        finally:
+            lock.release()
+        stats.notes = self.notes
+        return stats
+
+    def index_texts(self, *, workers: int | None = None, progress: Progress | None = None,
+                    cancelled: Callable[[], bool] | None = None, pool: bool | None = None,
+                    wait: bool = False) -> ScanStats | None:
+        """The second pass (``scan.index_texts``): the full read of the files a large
+        scan wrote the rows of. One at a time: when another one runs (another process),
+        None at once, or (``wait``) its progress told every ``WAIT_SECONDS`` until it
+        ends, and then whatever it left is done here."""
+        lock = self._lock("texts-lock")
+        try:
+            while not lock.try_exclusive():
+                if not wait or (cancelled is not None and cancelled()):
+                    return None
+                now = self.indexing()
+                if progress is not None:
+                    progress(ScanStats(waiting=True, to_read=now["pending"] + now["indexed"],
+                                       read=now["indexed"]))
+                if not now["pending"]:
+                    return ScanStats(notes=self.notes)
+                time.sleep(WAIT_SECONDS)
+            stats = self._guarded(lambda: index_texts(
+                self.db, self.folders(), workers=workers, progress=progress,
+                cancelled=cancelled, pool=pool))
+        finally:
+            lock.release()
+        stats.notes = self.notes
+        return stats
+
+    def indexing(self) -> dict[str, Any]:
+        """How far the text for search is: ``pending`` session files whose rows only are
+        indexed, ``indexed`` ones read in full, and whether a second pass ``running``
+        now (here or in another process)."""
+        pending, indexed = self._guarded(lambda: self.db.execute(
+            "SELECT count(*) FILTER (WHERE pending = 1), count(*) FILTER (WHERE pending = 0) "
+            "FROM files WHERE parent IS NULL AND error IS NULL").fetchone())
+        running = False
+        if pending:
+            probe = self._lock("texts-lock")
+            running = not probe.try_exclusive()
+            probe.release()
+        return {"pending": pending, "indexed": indexed, "running": running}
+
+    def _lock(self, name: str) -> Lock:
+        return Lock(self.path.with_name(f"{self.path.name}.{name}"))
 
     def sessions(self, *, agent: str | None = None, project: str | None = None,
                  sort: str = "start", limit: int | None = None,
@@ -78,6 +180,11 @@ class Library:
         first ``matches``. Requests are counted for the sessions listed only, except
         with ``sort="matches"`` or no ``limit`` (every matching session counted: the
         slower way, see ``search``)."""
+        return self._guarded(lambda: self._sessions(agent, project, sort, limit, search,
+                                                    snippets))
+
+    def _sessions(self, agent: str | None, project: str | None, sort: str, limit: int | None,
+                  search: str | None, snippets: bool) -> list[dict[str, Any]]:
         if not search:
             return query.sessions(self.db, agent=agent, project=project, sort=sort,
                                   limit=limit)
@@ -105,27 +212,31 @@ class Library:
         """Session ``session_id``'s requests that hold every word of ``text``: ``total``,
         and the first ``limit`` as ``matches`` (``request``: its index in the session,
         ``snippet``: the text around the words)."""
-        total, found = text_search.session_matches(self.db, text, session_id, limit)
+        total, found = self._guarded(
+            lambda: text_search.session_matches(self.db, text, session_id, limit))
         return {"total": total, "matches": [{"request": m.request, "snippet": m.snippet}
                                             for m in found]}
 
     def matching(self, text: str) -> set[int]:
         """The ids of the sessions with a request that holds every word of ``text``."""
-        return text_search.matching(self.db, text)
+        return self._guarded(lambda: text_search.matching(self.db, text))
 
     def search_counts(self, text: str, sessions: Iterable[int] | None = None) -> dict[int, int]:
         """Session id -> how many of its requests hold every word of ``text``, for
         ``sessions`` (default: every session, the slower way)."""
-        return text_search.count(self.db, text, sessions)
+        return self._guarded(lambda: text_search.count(self.db, text, sessions))
 
     def bad_files(self) -> list[dict[str, Any]]:
-        return query.bad_files(self.db)
+        return self._guarded(lambda: query.bad_files(self.db))
 
     def counts(self) -> dict[str, int]:
-        return query.counts(self.db)
+        return self._guarded(lambda: query.counts(self.db))
 
     def clear(self) -> None:
         """Forget every file read (the folders stay): the next scan reads all again."""
+        self._guarded(self._clear)
+
+    def _clear(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")
         for table in ("files", "states", "sessions", "bodies"):
             self.db.execute(f"DELETE FROM {table}")

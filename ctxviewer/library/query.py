@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from ctxviewer.library.schema import from_db
+
 # --sort name -> (column, descending)
 SORTS: dict[str, tuple[str, bool]] = {
     "start": ("start", True), "end": ("end_", True), "peak": ("peak", True),
@@ -74,18 +76,19 @@ def _where(agent: str | None, project: str | None, ids: Collection[int] | None,
 _COLUMNS = "id, path, part, parts, project, size, mtime_ns, summary, series"
 
 
-def entry(sid: int, path: str, part: int, parts: int, project: str | None, size: int,
-          mtime_ns: int, summary: str, series: str) -> dict[str, Any]:
+def entry(sid: int, path: str | bytes, part: int, parts: int, project: str | bytes | None,
+          size: int, mtime_ns: int, summary: str, series: str) -> dict[str, Any]:
     """``SessionSummary.as_dict()`` with the library's own keys (docs/json.md)."""
     out: dict[str, Any] = orjson.loads(summary)
-    out["project"] = project
+    out["path"] = from_db(path)
+    out["project"] = None if project is None else from_db(project)
     out.update(id=sid, part=part, parts=parts, size=size,
                mtime=_iso(mtime_ns / 1e9), prompt_series=orjson.loads(series))
     return out
 
 
 def bad_files(db: sqlite3.Connection) -> list[dict[str, Any]]:
-    return [{"path": p, "reason": e, "size": size, "mtime": _iso(m / 1e9)}
+    return [{"path": from_db(p), "reason": e, "size": size, "mtime": _iso(m / 1e9)}
             for p, e, size, m in db.execute(
                 "SELECT path, error, size, mtime_ns FROM files WHERE error IS NOT NULL "
                 "ORDER BY mtime_ns DESC")]

@@ -53,6 +53,7 @@ class Job:
     """A session file and its sub-agent files (Claude Code's ``<session>/subagents/``)."""
 
     files: tuple[FileJob, ...]  # the session file first
+    full: bool = True  # False: the rows only (the first pass); no text, no reader state
 
     @property
     def path(self) -> str:
@@ -67,6 +68,7 @@ class FileResult:
     size: int = 0  # the stat before reading (what the next scan compares)
     mtime_ns: int = 0
     inode: int = 0
+    ctime_ns: int = 0
     bytes_read: int = 0  # bytes of the log parsed by this read
     resumed: bool = False  # read from the kept state: only what was appended
     state: bytes | None = None  # to keep for the next read (None: read whole next time)
@@ -91,6 +93,7 @@ class JobResult:
     files: list[FileResult] = field(default_factory=list)
     parts: list[PartResult] = field(default_factory=list)
     seconds: float = 0.0
+    full: bool = True  # False: the rows only; the full read (text, details) is to come
 
     @property
     def error(self) -> str | None:
@@ -130,10 +133,53 @@ def read_group(job: Job) -> JobResult:
 
 
 def _read_group(job: Job) -> JobResult:
+    if not job.full:
+        rows = _read_rows(job)
+        if rows is not None:
+            return rows
+    return _read_whole(job)
+
+
+def _read_rows(job: Job) -> JobResult | None:
+    """The rows of ``job``'s sessions from the usage alone (``rows``), or None when the
+    log's need its text (declined, or no row reader): read whole then."""
+    from ctxviewer.ingest.claude import subagents as claude_subagents
+    from ctxviewer.library.rows import Declined, lean_session
+
     t0 = time.perf_counter()
-    out = JobResult(job.path)
+    out = JobResult(job.path, full=False)
+    for fj in job.files:
+        res = FileResult(fj.path)
+        try:
+            st = os.stat(fj.path)
+        except OSError:
+            return None  # gone, or unreadable: the whole read says which
+        res.size, res.mtime_ns, res.inode, res.ctime_ns = \
+            st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+        res.bytes_read = st.st_size
+        out.files.append(res)
+    try:
+        main = lean_session(job.path)
+    except (Declined, LoadError, OSError, EOFError, ValueError):
+        return None
+    if {str(f) for f in claude_subagents.sidecar_files(job.path)} != \
+            {fj.path for fj in job.files[1:]}:
+        return None  # the sub-agent files changed since the walk
+    for part in split(main):
+        a = Analysis(part, estimates=False)
+        out.parts.append(PartResult(summarize(a, details=False).as_dict(),
+                                    prompt_series(a.timeline), []))
+    out.seconds = time.perf_counter() - t0
+    return out
+
+
+def _read_whole(job: Job) -> JobResult:
+    t0 = time.perf_counter()
+    out = JobResult(job.path, full=job.full)
     sessions: dict[str, Session] = {}
     for i, fj in enumerate(job.files):
+        if not job.full:
+            fj = FileJob(fj.path)  # the rows only: read whole, no state kept
         session, res = _read_file(fj, None if i == 0 else CLAUDE_CODE)
         out.files.append(res)
         if session is not None:
@@ -144,10 +190,11 @@ def _read_group(job: Job) -> JobResult:
     main = sessions[job.path]
     main = get_reader(main.format).with_companions(main, lambda f: sessions.get(str(f)) or load(
         str(f), format=main.format, subagents=False))
-    for part in split(main):
+    for part in split(main):  # the rows only: the details come with the text
         a = Analysis(part)
-        out.parts.append(PartResult(summarize(a).as_dict(), prompt_series(a.timeline),
-                                    request_texts(part.requests)))
+        out.parts.append(PartResult(summarize(a, details=job.full).as_dict(),
+                                    prompt_series(a.timeline),
+                                    request_texts(part.requests) if job.full else []))
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -162,7 +209,8 @@ def _read_file(fj: FileJob, format: str | None) -> tuple[Session | None, FileRes
     except OSError as e:
         res.error = f"cannot read {fj.path}: {e.strerror or e}"
         return None, res
-    res.size, res.mtime_ns, res.inode = st.st_size, st.st_mtime_ns, st.st_ino
+    res.size, res.mtime_ns, res.inode, res.ctime_ns = \
+        st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
     try:
         if fj.keep_state or fj.state:
             session = _follow(fj, format, res)

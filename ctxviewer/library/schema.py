@@ -1,9 +1,11 @@
 """The library's SQLite database: its tables, and opening it.
 
 - ``files``: every file found (session files and their sub-agent files), with
-  the stat of its last read (``size``, ``mtime_ns``, ``inode``: what a rescan
-  compares) and, for a bad file, why it cannot be read. A sub-agent file has
-  ``parent``: the session file it belongs to.
+  the stat of its last read (``size``, ``mtime_ns``, ``inode``, ``ctime_ns``: what
+  a rescan compares) and, for a bad file, why it cannot be read. A sub-agent file has
+  ``parent``: the session file it belongs to. ``pending``: a session file whose rows
+  the first pass of a large scan wrote, its full read (its text for search, the
+  summary's details, its reader state) still to do (``scan.index_texts``).
 - ``states``: the reader state kept for a file that may still grow (pickled,
   zlib-compressed ``ingest.follow.follower.Follower``).
 - ``sessions``: one row per session (``part``: which session of a recording that
@@ -21,20 +23,28 @@
   Which sessions hold a word is then a few thousand rows to read, not one per
   request (``search.matching``). A document is always the join of the ``bodies``
   in its range: a changed request rewrites its chunk only.
-- ``folders``: the folders the user added.
+- The folders the user added are not here but beside it (``folders``): a damaged
+  index is deleted, they are not.
+
+A file name that is no UTF-8 (Python holds its odd bytes as lone surrogates) cannot
+be SQLite text: the tables keep such a name as its bytes, a BLOB (``to_db``,
+``from_db``); every other name is text.
 
 A schema change (``SCHEMA``) drops the index and builds it again (it is a cache),
-except from schema 2, which lacked ``chunk_texts`` only: that is filled from
-``bodies`` (no log read again).
+except from schemas 2 and 3, brought up to date without reading a log again: 3
+lacked ``files.ctime_ns`` and ``files.pending`` only (the next scan notes each
+file's ctime; every file is read in full), 2 ``chunk_texts`` too (filled from
+``bodies``).
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import zlib
 from pathlib import Path
 
-SCHEMA = 3
+SCHEMA = 4
 REQUEST_BITS = 20  # texts' rowid: session id << 20 | request index
 MAX_REQUEST = (1 << REQUEST_BITS) - 1
 CHUNK_BITS = 6  # chunk_texts' rowid: texts' rowid >> 6 (64 requests a document)
@@ -43,10 +53,6 @@ SESSION_SHIFT = REQUEST_BITS - CHUNK_BITS  # chunk_texts' rowid >> 14: the sessi
 BREAK = "\nctxviewerrequestbreak\n"  # between two requests' texts in a chunk's document
 
 TABLES = """
-CREATE TABLE IF NOT EXISTS folders (
-    path TEXT PRIMARY KEY,
-    added TEXT NOT NULL
-);
 CREATE TABLE IF NOT EXISTS files (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL UNIQUE,
@@ -54,10 +60,13 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     inode INTEGER NOT NULL,
+    ctime_ns INTEGER,
     error TEXT,
-    read_at REAL NOT NULL
+    read_at REAL NOT NULL,
+    pending INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS files_parent ON files(parent);
+CREATE INDEX IF NOT EXISTS files_pending ON files(mtime_ns) WHERE pending = 1;
 CREATE TABLE IF NOT EXISTS states (
     path TEXT PRIMARY KEY,
     blob BLOB NOT NULL
@@ -95,23 +104,44 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunk_texts USING fts5(
 """
 
 
+def to_db(path: str) -> str | bytes:
+    """A file name as the tables keep it: text, or the bytes of a name that is no UTF-8."""
+    if path.isascii():
+        return path
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(path)
+    return path
+
+
+def from_db(value: str | bytes) -> str:
+    """The file name ``to_db`` kept."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """Open (creating) the database at ``path``; an older schema is brought up to date
     (schema 2) or dropped and made anew, in one transaction: two connections opening
     it at once wait for each other, and a crash in there leaves the old version."""
     path.parent.mkdir(parents=True, exist_ok=True)
     db = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("PRAGMA foreign_keys=OFF")
-    if _version(db) != SCHEMA:
-        db.execute("BEGIN IMMEDIATE")
-        try:
-            _upgrade(db, _version(db))  # again: another connection may have done it
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute("PRAGMA foreign_keys=OFF")
+        if _version(db) != SCHEMA:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                _upgrade(db, _version(db))  # again: another connection may have done it
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+    except BaseException:
+        db.close()  # a damaged file: closed before it is deleted and made anew
+        raise
     return db
 
 
@@ -122,19 +152,21 @@ def _version(db: sqlite3.Connection) -> int:
 def _upgrade(db: sqlite3.Connection, version: int) -> None:
     if version == SCHEMA:
         return
-    if version == 2:
+    if version in (2, 3):  # the files' ctimes (4): noted by the next scan, no file read
+        columns = {c for (_, c, *_) in db.execute("PRAGMA table_info(files)")}
+        if "ctime_ns" not in columns:
+            db.execute("ALTER TABLE files ADD COLUMN ctime_ns INTEGER")
+        if "pending" not in columns:
+            db.execute("ALTER TABLE files ADD COLUMN pending INTEGER NOT NULL DEFAULT 0")
         _create(db)
-        fill_chunks(db)
-    else:
-        folders: list[tuple[str, str]] = []
-        if version and _has_table(db, "folders"):
-            folders = db.execute("SELECT path, added FROM folders").fetchall()
+        if version == 2:  # the chunk index (3), from the texts kept
+            fill_chunks(db)
+    else:  # the folders the user added were moved out first (``folders``)
         tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
                             "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
         for name, _ in sorted(tables, key=lambda t: not t[1]):  # an FTS5 table takes its own
             db.execute(f'DROP TABLE IF EXISTS "{name}"')
         _create(db)
-        db.executemany("INSERT OR IGNORE INTO folders VALUES (?, ?)", folders)
     db.execute(f"PRAGMA user_version={SCHEMA}")
 
 
@@ -158,7 +190,3 @@ def fill_chunks(db: sqlite3.Connection) -> None:
         db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
                    (chunk, BREAK.join(parts)))
 
-
-def _has_table(db: sqlite3.Connection, name: str) -> bool:
-    return db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone() \
-        is not None

@@ -2,7 +2,9 @@
 
 Every change of one session file (its rows in ``files``, ``states``,
 ``sessions``, ``bodies`` and ``texts``) is made inside the caller's transaction, so a scan
-killed half way leaves each file either as it was or as it is now.
+killed half way leaves each file either as it was or as it is now. A read of the
+rows only (the first pass of a large scan) drops the session's texts (from an earlier
+read of a file that changed) and marks the file ``pending``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from ctxviewer.library.schema import BREAK, CHUNK, CHUNK_BITS, MAX_REQUEST, REQUEST_BITS
+from ctxviewer.jsonish import printable
+from ctxviewer.library.schema import (
+    BREAK,
+    CHUNK,
+    CHUNK_BITS,
+    MAX_REQUEST,
+    REQUEST_BITS,
+    to_db,
+)
 
 BATCH = 500  # rows of ``bodies`` read in one query
 
@@ -32,17 +42,21 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
         if res.vanished:
             forget_file(db, res.path)
             continue
+        path, parent = to_db(res.path), parents.get(res.path)
+        pending = int(not result.full and res.path == result.path and res.error is None)
         db.execute(
-            "INSERT INTO files (path, parent, size, mtime_ns, inode, error, read_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET parent=excluded.parent,"
-            " size=excluded.size, mtime_ns=excluded.mtime_ns, inode=excluded.inode, "
-            "error=excluded.error, read_at=excluded.read_at",
-            (res.path, parents.get(res.path), res.size, res.mtime_ns, res.inode, res.error, now))
+            "INSERT INTO files (path, parent, size, mtime_ns, inode, ctime_ns, error, read_at, "
+            "pending) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET "
+            "parent=excluded.parent, size=excluded.size, mtime_ns=excluded.mtime_ns, "
+            "inode=excluded.inode, ctime_ns=excluded.ctime_ns, error=excluded.error, "
+            "read_at=excluded.read_at, pending=excluded.pending",
+            (path, None if parent is None else to_db(parent), res.size, res.mtime_ns, res.inode,
+             res.ctime_ns, None if res.error is None else printable(res.error), now, pending))
         if res.state is not None:
             db.execute("INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)",
-                       (res.path, res.state))
+                       (path, res.state))
         else:
-            db.execute("DELETE FROM states WHERE path = ?", (res.path,))
+            db.execute("DELETE FROM states WHERE path = ?", (path,))
         if res.path != result.path:  # a sub-agent file listed alone before its session came
             drop_sessions(db, res.path)
     if result.vanished or result.error is not None:
@@ -60,6 +74,7 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
 def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: PartResult,
                  project: str | None, size: int, mtime_ns: int) -> int:
     s = p.summary
+    project = s["project"] or project
     row = db.execute(
         "INSERT INTO sessions (path, part, parts, agent, project, start, end_, requests, peak, "
         "share, cost, cache, compactions, size, mtime_ns, summary, series) "
@@ -70,11 +85,19 @@ def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: Pa
         "cost=excluded.cost, cache=excluded.cache, compactions=excluded.compactions, "
         "size=excluded.size, mtime_ns=excluded.mtime_ns, summary=excluded.summary, "
         "series=excluded.series RETURNING id",
-        (path, part, parts, s["agent"], s["project"] or project, s["start"], s["end"],
-         s["requests"], s["peak_prompt_tokens"], s["peak_share"], s["cost_usd"],
-         s["cache_hit_rate"], s["compactions_observed"], size, mtime_ns,
-         orjson.dumps(s).decode(), orjson.dumps(p.series).decode())).fetchone()
+        (to_db(path), part, parts, s["agent"], None if project is None else to_db(project),
+         s["start"], s["end"], s["requests"], s["peak_prompt_tokens"], s["peak_share"],
+         s["cost_usd"], s["cache_hit_rate"], s["compactions_observed"], size, mtime_ns,
+         _dumps(s), orjson.dumps(p.series).decode())).fetchone()
     return int(row[0])
+
+
+def _dumps(summary: dict[str, object]) -> str:
+    """The summary as JSON; its ``path`` (a name that may be no UTF-8) is the row's own."""
+    try:
+        return orjson.dumps(summary).decode()
+    except TypeError:  # a lone surrogate: a file name's byte that is no UTF-8
+        return orjson.dumps(printable(summary)).decode()
 
 
 def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
@@ -145,7 +168,7 @@ def bodies(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
 def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
     """Remove the sessions of ``path`` from part ``keep`` on, and their texts."""
     for (sid,) in db.execute("SELECT id FROM sessions WHERE path = ? AND part >= ?",
-                             (path, keep)).fetchall():
+                             (to_db(path), keep)).fetchall():
         base = sid << REQUEST_BITS
         ids = [r for (r,) in db.execute(
             "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))]
@@ -156,6 +179,6 @@ def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
 
 def forget_file(db: sqlite3.Connection, path: str) -> None:
     """``path`` is gone: its row, its state and its sessions leave the index."""
-    db.execute("DELETE FROM files WHERE path = ?", (path,))
-    db.execute("DELETE FROM states WHERE path = ?", (path,))
+    db.execute("DELETE FROM files WHERE path = ?", (to_db(path),))
+    db.execute("DELETE FROM states WHERE path = ?", (to_db(path),))
     drop_sessions(db, path)

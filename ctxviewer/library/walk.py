@@ -34,6 +34,7 @@ class Found:
     size: int
     mtime_ns: int
     inode: int
+    ctime_ns: int  # changes on every write, even one whose size and mtime were put back
     parent: str | None = None  # the session file a sub-agent file belongs to
     project: str | None = None  # the project its folder name encodes (agent folders)
 
@@ -71,7 +72,7 @@ def _add(found: dict[str, Found], path: str, project: str | None) -> None:
         size, mtime = size + wal.st_size, max(mtime, wal.st_mtime_ns)
     except OSError:
         pass
-    found[path] = Found(path, size, mtime, st.st_ino, None, project)
+    found[path] = Found(path, size, mtime, st.st_ino, st.st_ctime_ns, None, project)
 
 
 def _folder_files(base: Path, budget: list[int], depth: int = 0) -> Iterator[str]:
@@ -100,7 +101,7 @@ def _with_parents(found: dict[str, Found]) -> dict[str, Found]:
     for path, f in found.items():
         parent = sidecar_parent(path)
         if parent is not None and parent in found:
-            out[path] = Found(f.path, f.size, f.mtime_ns, f.inode, parent,
+            out[path] = Found(f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns, parent,
                               found[parent].project)
     return out
 

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxviewer.analysis.compaction.base import is_prompt
-from ctxviewer.analysis.pricing import PriceTable, load_prices
+from ctxviewer.analysis.pricing import Price, PriceTable, load_prices
 from ctxviewer.fmt import usd
-from ctxviewer.model import MAIN, Request, Session
+from ctxviewer.model import MAIN, Request, Session, Usage
 
 PER = 1_000_000
 
@@ -197,13 +197,43 @@ def request_cost(req: Request, prices: PriceTable) -> RequestCost:
     if price is None:
         return RequestCost(req.index, req.role, req.model, None, u.input_tokens, w5m, w1h,
                            u.cache_read_input_tokens, u.output_tokens, None, None, None, None)
-    return RequestCost(
-        req.index, req.role, req.model, price.key, u.input_tokens, w5m, w1h,
-        u.cache_read_input_tokens, u.output_tokens,
-        uncached_input_usd=u.input_tokens * price.input / PER,
-        cache_write_usd=(w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
-        cache_read_usd=u.cache_read_input_tokens * price.cache_read / PER,
-        output_usd=u.output_tokens * price.output / PER)
+    return RequestCost(req.index, req.role, req.model, price.key, u.input_tokens, w5m, w1h,
+                       u.cache_read_input_tokens, u.output_tokens, *_usd(u, w5m, w1h, price))
+
+
+def _usd(u: Usage, w5m: int, w1h: int, price: Price) -> tuple[float, float, float, float]:
+    """Uncached input, cache writes, cache reads and output of ``u``, in USD."""
+    return (u.input_tokens * price.input / PER,
+            (w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
+            u.cache_read_input_tokens * price.cache_read / PER,
+            u.output_tokens * price.output / PER)
+
+
+def cost_totals(requests: Sequence[Request],
+                prices: PriceTable | None = None) -> tuple[float | None, float | None]:
+    """What ``summarize`` takes of ``session_cost``: its ``total_usd`` when some request
+    has a price (None when none has, or a request with usage has none) and its
+    ``hit_rate``, the same floats, without a ``RequestCost`` per request (a summary's
+    row: ``session_summary.summarize`` without details)."""
+    prices = prices or load_prices()
+    totals: list[float] = []
+    priced = unpriced = False
+    read = prompt = 0
+    for r in requests:
+        u, price = r.usage, prices.lookup(r.model, r.timestamp)
+        priced = priced or price is not None
+        if u is None:
+            continue
+        read += u.cache_read_input_tokens
+        prompt += u.prompt_tokens
+        if price is None:
+            unpriced = True
+            continue
+        price = price.at(u.prompt_tokens)
+        w1h = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens)
+        totals.append(sum(_usd(u, u.cache_creation_input_tokens - w1h, w1h, price)))
+    total = sum(totals) if priced and not unpriced else None
+    return total, (read / prompt if prompt else None)
 
 
 Rates = tuple[float, float, float]  # USD per token: cache read, cache write, uncached input

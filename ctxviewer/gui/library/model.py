@@ -19,6 +19,7 @@ from PySide6.QtGui import QPalette, QStandardItem, QStandardItemModel
 from ctxviewer.fmt import fmt_tokens, plural, usd
 from ctxviewer.gui.library.sparkline import SCALE_ROLE, SERIES_ROLE
 from ctxviewer.gui.session.session_notice import no_requests_note
+from ctxviewer.jsonish import printable
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
@@ -34,7 +35,9 @@ RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
 
 def home(path: str) -> str:
+    """``path`` for people: ``~`` for the home folder, a byte that is no UTF-8 as ``\xe9``."""
     h = os.path.expanduser("~")  # Path.home() costs 25 µs a row
+    path = printable(path)
     return "~" + path[len(h):] if path == h or path.startswith(h + os.sep) else path
 
 
@@ -69,7 +72,7 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
     tops = ", ".join(f"{c['name'].replace('_', ' ')} {fmt_tokens(c['tokens'])}"
                      for c in e.get("top_categories", []))
     row = [
-        _item(label, e.get("start") or e.get("mtime") or "", tip=f"{e['path']}\n"
+        _item(label, e.get("start") or e.get("mtime") or "", tip=f"{printable(e['path'])}\n"
               f"{e.get('model') or ''}\nlargest at the peak: {tops or '-'}"),
         _item(e.get("agent_label") or e["agent"], tip=e["agent"]),
         _item(f"{e['requests']:,}", e["requests"], right=True),
@@ -84,7 +87,8 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
               tip=f"{plural(comp, 'compaction')} in the log, {predicted} predicted",
               right=True),
         _item(f"{matches:,}" if matches else "", matches or 0, right=True),
-        _item(os.path.basename(e["path"] or ""), e["path"] or "", tip=e["path"]),
+        _item(os.path.basename(printable(e["path"] or "")), e["path"] or "",
+              tip=printable(e["path"] or "")),
     ]
     row[PROMPT].setData(e.get("prompt_series") or [], SERIES_ROLE)
     row[PROMPT].setData(e.get("window") or 0, SCALE_ROLE)

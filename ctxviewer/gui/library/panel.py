@@ -19,12 +19,14 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
 
+from ctxviewer.gui.library.indexer import TextIndexer
 from ctxviewer.gui.library.queries import Found, Hits, LibraryQueries, Listing
 from ctxviewer.gui.library.row_menu import RowMenu
 from ctxviewer.gui.library.scanner import Scanner, ScanStats
 from ctxviewer.gui.library.view import LibraryView
 from ctxviewer.gui.widgets.file_dialog import FileDialog
 from ctxviewer.gui.widgets.menus import find_menu
+from ctxviewer.jsonish import printable
 from ctxviewer.library.location import db_path
 from ctxviewer.resources import demo_session_path
 
@@ -56,6 +58,8 @@ class LibraryPanel(QObject):
         self.stack.addWidget(self.view)
         window.setCentralWidget(self.stack)
         self.scanner = Scanner(self.path, self)
+        self.indexer = TextIndexer(self.path, self)  # the second pass: the text for search
+        self._texts: tuple[int, int] | None = None  # its progress while it runs
         self.queries = LibraryQueries(self.path, self)
         self.row_menu = RowMenu(self.view.tree, self.open_entry,
                                 lambda title, why: self.window.show_error(title, why))
@@ -70,6 +74,10 @@ class LibraryPanel(QObject):
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self._found = ""  # the search whose sessions the table shows (its matches)
+        self._last_found: Found | None = None  # its sessions, as last told
+        self._index_notes: list[str] = []  # what happened to the index (made anew…),
+        # said until the next scan the user starts
+        self._rebuild: str | None = None  # a damaged index to make anew once the scan ends
         self.ask_folder = self._ask_folder  # replaceable (tests answer it)
         self.action = QAction("&Library…", window)
         self.action.setShortcut(QKeySequence("Ctrl+Shift+L"))
@@ -102,11 +110,16 @@ class LibraryPanel(QObject):
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)
+        self.indexer.progressed.connect(self._on_texts_progressed)
+        self.indexer.finished.connect(self._on_texts_finished)
+        self.indexer.failed.connect(self._on_texts_failed)
         self.queries.listed.connect(self._on_listed)
         self.queries.found.connect(self._on_found)
         self.queries.counted.connect(self._on_counted)
         self.queries.hits_found.connect(self._on_hits)
         self.queries.failed.connect(self._on_query_failed)
+        self.queries.noted.connect(self._on_index_noted)
+        self.queries.damaged.connect(self._on_index_damaged)
 
     # -- pages --------------------------------------------------------------------------
     @property
@@ -119,7 +132,7 @@ class LibraryPanel(QObject):
         ``demo_if_empty``: a file to open when the scan finds no session at all."""
         if not self.opened:  # where the index is, decided now (the environment may say)
             self.opened = True
-            self.path = self.scanner.path = self.queries.path = db_path()
+            self.path = self.scanner.path = self.queries.path = self.indexer.path = db_path()
         self.demo_if_empty = demo_if_empty
         self.stack.setCurrentIndex(LIBRARY)
         self._toolbars(False)
@@ -175,7 +188,8 @@ class LibraryPanel(QObject):
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
         """Open a row's session: of a file that holds several, the part the row shows."""
-        path = entry.get("path")
+        entry = self.view.proxy.entries.get(entry.get("id", -1), entry)  # not through Qt:
+        path = entry.get("path")  # a name that is no UTF-8 keeps its bytes
         if path and os.path.exists(path):
             self.window.open_file(path, entry.get("part") if entry.get("parts", 1) > 1 else None)
         else:
@@ -223,8 +237,13 @@ class LibraryPanel(QObject):
         return dialog.chosen()
 
     # -- scanning -------------------------------------------------------------------------
-    def scan(self, rescan: bool = False) -> None:
-        if self.scanner.start(rescan):
+    def scan(self, rescan: bool = False, rebuild: str | None = None,
+             keep_note: bool = False) -> None:
+        """Bring the index up to date (``rebuild``: a damaged index made anew first;
+        ``keep_note``: what happened to the index is still said meanwhile)."""
+        if self.scanner.start(rescan, rebuild):
+            if not (keep_note or rebuild):
+                self._index_notes = []
             self._scanned = False  # this scan's end decides, not an earlier one's
             self.view.rescan.setEnabled(False)
             self.view.set_progress(None, None)
@@ -232,6 +251,8 @@ class LibraryPanel(QObject):
                 self.view.set_empty_text("Looking for sessions…")
 
     def _on_scan_progressed(self, stats: ScanStats) -> None:
+        if stats.waiting:
+            self.view.set_progress(0, 0, "waiting for another ctxviewer's scan…")
         self.view.set_progress(stats.read, stats.to_read) if stats.to_read else None
         if not self.view.entries and stats.to_read:
             self.view.set_empty_text(f"Indexing {stats.to_read:,} sessions for the first "
@@ -242,8 +263,10 @@ class LibraryPanel(QObject):
     def _on_scan_finished(self, stats: ScanStats) -> None:
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
-        if self.scanner.pending:  # a folder added while the scan ran
-            self.scan()
+        self._note_index(stats.notes)
+        if self.scanner.pending or self._rebuild:  # a folder added, a damage found meanwhile
+            rebuild, self._rebuild = self._rebuild, None
+            self.scan(rebuild=rebuild, keep_note=True)
             return
         self.refresh(note=_scan_note(stats))
         self._scanned = True
@@ -251,9 +274,36 @@ class LibraryPanel(QObject):
     def _on_scan_failed(self, reason: str) -> None:
         self.view.rescan.setEnabled(True)
         self.view.set_progress(None, None)
+        if self._rebuild:
+            rebuild, self._rebuild = self._rebuild, None
+            self.scan(rebuild=rebuild, keep_note=True)
+            return
         self.view.set_summary(len(self.view.entries), [], f"the scan failed: {reason}")
         if not self.view.entries:
+            self.view.set_empty_text(f"The library cannot be used: {reason}")
             self._open_demo_if_empty()
+
+    def _on_index_noted(self, notes: list[str]) -> None:
+        """A read found the index damaged and made it anew: say so, and fill it again."""
+        self._note_index(notes)
+        self._hits_for = None  # asked of the old index: asked again
+        self._summarize()
+        if not self.scanner.busy:
+            self.scan(keep_note=True)
+
+    def _note_index(self, notes: list[str]) -> None:
+        """What happened to the index, each said once (a read and the scan may both say)."""
+        self._index_notes += [n for n in notes if n not in self._index_notes]
+
+    def _on_index_damaged(self, reason: str) -> None:
+        """A read found the index damaged while the scan held it: made anew after it."""
+        self._note_index([reason])
+        self._summarize()
+        if self.scanner.busy:
+            self._rebuild = reason
+            self.scanner.cancel()
+        else:
+            self.scan(rebuild=reason)
 
     def _open_demo_if_empty(self) -> bool:
         """The library found nothing: open the demo when asked to (a start without a file)."""
@@ -281,6 +331,11 @@ class LibraryPanel(QObject):
         self._bad = listing.bad
         self.view.set_entries(listing.entries)
         self._summarize()
+        if listing.indexing.get("pending") and not self.scanner.busy and \
+                self.indexer.start():  # the text of what a large scan listed first
+            self._texts = (listing.indexing["indexed"],
+                           listing.indexing["indexed"] + listing.indexing["pending"])
+            self._show_texts()
         if self.queries.searching:  # new sessions may match too
             self.queries.search(self.queries.searching)
         if self._scanned:  # the scan's thread may not have exited yet: its end was handled
@@ -307,10 +362,18 @@ class LibraryPanel(QObject):
 
     def _on_found(self, found: Found) -> None:
         self._found = found.text
+        self._last_found = found
         self.view.set_matches(found.counts)
-        self.view.set_empty_text(f"No session's messages hold: {found.text}")
+        self.view.set_empty_text(self._no_match(found.text))
         self._summarize(found)
         self._pick_hits()
+
+    def _no_match(self, text: str) -> str:
+        if self._texts is None:
+            return f"No session's messages hold: {text}"
+        done, total = self._texts
+        return f"No session indexed so far holds: {text}\n(still indexing the text: " \
+            f"{done:,} of {total:,} session files)"
 
     def _pick_hits(self) -> None:
         """The picked session's matching requests, under the table (while searching)."""
@@ -334,6 +397,7 @@ class LibraryPanel(QObject):
             self.view.hits.show_hits(hits)
 
     def _on_counted(self, found: Found) -> None:
+        self._last_found = found
         if self.view.matches is not None and set(self.view.matches) == set(found.counts):
             self.view.set_counts(found.counts)
         else:  # a scan committed meanwhile: other sessions
@@ -343,10 +407,49 @@ class LibraryPanel(QObject):
     def _summarize(self, found: Found | None = None) -> None:
         note = self._note
         if found is not None:
-            note = f"{len(found.counts):,} match: {found.text}"
+            so_far = " so far" if self._texts is not None else ""
+            note = f"{len(found.counts):,} match{so_far}: {found.text}"
             if found.counted:
                 note += f" ({sum(found.counts.values()):,} requests)"
+            if self._texts is not None:
+                done, total = self._texts
+                note += f"; still indexing the text ({done:,} of {total:,} session files)"
+        note = "; ".join(n for n in (*self._index_notes, note) if n)
         self.view.set_summary(len(self.view.entries), self._bad, note)
+
+    # -- the second pass: the text for search -------------------------------------------
+    def _on_texts_progressed(self, done: int, total: int) -> None:
+        self._texts = (done, total)
+        self._show_texts()
+
+    def _show_texts(self) -> None:
+        """The search box (and a search's summary) say how far the text is indexed."""
+        done, total = self._texts or (0, 0)
+        self.view.set_indexing(done, total if self._texts is not None else None)
+        if not self.scanner.busy:  # the scan's own progress first
+            self.view.set_progress(done, total, f"indexing text {done:,}/{total:,}…")
+        if self.queries.searching and self._found == self.queries.searching:
+            self._summarize(self._last_found)
+            self.view.set_empty_text(self._no_match(self._found))
+
+    def _on_texts_finished(self, stats: ScanStats) -> None:
+        self._texts = None
+        self.view.set_indexing(0, None)
+        if not self.scanner.busy:
+            self.view.set_progress(None, None)
+        if stats.cancelled:
+            return
+        self.refresh(note=self._note)  # the rows' details came with the text
+        if self.queries.searching:  # complete now
+            self.queries.search(self.queries.searching)
+
+    def _on_texts_failed(self, reason: str) -> None:
+        self._texts = None
+        self.view.set_indexing(0, None)
+        if not self.scanner.busy:
+            self.view.set_progress(None, None)
+        self._note_index([f"the text for search could not be indexed: {reason}"])
+        self._summarize()
 
     def _on_query_failed(self, reason: str) -> None:
         self.view.set_summary(len(self.view.entries), self._bad,
@@ -354,16 +457,24 @@ class LibraryPanel(QObject):
 
     def _on_window_closing(self) -> None:
         self.queries.stop()
+        self.scanner.cancel()
+        self.indexer.cancel()  # stopped: the next start resumes it
         self.scanner.cancel(wait=True)
+        self.indexer.cancel(wait=True)
 
 
 def _scan_note(stats: ScanStats) -> str:
+    missing = "".join(f"; the folder {printable(f)} you added is not there any more"
+                      for f in stats.missing_folders)
+    if stats.failed:
+        return f"{stats.failed}: {stats.to_read - stats.read:,} changed files not read" + \
+            missing
     if stats.cancelled:
-        return "the scan was stopped"
+        return "the scan was stopped" + missing
     if not stats.read and not stats.removed:
-        return "up to date"
+        return "up to date" + missing
     return f"read {stats.read:,} changed files ({stats.bytes_read / 1e6:,.1f} MB) " \
-        f"in {stats.seconds:.1f} s"
+        f"in {stats.seconds:.1f} s" + missing
 
 
 def _nothing_found() -> str:

@@ -12,7 +12,9 @@ results are never emitted):
 - ``hits(entry, text)``: the requests of the picked session that hold the words, with
   the text around them (``hits_found``).
 
-Each job opens its own connection to the index (``Library``), and closes it.
+Each job opens its own connection to the index (``Library``), and closes it. A job
+that finds the index damaged makes it anew (``Library``) and says so (``noted``); one
+that cannot, because a scan holds the index, says why (``damaged``).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
 from ctxviewer.gui.widgets.jobs import LatestJob
-from ctxviewer.library import Library
+from ctxviewer.library import IndexDamaged, Library
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Listing:
 
     entries: list[dict[str, Any]] = field(default_factory=list)
     bad: list[dict[str, Any]] = field(default_factory=list)
+    indexing: dict[str, Any] = field(default_factory=dict)  # ``Library.indexing``
 
 
 @dataclass
@@ -63,6 +68,8 @@ class LibraryQueries(QObject):
     counted = Signal(object)  # Found, counted
     hits_found = Signal(object)  # Hits
     failed = Signal(str)  # one-line reason
+    noted = Signal(list)  # what happened to the index (damaged: made anew), once
+    damaged = Signal(str)  # the index is damaged and a scan holds it: why
 
     def __init__(self, path: Path, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -87,8 +94,7 @@ class LibraryQueries(QObject):
         path, sid = self.path, int(entry["id"])
 
         def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Hits:
-            with Library(path) as lib:
-                found = lib.matches(sid, text)
+            found = self._read(path, lambda lib: lib.matches(sid, text))
             return Hits(entry, text, found["total"], found["matches"])
 
         self._hits.start(job)
@@ -100,8 +106,8 @@ class LibraryQueries(QObject):
         path = self.path
 
         def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Listing:
-            with Library(path) as lib:
-                return Listing(lib.sessions(), lib.bad_files())
+            return self._read(path, lambda lib: Listing(lib.sessions(), lib.bad_files(),
+                                                        lib.indexing()))
 
         self._lists.start(job)
 
@@ -114,15 +120,37 @@ class LibraryQueries(QObject):
         path = self.path
         ticket = self._searches.begin()
 
+        def search(lib: Library, cancelled: Callable[[], bool]) -> Found:
+            ids = lib.matching(text)
+            ticket.partial(Found(text, dict.fromkeys(ids, 0), counted=False))
+            if cancelled() or not ids:
+                return Found(text, dict.fromkeys(ids, 0), counted=not ids)
+            return Found(text, lib.search_counts(text), counted=True)
+
         def job(_progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Found:
-            with Library(path) as lib:
-                ids = lib.matching(text)
-                ticket.partial(Found(text, dict.fromkeys(ids, 0), counted=False))
-                if cancelled() or not ids:
-                    return Found(text, dict.fromkeys(ids, 0), counted=not ids)
-                return Found(text, lib.search_counts(text), counted=True)
+            return self._read(path, lambda lib: search(lib, cancelled))
 
         self._searches.run(ticket, job)
+
+    def _read(self, path: Path, read: Callable[[Library], T]) -> T:
+        """``read`` on a connection of its own (on the job's thread); what happened to
+        the index said by ``noted``, a damaged index a scan holds by ``damaged``."""
+        try:
+            with Library(path) as lib:
+                out = read(lib)
+                notes = lib.notes
+        except IndexDamaged as e:
+            self._tell(self.damaged, str(e))
+            raise
+        if notes:
+            self._tell(self.noted, notes)
+        return out
+
+    def _tell(self, signal: Any, value: object) -> None:
+        try:  # from the job's thread: queued to the window's
+            signal.emit(value)
+        except RuntimeError:  # the window is gone
+            pass
 
     def _on_search_finished(self, found: object) -> None:
         if isinstance(found, Found) and found.counted:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from ctxviewer.errors import LibraryError
 from ctxviewer.library import Library, ScanStats
 
 JOIN_SECONDS = 10.0  # how long closing the window waits for a cancelled scan
@@ -47,9 +48,10 @@ class Scanner(QObject):
     def _ended(self, *_: object) -> None:
         self._running = False
 
-    def start(self, rescan: bool = False) -> bool:
-        """Start a scan (``rescan``: read every file again; the ``pending`` folders are
-        added first); False when one runs."""
+    def start(self, rescan: bool = False, rebuild: str | None = None) -> bool:
+        """Start a scan (``rescan``: read every file again; ``rebuild``: why the index is
+        damaged, made anew first; the ``pending`` folders are added first); False when
+        one runs."""
         if self._running:
             return False
         if self._thread is not None:  # has sent its end; may still be returning
@@ -58,7 +60,8 @@ class Scanner(QObject):
         self._cancel = threading.Event()
         cancel = self._cancel
         folders, self.pending = self.pending, []
-        self._thread = threading.Thread(target=self._run, args=(cancel, rescan, folders),
+        self._thread = threading.Thread(target=self._run,
+                                        args=(cancel, rescan, folders, rebuild),
                                         name="ctxviewer-library-scan", daemon=True)
         self._thread.start()
         return True
@@ -68,15 +71,21 @@ class Scanner(QObject):
         if wait and self._thread is not None:
             self._thread.join(JOIN_SECONDS)
 
-    def _run(self, cancel: threading.Event, rescan: bool, folders: list[str]) -> None:
+    def _run(self, cancel: threading.Event, rescan: bool, folders: list[str],
+             rebuild: str | None) -> None:
         try:
             with Library(self.path) as lib:
                 for folder in folders:
                     lib.add_folder(folder)
+                if rebuild:  # a read of the index found it damaged while this held it
+                    lib.rebuild(rebuild)
                 if rescan:
                     lib.clear()
                 stats = lib.scan(progress=lambda s: self._emit("progressed", copy.copy(s)),
                                  cancelled=cancel.is_set, pool=self.pool)
+        except LibraryError as e:  # the index cannot be used: one line, said as it is
+            self._emit("failed", str(e))
+            return
         except BaseException as e:  # noqa: BLE001 - shown to the user, never lost in a thread
             self._emit("failed", f"{type(e).__name__}: {e}")  # and busy ends
             if not isinstance(e, Exception):

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTreeView,
     QVBoxLayout,
@@ -27,6 +28,7 @@ from ctxviewer.fmt import plural
 from ctxviewer.gui.library import model as rows
 from ctxviewer.gui.library.hits import HitsPane
 from ctxviewer.gui.library.sparkline import SparklineDelegate
+from ctxviewer.jsonish import printable
 
 SEARCH_DELAY_MS = 350
 WIDTHS = {rows.SESSION: 230, rows.AGENT: 128, rows.REQUESTS: 72, rows.PEAK: 62,
@@ -91,6 +93,9 @@ class LibraryView(QWidget):
         self.title = QLabel("<b>Sessions on this machine</b>", self)
         self.summary = QLabel("", self)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.summary.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.summary.setMinimumWidth(80)  # a long note is cut, never widens the window: the
+        # tooltip holds it whole
         self.progress = QProgressBar(self)
         self.progress.setFixedWidth(120)
         self.progress.setTextVisible(False)
@@ -371,20 +376,31 @@ class LibraryView(QWidget):
         text = plural(sessions, "session")
         if bad:
             text += f" · {plural(len(bad), 'file')} cannot be read"
-            tips = [f"{b['path']}: {b['reason']}" for b in bad[:30]]
-            self.summary.setToolTip("\n".join(tips + (["…"] if len(bad) > 30 else [])))
-        else:
-            self.summary.setToolTip("")
-        self.summary.setText(text + (f" · {note}" if note else ""))
+        tips = [f"{printable(b['path'])}: {b['reason']}" for b in bad[:30]]
+        tips += ["…"] if len(bad) > 30 else []
+        text += f" · {note}" if note else ""
+        self.summary.setToolTip("\n".join([text, *tips]))
+        self.summary.setText(text)
 
-    def set_progress(self, done: int | None, total: int | None) -> None:
-        """A scan's progress (None: hide the bar)."""
+    def set_indexing(self, done: int, total: int | None) -> None:
+        """How far the text for search is (None: all of it): the search box says so."""
+        text = "Search messages (every word; \"a phrase\")…"
+        if total is not None:
+            pct = done * 100 // total if total else 100
+            text = f"Search messages (still indexing the text: {pct}%)…"
+        self.search.setPlaceholderText(text)
+        self.search.setToolTip("" if total is None else
+                               f"The text of {done:,} of {total:,} session files is indexed: "
+                               "until the rest is, a search finds only what is.")
+
+    def set_progress(self, done: int | None, total: int | None, label: str = "") -> None:
+        """A scan's progress (None: hide the bar; a ``total`` of 0: busy, no count)."""
         if done is None or total is None:
             self.progress.hide()
             self.progress_label.hide()
             return
-        self.progress.setRange(0, max(total, 1))
-        self.progress.setValue(min(done, max(total, 1)))
-        self.progress_label.setText(f"reading {done:,} of {total:,}…")
+        self.progress.setRange(0, total)
+        self.progress.setValue(min(done, total))
+        self.progress_label.setText(label or f"reading {done:,} of {total:,}…")
         self.progress.show()
         self.progress_label.show()

@@ -22,6 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
+from ctxviewer.errors import LibraryError
 from ctxviewer.ingest import Cancelled, LoadError
 
 Job = Callable[[Callable[[int, int], None], Callable[[], bool]], Any]
@@ -66,7 +67,7 @@ class Worker(QRunnable):
             result = self.fn(self._progress, self._cancel.is_set)
         except Cancelled:
             self._emit("cancelled", gen)
-        except LoadError as e:
+        except (LoadError, LibraryError) as e:  # one line for users: no internal error
             self._emit("failed", gen, str(e))
         except Exception as e:  # noqa: BLE001 - reported to the user, never lost in a thread
             self._emit("failed", gen, f"internal error: {type(e).__name__}: {e}")

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ctxviewer.ingest.aider import CHAT_HISTORY, LLM_HISTORY, aider_chat, aider_llm
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.api.openai import chat_request_parts
-from ctxviewer.ingest.aider import CHAT_HISTORY, LLM_HISTORY, aider_chat, aider_llm
 from ctxviewer.ingest.base import Head, Item, LoadError
 from ctxviewer.model import TEXT, Block, Message, Request, Skipped, Usage
 

@@ -11,9 +11,9 @@ its ``progress`` records) is not counted twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
+from ctxviewer.ingest.base import request_with
 from ctxviewer.model import SUBAGENT, Request, Session, Skipped
 
 COMPACTION_PREFIX = "acompact"
@@ -67,12 +67,12 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
             if r.key is not None and r.key in known:
                 continue
             known.add(r.key)
-            added.append(replace(r, role=SUBAGENT, sidechain=True, agent=r.agent or agent,
-                                 notes=notes + r.notes))
+            added.append(request_with(r, role=SUBAGENT, sidechain=True,
+                                      agent=r.agent or agent, notes=notes + r.notes))
         session.skipped.extend(Skipped(s.line, f"{file.name}: {s.reason}") for s in sub.skipped)
     if added:
         merged = sorted([*session.requests, *added], key=_when)
-        session.requests[:] = [r if r.index == i else replace(r, index=i)
+        session.requests[:] = [r if r.index == i else request_with(r, index=i)
                                for i, r in enumerate(merged)]
     return session
 

@@ -154,7 +154,7 @@ class _Parser:
                 key = (req.message_id or "", req.request_id or "")
                 if key not in self.seen:
                     self.seen.add(key)
-                    yield replace(req, client=_client(record),
+                    yield replace(req, client=record_client(record),
                                   conversation=_str(record.get("sessionId")))
             if isinstance(uuid, str):
                 self._set(uuid, _Node(parent, None, None))
@@ -172,10 +172,7 @@ class _Parser:
             return
         if kind == "system" and record.get("subtype") == "compact_boundary":
             meta = record.get("compactMetadata") or {}
-            yield Event(COMPACT_BOUNDARY, record.get("timestamp"),
-                        pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
-                        post_tokens=as_int(meta.get("postTokens")) or None,
-                        trigger=meta.get("trigger"), detail=str(record.get("content", "")))
+            yield compact_event(record)
             parent = None  # the conversation restarts from the summary
             kept = (meta.get("preservedMessages") or {}).get("uuids")
             if isinstance(uuid, str) and isinstance(kept, list):
@@ -241,7 +238,7 @@ class _Parser:
             message_id=msg_id,
             request_id=_str(record.get("requestId")),
             line=line,
-            client=_client(record),
+            client=record_client(record),
             conversation=_str(record.get("sessionId")),
         )
 
@@ -317,7 +314,16 @@ def _text_or_empty(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _client(record: dict[str, Any]) -> str | None:
+def compact_event(record: dict[str, Any]) -> Event:
+    """A ``compact_boundary`` record's event (the compaction's sizes, trigger, text)."""
+    meta = record.get("compactMetadata") or {}
+    return Event(COMPACT_BOUNDARY, record.get("timestamp"),
+                 pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
+                 post_tokens=as_int(meta.get("postTokens")) or None,
+                 trigger=meta.get("trigger"), detail=str(record.get("content", "")))
+
+
+def record_client(record: dict[str, Any]) -> str | None:
     """'claude-code/2.1.114 (cli)': the version and, where recorded, the entrypoint."""
     version = _str(record.get("version"))
     if version is None:

@@ -84,6 +84,7 @@ class _GeminiParser:
         # the history built last, to go on from (a session of n replies takes time in n,
         # not n²); dropped when a message it holds changes, or the list is replaced
         self.memo: _History | None = None
+        self.messages = True  # False: requests without their messages (``new_parser``)
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -177,8 +178,9 @@ class _GeminiParser:
         sub = self.kind == "subagent"
         out.append(Request(
             index=0, model=rec.get("model") if isinstance(rec.get("model"), str) else None, timestamp=rec.get("timestamp"), system=(), tools=(),
-            messages=self._history_before(mid), usage=usage, complete=False, sidechain=sub,
-            role=SUBAGENT if sub else MAIN, api="gemini", response=self._reply(rec),
+            messages=self._history_before(mid) if self.messages else (), usage=usage,
+            complete=False, sidechain=sub, role=SUBAGENT if sub else MAIN, api="gemini",
+            response=self._reply(rec) if self.messages else None,
             message_id=mid, line=line, notes=NOTES,
         ))
 

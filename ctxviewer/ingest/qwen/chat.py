@@ -129,8 +129,8 @@ class _QwenParser:
         if kind == "system":  # none reaches the model but a compression checkpoint
             if sub == "chat_compression":
                 return self._compression(rec, parent, out)
-            if sub == "ui_telemetry":
-                self._telemetry(rec, out)
+            if sub == "ui_telemetry":  # API errors are only logged as UI telemetry
+                out.extend(system_events(rec))
             if sub == "slash_command":
                 self._local_command(rec, parent)
             return _Node(parent)
@@ -158,43 +158,19 @@ class _QwenParser:
             self.nodes[parent] = _Node(node.parent)
             self.memo = None
 
-    def _telemetry(self, rec: dict[str, Any], out: list[Item]) -> None:
-        """API errors are only logged as UI telemetry (``qwen-code.api_error``)."""
-        payload = as_dict(rec.get("systemPayload"))
-        event = as_dict(payload.get("uiEvent"))
-        if str(event.get("event.name", "")).endswith("api_error"):
-            text = str(event.get("error") or event.get("error_message") or "API error")
-            out.append(error_event(text, rec.get("timestamp")))
-
     def _compression(self, rec: dict[str, Any], parent: str | None, out: list[Item]) -> _Node:
         payload = as_dict(rec.get("systemPayload"))
         history = payload.get("compressedHistory")
-        info = as_dict(payload.get("info"))
-        out.append(Event(COMPACT_BOUNDARY, rec.get("timestamp"),
-                         pre_tokens=as_int(info.get("originalTokenCount")) or None,
-                         post_tokens=as_int(info.get("newTokenCount")) or None,
-                         detail="qwen-code chat_compression checkpoint"))
+        out.extend(system_events(rec))
         if not isinstance(history, list):
             return _Node(parent)
         msgs = [_content_message(c, None, rec.get("timestamp")) for c in history]
         return _Node(parent, base=tuple(self.intern(m) for m in msgs if m is not None))
 
     def _request(self, line: int, uuid: str, rec: dict[str, Any], parent: str | None) -> Request:
-        usage = gemini_usage(rec["usageMetadata"], prompt="promptTokenCount",
-                             cached="cachedContentTokenCount", output="candidatesTokenCount",
-                             thoughts="thoughtsTokenCount", total="totalTokenCount")
-        side = bool(rec.get("isSidechain"))
         reply = _content_message(rec.get("message"), uuid, rec.get("timestamp"),
                                  keep_thoughts=True)
-        window = as_int(rec.get("contextWindowSize")) or None
-        return Request(
-            index=0, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(), tools=(),
-            messages=self._context(parent), usage=usage, complete=False, sidechain=side,
-            role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
-            response=reply, message_id=uuid, window_hint=window, line=line, notes=NOTES,
-            client=f"qwen-code/{v}" if isinstance(v := rec.get("version"), str) and v else None,
-            conversation=rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None,
-        )
+        return reply_request(line, uuid, rec, self._context(parent), reply)
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:
         """The API history up to ``uuid``: back to the root, the last checkpoint or the
@@ -230,6 +206,43 @@ class _QwenParser:
         if start is not None:
             self.memo = (start, out)
         return out
+
+
+def system_events(rec: dict[str, Any]) -> list[Event]:
+    """What a ``system`` record tells: a compression checkpoint, or an API error, which
+    qwen-code logs only as UI telemetry (``qwen-code.api_error``)."""
+    sub, payload = rec.get("subtype"), as_dict(rec.get("systemPayload"))
+    if sub == "chat_compression":
+        info = as_dict(payload.get("info"))
+        return [Event(COMPACT_BOUNDARY, rec.get("timestamp"),
+                      pre_tokens=as_int(info.get("originalTokenCount")) or None,
+                      post_tokens=as_int(info.get("newTokenCount")) or None,
+                      detail="qwen-code chat_compression checkpoint")]
+    event = as_dict(payload.get("uiEvent"))
+    if sub == "ui_telemetry" and str(event.get("event.name", "")).endswith("api_error"):
+        text = str(event.get("error") or event.get("error_message") or "API error")
+        return [error_event(text, rec.get("timestamp"))]
+    return []
+
+
+def reply_request(line: int, uuid: str, rec: dict[str, Any],
+                  messages: tuple[Message, ...] = (), reply: Message | None = None,
+                  index: int = 0) -> Request:
+    """The request an ``assistant`` record with ``usageMetadata`` stands for, with its
+    context ``messages`` and ``reply`` (none: a row's request)."""
+    usage = gemini_usage(rec["usageMetadata"], prompt="promptTokenCount",
+                         cached="cachedContentTokenCount", output="candidatesTokenCount",
+                         thoughts="thoughtsTokenCount", total="totalTokenCount")
+    side = bool(rec.get("isSidechain"))
+    return Request(
+        index=index, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(),
+        tools=(), messages=messages, usage=usage, complete=False, sidechain=side,
+        role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
+        response=reply, message_id=uuid,
+        window_hint=as_int(rec.get("contextWindowSize")) or None, line=line, notes=NOTES,
+        client=f"qwen-code/{v}" if isinstance(v := rec.get("version"), str) and v else None,
+        conversation=rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None,
+    )
 
 
 def _only_text(rec: dict[str, Any]) -> str | None:
