@@ -70,7 +70,7 @@ def report_of(path: Path) -> dict[str, Any] | None:
     """``report --json`` of a log's default session (as the command picks it); None when the
     log holds no request."""
     parts = split(load(str(path)))
-    session = parts[default_session(parts)] if len(parts) > 1 else parts[0]
+    session = parts[default_session(parts)]
     if not session.requests:
         return None
     return report_json(Analysis(session))

@@ -30,7 +30,7 @@ from conformance.agents.base import Run, npm_install
 
 ROOT = Path(__file__).resolve().parents[2]
 TEST_DATA = ROOT / "tests" / "data" / "agents"
-FAKE_PACKAGES = ("aiohttp", "mcp", "zstandard")
+FAKE_PACKAGES = ("aiohttp", "zstandard")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -113,7 +113,7 @@ def capture(args: argparse.Namespace, name: str, version: str) -> list[cases.Cas
 
 
 def fakes_venv(work: Path) -> str:
-    """A venv for the fake servers and the MCP server (aiohttp, mcp, zstandard)."""
+    """A venv for the fake servers (aiohttp; zstandard for Codex's compressed bodies)."""
     python = work / "venv" / "bin" / "python"
     if not python.exists():
         venv.create(work / "venv", with_pip=True)

@@ -59,7 +59,7 @@ class Sandbox:
     """One scenario's folders: the agent's project, its HOME, and where captures go."""
 
     root: Path
-    python: str  # the interpreter of the fakes' venv (aiohttp, mcp): runs the MCP server
+    python: str  # the interpreter of the fakes' venv: runs the MCP server too
 
     @property
     def proj(self) -> Path:

@@ -58,6 +58,8 @@ class ClaudeCode:
                     self._converse(run, port)
             else:
                 self._converse(run, FAKE_PORT)
+        run.step("MCP tools offered in the first turn", 0 if mcp_offered(run.out / "fake.jsonl")
+                 else 1)
         copy_newest(".claude/projects/*/*.jsonl", run.box.home, run.out / "transcript.jsonl")
         tui = name.startswith("tui")
         outputs = {"/context": "context_tui.txt" if tui else "context.txt"}
@@ -126,6 +128,17 @@ class ClaudeCode:
             tmux.wait_for("AGENT-EXITED", 20)
         finally:
             tmux.kill()
+
+
+def mcp_offered(fake_log: Path) -> bool:
+    """Whether the first main request (tools, max_tokens > 1) named the MCP server's tools:
+    listed whole (2.1.197) or as deferred names (2.1.3xx)."""
+    for line in fake_log.read_text("utf-8", errors="replace").splitlines():
+        body = json.loads(line).get("body")
+        if isinstance(body, dict) and body.get("tools") and (body.get("max_tokens") or 0) > 1 \
+                and "messages" in body:
+            return "mcp__notes-weather__get_weather" in json.dumps(body)
+    return False
 
 
 def seed_tui(config_dir: Path, proj: Path, version: str) -> None:
