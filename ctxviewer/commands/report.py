@@ -42,7 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="count as the agent's own /context does (default) or as sent on the wire")
     p.add_argument("--against", metavar="CONTEXT_TXT",
                    help="an agent's own /context output (Claude Code's screen or Markdown, "
-                        "qwen-code's text) for the same request: print both side by side")
+                        "qwen-code's text) or Codex's /status screen for the same request: "
+                        "print both side by side")
     p.add_argument("--sessions", action="store_true",
                    help="list the sessions the file holds (a recording may hold several agents "
                         "or conversations) and exit; pick one with --session N")
@@ -103,12 +104,12 @@ def _read_context(path: str) -> AgentContext:
     except OSError as e:
         raise UsageError(f"--against {path}: {e.strerror or e}") from None
     except ValueError:
-        raise UsageError(f"--against {path}: not an agent's /context output") from None
+        raise UsageError(f"--against {path}: not an agent's /context or /status output") from None
 
 
 def render_against(theirs: AgentContext, rows: list[dict[str, Any]]) -> str:
     ok = sum(r["ok"] for r in rows)
-    lines = ["", f"Against {theirs.agent}'s own /context: {ok} of {len(rows)} within 5% "
+    lines = ["", f"Against {theirs.agent}'s own {theirs.command}: {ok} of {len(rows)} within 5% "
              "(items: or 10 tokens; or the precision it printed)",
              f"  {'':<52} {'agent':>10} {'ctxviewer':>10}"]
     for r in rows:
