@@ -19,8 +19,9 @@ from typing import Any
 from conformance.cases import WIRE_AGENTS, Case
 from ctxviewer.analysis.agents.context_output import AgentContext, Number, compare, parse
 from ctxviewer.analysis.agents.sessions import default_session, split
-from ctxviewer.analysis.estimators import get_estimator
-from ctxviewer.analysis.report import Analysis, report_json
+from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.report import report_json
+from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.ingest import load
 
 WIRE = "wire"  # the output name of a table of what was sent
