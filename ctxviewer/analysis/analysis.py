@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ctxviewer.analysis.agents.claude_counts import agent_counts
+from ctxviewer.analysis.agents.claude_counts import LocalEstimate, agent_counts, local_estimate
 from ctxviewer.analysis.agents.counting import CountingView, Difference
 from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
@@ -53,6 +53,19 @@ def env_pct_override(environ: Mapping[str, str]) -> float | None:
     except ValueError:
         return None
     return pct if 0 < pct < 100 else None
+
+
+def _local_counts(rules: Mapping[str, object], model: str | None,
+                  overhead: int) -> LocalEstimate | None:
+    """How the agent counts when its count_tokens calls fail, where it estimates itself
+    (``count_fallback = "local"``): characters a token, by model."""
+    if rules.get("count_fallback") != "local":
+        return None
+    name = (model or "").lower()
+    per_model = rules.get("local_chars_per_token_by_model")
+    cpt = next((float(v) for prefix, v in (per_model.items() if isinstance(per_model, dict)
+                                           else ()) if name.startswith(prefix)), None)
+    return local_estimate(cpt or float(str(rules.get("local_chars_per_token", 4))), overhead)
 
 
 @dataclass
@@ -175,9 +188,13 @@ class Analysis:
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
         agent = self.agent_view
+        if agent.rules.get("shows_buffer") == "native-window":
+            own = self.identity.era.window_for(req.model or self.session.model)
+            agent = replace(agent, native_window=own is not None and own >= w.tokens)
         overhead = agent.rules.get("tool_overhead")
         if overhead is not None and req.complete:
-            answers = agent_counts(self.session, index, int(overhead))
+            answers = agent_counts(self.session, index, int(overhead),
+                                   _local_counts(agent.rules, req.model, int(overhead)))
             if answers is not None:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)

@@ -181,6 +181,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines.append("")
     for c in b.categories:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
+    for c in b.outside:
+        lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens (not in the total)")
     for note in b.notes:
         lines.append(f"  note: {note}")
     for note in b.source_notes:
@@ -199,7 +201,7 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     if b.attribution:
         lines.append(f"  prompt: {attribution_text(b.attribution)}")
     limit = None if all_items else 12
-    for c in b.categories:
+    for c in (*b.categories, *b.outside):
         if c.items and c.name != "messages":
             lines += ["", f"  {c.label}"]
             _items(lines, c.items, limit)
