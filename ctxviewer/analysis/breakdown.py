@@ -350,9 +350,14 @@ def breakdown(
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
             "estimation error and content the log does not record"
-        cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
-                             f"API total minus overhead; local estimate {msg_est:,} "
-                             f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
+        split = view.split_messages(req, est, messages) \
+            if view is not None and scale >= 1.0 else None
+        if split is None:
+            cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
+                                 f"API total minus overhead; local estimate {msg_est:,} "
+                                 f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
+        else:
+            cats += _history_split(view, split, msg_items, messages)
         used = total
     else:
         used = scaled_overhead
@@ -385,6 +390,26 @@ def breakdown(
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
         failure=req.failure, simulated=req.simulated, outside=shown_outside)
+
+
+def _history_split(view: CountingView | None, split: tuple[int, int, int,
+                                                          list[tuple[str, int, str]]],
+                   msg_items: list[Item], left: int) -> list[Category]:
+    """Messages and Unattributed as an agent that splits them counts them (qwen-code 0.24.2)."""
+    messages, unattributed, history, transient = split
+    agent = view.agent if view is not None else "the agent"
+    rows = [Item(name, tokens, "block", ref=text) for name, tokens, text in transient]
+    rest = unattributed - sum(x.tokens for x in rows)
+    if rest:
+        rows.append(Item("the rest: text sent outside its rows, and the estimate's error", rest,
+                         "note", ref="the API total less every row"))
+    return [Category("messages", messages, tuple(_desc(msg_items)), history,
+                     f"{agent}'s estimate of its history ({history:,}), at most what the API "
+                     f"total leaves ({left:,})", basis="estimate"),
+            Category("unattributed", unattributed, tuple(_desc(rows)), unattributed,
+                     f"the API total less every row: what {agent} sends and attributes to "
+                     "nothing (the reminders of the newest message, the memory section's "
+                     "markers) and the estimate's error", basis="api - overhead")]
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

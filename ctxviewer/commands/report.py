@@ -126,7 +126,8 @@ def attribution_text(att: dict[str, int]) -> str:
 
 def _bar(b: Breakdown, width: int = 50) -> str:
     glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
-              "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
+              "mcp_tools": "M", "skills": "K", "memory_files": "F", "startup_context": "S",
+              "messages": "#", "unattributed": "?",
               "free_space": ".", "autocompact_buffer": "~"}
     out = "".join(glyphs[c.name] * min(width, round(width * c.tokens / b.window))
                   for c in b.categories)

@@ -138,6 +138,8 @@ def split_message_text(text: str) -> list[Block]:
         parts = split_system_text(text)
         if any(b.tag == MEMORY for b in parts):
             return parts
+    if "<available_skills>" in text and stripped.startswith("<system-reminder>"):
+        return [Block(TEXT, text, tag=SKILL_LISTING, name="available_skills")]  # qwen-code 0.24
     blocks: list[Block] = []
     if "<system-reminder>" in text and "Contents of " in text:
         blocks = _split_claude_memory(text)

@@ -30,7 +30,12 @@ The rules are data in the profile table (``Era.counting``):
 - ``skill_total = "entries"`` (Claude Code 2.1.332): Skills is the sum of the
   entries' estimates before each row is rounded for display;
 - ``system_skip`` prefixes: system blocks the agent does not count (Claude
-  Code's billing header).
+  Code's billing header);
+- qwen-code 0.24.2 (``qwen_context``): ``system = "core-section"``,
+  ``auto_memory = "memory-file"``, ``tools = "declarations"``, ``skills =
+  "startup-listing"``, ``startup = "prelude"`` (the Startup context row) and
+  ``messages = "history"`` (Messages is its history's estimate, at most what the
+  total leaves; the rest is the Unattributed row: ``split_messages``).
 """
 
 from __future__ import annotations
@@ -41,11 +46,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxviewer.analysis.agents import qwen_context
 from ctxviewer.analysis.agents.claude_counts import AgentCounts, scaled_items
 from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.ingest.classify import QWEN_MEMORY, SKILLS_LISTING, listing_body
 from ctxviewer.jsonish import js_dumps
-from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, TOOL_USE, Block, Request
+from ctxviewer.model import MEMORY, SKILL, SKILL_BODY, SKILL_LISTING, TOOL_USE, Block, Request
 
 # (tokens, items) per category, as ``breakdown.overhead_parts`` builds them.
 Parts = dict[str, tuple[int, list[Any]]]
@@ -107,6 +113,8 @@ class CountingView:
             self._listing_entries(parts, req, est, item, diffs)
         elif self.rules.get("skills") == "xml-blocks":
             self._xml_blocks(parts, req, est, item)
+        if sent and self.rules.get("startup") == "prelude":
+            self._qwen_prelude(parts, req, est, item, diffs)
         if self.answers is not None:
             self._apply_answers(parts, self.answers, req, item, diffs)
         elif self.rules.get("tool_groups") == "listed-raw" and req.tools:
@@ -337,6 +345,59 @@ class CountingView:
         diffs.append(Difference("built-in tools", agent, wire,
                                 f"{self.agent} counts the built-in tools it sends with the Skill "
                                 "tool and the API's tool-use overhead, then takes Skills off"))
+
+    def _qwen_prelude(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
+                      diffs: list[Difference]) -> None:
+        """qwen-code 0.24.2's System prompt, tools, memory, Skills and Startup context."""
+        core, auto = qwen_context.system_sections(req)
+        wire = parts["system_prompt"][0]
+        if core:
+            parts["system_prompt"] = (est.count(core), [item("core prompt", est.count(core),
+                                                             "system", ref=core, index=0)])
+        if auto and self.rules.get("auto_memory") == "memory-file":
+            tokens, items = parts["memory_files"]
+            n = est.count(auto)
+            parts["memory_files"] = (tokens + n, [*items, item("auto memory", n, "memory",
+                                                               ref=auto)])
+        diffs.append(Difference("system prompt", parts["system_prompt"][0], wire,
+                                f"{self.agent} counts its core prompt alone: the auto memory "
+                                "is a memory file to it; the memory section's markers and the "
+                                "text between them are in no row of its"))
+        if self.rules.get("tools") == "declarations":
+            closed = frozenset(self.rules.get("closed_declarations", ()))
+            whole, builtin, mcp, skill_decl = qwen_context.tool_rows(req, est, closed)
+            parts["builtin_tools"] = (max(0, whole - skill_decl - sum(mcp.values())),
+                                      [item(n, t, "tool") for n, t in builtin.items()])
+            if mcp:
+                parts["mcp_tools"] = (sum(mcp.values()), _by_server(mcp, item))
+        else:
+            skill_decl = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
+        if self.rules.get("skills") == "startup-listing":
+            listing = [b for m in req.messages for b in m.blocks if b.tag == SKILL_LISTING]
+            bodies = [b for m in req.messages for b in m.blocks if b.tag == SKILL_BODY]
+            rows = {x.group("name").strip(): item(x.group("name").strip(), est.count(x.group(0)),
+                                                  "skill", ref=x.group(0))
+                    for b in listing for x in _SKILL_XML.finditer(b.text)}
+            total = skill_decl + sum(est.count(b.text) for b in (*listing, *bodies))
+            parts["skills"] = (total, list(rows.values()))
+        pre = qwen_context.prelude(req)
+        parts["startup_context"] = (sum(est.count(b.text) for b in pre.startup), [
+            item(qwen_context.reminder_name(b.text), est.count(b.text), "block", ref=b)
+            for b in pre.startup])
+
+    def split_messages(self, req: Request, est: Estimator, left: int
+                       ) -> tuple[int, int, int, list[tuple[str, int, str]]] | None:
+        """qwen-code 0.24.2's Messages and Unattributed out of ``left`` (the total less the
+        other rows): (messages, unattributed, the history's estimate, the reminders it
+        attributes to nothing as (name, tokens, text)); None for other agents."""
+        if self.rules.get("messages") != "history" or not req.complete:
+            return None
+        pre = qwen_context.prelude(req)
+        history = qwen_context.history_tokens(pre.conversation, est)
+        messages = min(history, max(0, left))
+        transient = [(qwen_context.reminder_name(b.text), est.count(b.text), b.text)
+                     for b in pre.transient]
+        return messages, max(0, left - messages), history, transient
 
     def _xml_blocks(self, parts: Parts, req: Request, est: Estimator,
                     item: ItemFactory) -> None:
