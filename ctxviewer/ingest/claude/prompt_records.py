@@ -59,13 +59,13 @@ class RecordedPrompts:
                                     tools_from(shape.get("tools"), self.intern))
             return True
         if kind == "api-request":
-            key, shape = record.get("id"), self.shapes.get(str(record.get("shapeHash")))
-            if isinstance(key, str) and shape is not None:
+            key, sent = record.get("id"), self.shapes.get(str(record.get("shapeHash")))
+            if isinstance(key, str) and sent is not None:
                 params = as_dict(record.get("params"))
                 betas = params.get("betas")
                 wide = isinstance(betas, list) and any(
                     isinstance(b, str) and "context-1m" in b for b in betas)
-                self.calls[key] = SentPrompt(shape[0], shape[1],
+                self.calls[key] = SentPrompt(sent[0], sent[1],
                                              as_int(params.get("max_tokens")) or None,
                                              ONE_M if wide else None)
             return True
