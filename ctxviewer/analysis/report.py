@@ -65,6 +65,7 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "window_detail": a.window_info.detail,
         "agent": identity_json(a),
         "policy": a.policy, "policy_label": a.policy_label, "policy_source": a.policy_source,
+        "threshold_evidence": a.threshold_evidence,
         "estimator": a.estimator.name,
         "thresholds": a.thresholds.as_dict(),
         "requests": [point_json(p) | att.as_dict()

@@ -159,6 +159,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
                  f"estimator {a.estimator.name}")
     lines.append(f"window {a.window:,} from the {w.source}: {w.detail}")
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
+    if a.threshold_evidence:
+        lines.append(f"auto threshold from the log: {a.threshold_evidence}")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:
