@@ -366,8 +366,12 @@ class CountingView:
         if self.rules.get("tools") == "declarations":
             closed = frozenset(self.rules.get("closed_declarations", ()))
             whole, builtin, mcp, skill_decl = qwen_context.tool_rows(req, est, closed)
+            wire_tools = parts["builtin_tools"][0]
             parts["builtin_tools"] = (max(0, whole - skill_decl - sum(mcp.values())),
                                       [item(n, t, "tool") for n, t in builtin.items()])
+            diffs.append(Difference("built-in tools", parts["builtin_tools"][0], wire_tools,
+                                    f"{self.agent} counts the JSON of its declarations, which "
+                                    "the wire carries converted"))
             if mcp:
                 parts["mcp_tools"] = (sum(mcp.values()), _by_server(mcp, item))
         else:
@@ -379,9 +383,18 @@ class CountingView:
                                                   "skill", ref=x.group(0))
                     for b in listing for x in _SKILL_XML.finditer(b.text)}
             total = skill_decl + sum(est.count(b.text) for b in (*listing, *bodies))
+            if total != parts["skills"][0]:
+                diffs.append(Difference("skills", total, parts["skills"][0],
+                                        f"{self.agent} counts the skill tool's declaration, the "
+                                        "whole listing reminder and the loaded skill bodies"))
             parts["skills"] = (total, list(rows.values()))
         pre = qwen_context.prelude(req)
-        parts["startup_context"] = (sum(est.count(b.text) for b in pre.startup), [
+        startup = sum(est.count(b.text) for b in pre.startup)
+        if startup:
+            diffs.append(Difference("startup context", startup, 0,
+                                    f"sent in the first user message; {self.agent} shows it as "
+                                    "Startup context, not Messages"))
+        parts["startup_context"] = (startup, [
             item(qwen_context.reminder_name(b.text), est.count(b.text), "block", ref=b)
             for b in pre.startup])
 
