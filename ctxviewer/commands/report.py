@@ -127,7 +127,8 @@ def attribution_text(att: dict[str, int]) -> str:
 
 def _bar(b: Breakdown, width: int = 50) -> str:
     glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
-              "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
+              "mcp_tools": "M", "skills": "K", "memory_files": "F", "startup_context": "S",
+              "messages": "#", "unattributed": "?",
               "free_space": ".", "autocompact_buffer": "~"}
     out = "".join(glyphs[c.name] * min(width, round(width * c.tokens / b.window))
                   for c in b.categories)
@@ -161,6 +162,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
     if ident.rules_note:
         lines.append(f"note: {ident.rules_note}")
+    if a.threshold_evidence:
+        lines.append(f"auto threshold from the log: {a.threshold_evidence}")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:
@@ -184,6 +187,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines.append("")
     for c in b.categories:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
+    for c in b.outside:
+        lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens (not in the total)")
     for note in b.notes:
         lines.append(f"  note: {note}")
     for note in b.source_notes:
@@ -202,7 +207,7 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     if b.attribution:
         lines.append(f"  prompt: {attribution_text(b.attribution)}")
     limit = None if all_items else 12
-    for c in b.categories:
+    for c in (*b.categories, *b.outside):
         if c.items and c.name != "messages":
             lines += ["", f"  {c.label}"]
             _items(lines, c.items, limit)

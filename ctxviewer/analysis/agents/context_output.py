@@ -163,7 +163,7 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
     use, thresholds and categories within 5% (or the printed precision); items within 5% or
     10 tokens."""
     b = report["breakdown"]
-    cats = {c["name"]: c for c in b["categories"]}
+    cats = {c["name"]: c for c in (*b["categories"], *b.get("outside", ()))}
     rows: list[dict[str, Any]] = []
     if theirs.window is not None:
         rows.append(_row("window", theirs.window, report["window"]))
@@ -176,12 +176,15 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
             ours = cats.get("unrecorded_overhead", {}).get("tokens")
         rows.append(_row(key, num, ours))
     for key, items in theirs.items.items():
-        mine = _flat(cats.get(key, {}).get("items", []))
+        mine = _flat([*cats.get(key, {}).get("items", []),  # a deferred MCP tool is listed
+                      *cats.get(f"{key}_deferred", {}).get("items", [])])  # with the others
         for name, num in items.items():
             match = mine.get(name)
             if match is None:  # qwen drops "mcp__"; paths are printed relative or with ~
                 match = next((v for n, v in mine.items() if n.endswith("__" + name)
                               or (key == "memory_files" and same_path(name, n))), None)
+            if match is None and num.value == 0:
+                match = 0  # a row of 0 tokens (a skill not in the listing) is none of ours
             rows.append(_row(f"{key}: {name}", num, match, slack=10))
     return rows
 

@@ -6,8 +6,10 @@ several assistant records (one per content block) with the same message id
 and request id: they are one request. The context of a request is the chain
 of messages from its first record's parent back to the root (a compaction
 boundary starts a new root), so rewinds and interleaved sidechains come out
-right. Transcripts never record the system prompt or tool schemas: requests
-are ``complete=False``.
+right. Transcripts up to 2.1.331 never record the system prompt or tool
+schemas; 2.1.332 records both for each call (``prompt_records``), which its
+requests carry. Requests stay ``complete=False``: the messages are rebuilt,
+not recorded as sent.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from ctxviewer.ingest.base import Head, Item, as_int
 from ctxviewer.ingest.claude import FORMAT, claude_code
 from ctxviewer.ingest.claude.attachments import attachment_message
 from ctxviewer.ingest.claude.progress import ProgressAgents
+from ctxviewer.ingest.claude.prompt_records import NOTE as PROMPT_NOTE
+from ctxviewer.ingest.claude.prompt_records import RecordedPrompts
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
     CONTEXT_OVERFLOW,
@@ -36,7 +40,7 @@ from ctxviewer.model import (
 _QUIET_TYPES = frozenset({
     "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
     "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
-    "permission-mode",
+    "permission-mode", "tools-used", "cost-state", "atis-latch",
 })
 _OVERFLOW = ("prompt is too long", "context window", "context_length")
 
@@ -66,6 +70,7 @@ class _Parser:
         # uuid -> (its context, the msg_id of its last message): a request's context is
         # its parent's plus what follows, so each record is walked once, not per request
         self.contexts: dict[str, tuple[tuple[Message, ...], str | None]] = {}
+        self.prompts = RecordedPrompts(self.intern)  # 2.1.332: what each call sent
 
     def _set(self, uuid: str, node: _Node) -> None:
         if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
@@ -81,6 +86,8 @@ class _Parser:
         parent = record.get("parentUuid")
         if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
             yield from self._message(line, record, kind)
+            return
+        if self.prompts.feed(record):
             return
         if kind == "progress":
             req = self.progress.feed(line, record)
@@ -144,12 +151,13 @@ class _Parser:
         first = key not in self.seen
         self.seen.add(key)
         sidechain = bool(record.get("isSidechain"))
+        sent = self.prompts.sent(record)
         yield Request(
             index=0,
             model=_str(raw.get("model")),
             timestamp=record.get("timestamp"),
-            system=(),
-            tools=(),
+            system=sent.system if sent else (),
+            tools=sent.tools if sent else (),
             messages=self._context(parent) if first else (),
             usage=usage,
             complete=False,
@@ -163,6 +171,9 @@ class _Parser:
             line=line,
             client=_client(record),
             conversation=_str(record.get("sessionId")),
+            max_tokens=sent.max_tokens if sent else None,
+            window_hint=sent.window_hint if sent else None,
+            notes=(PROMPT_NOTE,) if sent else (),
         )
 
     def _preserve(self, boundary: str, kept: list[str]) -> None:
