@@ -67,11 +67,13 @@ def fake(python: str, script: str, port: int, record: Path, *args: str) -> Itera
 
 @contextmanager
 def proxy(ctxviewer: Sequence[str], upstream: int, out: Path) -> Iterator[int]:
-    """``ctxviewer proxy`` on PROXY_PORT recording to ``out``, forwarding to the fake."""
+    """``ctxviewer proxy`` on PROXY_PORT recording to ``out``, forwarding every API it
+    routes (Anthropic, OpenAI, Gemini) to the fake."""
     url = f"http://127.0.0.1:{upstream}"
     with open(out.with_suffix(".proxy.txt"), "ab") as log:
         proc = subprocess.Popen([*ctxviewer, "proxy", "--port", str(PROXY_PORT),
-                                 "--upstream", url, "--openai-upstream", url, "--out", str(out)],
+                                 "--upstream", url, "--openai-upstream", url,
+                                 "--gemini-upstream", url, "--out", str(out)],
                                 stdout=log, stderr=subprocess.STDOUT)
     try:
         if not wait_until(lambda: out.exists() and out.stat().st_size > 0, 20):

@@ -5,8 +5,8 @@ Gemini CLI has no ``/context``. Its own numbers are what it reports and what its
 the last turn's ``-o json`` stats (the main model's prompt tokens: one main request that
 turn), and the window (``DEFAULT_TOKEN_LIMIT``) and compression threshold
 (``DEFAULT_COMPRESSION_TOKEN_THRESHOLD``) read from the installed bundle into
-``source.json``. Through ``ctxviewer proxy`` it cannot be recorded today: the proxy does not
-forward ``…:generateContent`` / ``…:streamGenerateContent``; the proxy scenario shows that.
+``source.json``. Through ``ctxviewer proxy`` (``--gemini-upstream``) its calls are recorded
+as Gemini calls, the model router's among them.
 """
 
 from __future__ import annotations
