@@ -87,14 +87,29 @@ def _calls_after(session: Session, req: Request,
 
     counted = [c for c in session.token_counts if inside(c.line) and c.tokens is not None]
     if counted:
-        return counted, "count_tokens"
+        return _last_round(counted), "count_tokens"
     if local is not None:
         failed = [replace(c, tokens=local(c)) for c in session.token_counts if inside(c.line)]
         if failed:
-            return failed, "local estimate (count_tokens failed)"
+            return _last_round(failed), "local estimate (count_tokens failed)"
     probes = [c for r in reqs if r.role == AUXILIARY and r.max_tokens is not None
               and r.max_tokens <= 1 and inside(r.line or 0) and (c := _probe_count(r))]
-    return probes, "max_tokens: 1 probes"
+    return _last_round(probes), "max_tokens: 1 probes"
+
+
+def _last_round(calls: list[TokenCount]) -> list[TokenCount]:
+    """The calls of the last ``/context`` among ``calls``: each ``/context`` counts its
+    parts again, starting with the same first section (Claude Code 2.1.197's TUI counts
+    anew for a second ``/context`` and ``/context all``; 2.1.332 reuses its counts)."""
+    if not calls:
+        return calls
+    first = _what(calls[0])
+    starts = [i for i, c in enumerate(calls) if _what(c) == first]
+    return calls[starts[-1]:]
+
+
+def _what(call: TokenCount) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return call.texts, tuple(t.text for t in call.tools)
 
 
 def _memory_of(req: Request) -> dict[str, str]:
