@@ -30,6 +30,7 @@ from ctxviewer.model import (
     CONTEXT_OVERFLOW,
     MAIN,
     SUBAGENT,
+    TOOL_RESULT,
     Event,
     Message,
     Request,
@@ -71,13 +72,48 @@ class _Parser:
         # its parent's plus what follows, so each record is walked once, not per request
         self.contexts: dict[str, tuple[tuple[Message, ...], str | None]] = {}
         self.prompts = RecordedPrompts(self.intern)  # 2.1.332: what each call sent
+        # parents a walk did not find yet: when one comes, the contexts through it are stale
+        self.missing: set[str] = set()
+        # A request whose parent record comes after it (Claude Code 2.1.197's TUI writes its
+        # first reply before the prompt and attachments it answers) is held, with what
+        # follows it, until the next request or the end: its context is walked again then.
+        self.held: list[Item] = []
+        self.held_parent: str | None = None
+        # uuid of a reply's record -> the tool results written with it as their parent
+        self.results_of: dict[str, list[str]] = {}
+        self.short: str | None = None  # set by _message: the parent of a request just made
+        self.new_call = False  # set by _message: its request is a call's first record
 
     def _set(self, uuid: str, node: _Node) -> None:
-        if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
+        if uuid in self.nodes or uuid in self.missing:  # contexts through it are stale
             self.contexts.clear()
+            self.missing.discard(uuid)
         self.nodes[uuid] = node
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
+        out: list[Item] = []
+        for item in self._feed(line, record):
+            if isinstance(item, Request) and self.new_call and self.held:
+                out += self._release()
+            if not self.held and isinstance(item, Request) and self.short is not None:
+                self.held_parent = self.short
+            if self.held_parent is not None:
+                self.held.append(item)
+            else:
+                out.append(item)
+            self.short, self.new_call = None, False
+        return iter(out)
+
+    def _release(self) -> list[Item]:
+        """The held request, its context walked again, and what followed it."""
+        held, self.held = self.held, []
+        first = held[0]
+        if isinstance(first, Request) and self.held_parent is not None:
+            held[0] = replace(first, messages=self._context(self.held_parent))
+        self.held_parent = None
+        return held
+
+    def _feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
             yield Skipped(line, "not a JSON object")
             return
@@ -133,6 +169,8 @@ class _Parser:
         message = self.intern(Message(kind, blocks, msg_id or uuid, record.get("timestamp")))
         if isinstance(uuid, str):
             self._set(uuid, _Node(parent, message, msg_id))
+            if parent and kind == "user" and any(b.kind == TOOL_RESULT for b in blocks):
+                self.results_of.setdefault(parent, []).append(uuid)
             kept = self.preserved.pop(parent, None) if parent else None
             if kept and uuid not in kept:  # the summary: preserved messages follow it
                 self.nodes[kept[0]].parent = uuid
@@ -150,8 +188,11 @@ class _Parser:
         key = (msg_id or "", _text_or_empty(record.get("requestId")))
         first = key not in self.seen
         self.seen.add(key)
+        self.new_call = first
         sidechain = bool(record.get("isSidechain"))
         sent = self.prompts.sent(record)
+        if first and parent is not None and parent not in self.nodes:
+            self.short = parent  # its parent is written after it: feed holds it
         yield Request(
             index=0,
             model=_str(raw.get("model")),
@@ -191,10 +232,14 @@ class _Parser:
         """Messages from the root to ``uuid``, one per API message.
 
         Consecutive records of one API message (same ``message.id``) are joined.
-        The walk up stops at the nearest record whose context is known.
+        The walk up stops at the nearest record whose context is known. A reply of
+        parallel tool calls is one record per call, each call's result hung on its own
+        record, and the chain goes on from the last result only: the other results join
+        the chain after the reply.
         """
         start = uuid
         path: list[_Node] = []
+        uuids: list[str] = []
         chain: list[Message] = []
         last_id: str | None = None
         while uuid is not None and len(path) < 1_000_000:
@@ -204,13 +249,23 @@ class _Parser:
                 break
             node = self.nodes.get(uuid)
             if node is None:
+                self.missing.add(uuid)
                 break
             path.append(node)
+            uuids.append(uuid)
             uuid = node.parent
-        for node in reversed(path):
+        on_path = set(uuids)
+        aside: list[Message] = []  # results of the reply being joined, off the chain
+        for node, at in zip(reversed(path), reversed(uuids), strict=True):
             msg = node.message
             if msg is None:
                 continue
+            if aside and node.msg_id != last_id:
+                chain += aside
+                aside = []
+            if node.msg_id is not None:
+                aside += [m for r in self.results_of.get(at, ()) if r not in on_path
+                          and (m := self.nodes[r].message) is not None]
             if node.msg_id is not None and node.msg_id == last_id and chain:
                 first = chain[-1]
                 chain[-1] = self.intern(Message(first.role, first.blocks + msg.blocks,
@@ -218,13 +273,14 @@ class _Parser:
             else:
                 chain.append(msg)
             last_id = node.msg_id
+        chain += aside
         context = tuple(chain)
         if start is not None:
             self.contexts[start] = (context, last_id)
         return context
 
     def finish(self) -> Iterator[Item]:
-        return iter(())
+        return iter(self._release() if self.held else ())
 
 
 class ClaudeCodeReader:
