@@ -8,7 +8,11 @@ the precision it was printed with ("1.6k" is 1,550-1,649), so a comparison
 never blames rounding. A row the agent prints that ctxviewer has no
 counterpart for (Claude Code's deferred tools, qwen-code's startup context)
 is compared with nothing and so fails: the agent shows something ctxviewer
-does not.
+does not. Where the log does not record the overhead (a transcript before
+Claude Code 2.1.332, qwen-code's chat file), ctxviewer shows one "not recorded"
+category inferred from the first API usage: its row holds the sum of the
+agent's categories it stands for, and those categories have nothing beside
+them.
 """
 
 from __future__ import annotations
@@ -171,10 +175,9 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
         rows.append(_row("used", theirs.used, b["used"]))
     rows += _threshold_rows(theirs, report)
     for key, num in theirs.categories.items():
-        ours = cats.get(key, {}).get("tokens")
-        if key == "system_prompt" and ours is None:
-            ours = cats.get("unrecorded_overhead", {}).get("tokens")
-        rows.append(_row(key, num, ours))
+        rows.append(_row(key, num, cats.get(key, {}).get("tokens")))
+    if (unrecorded := cats.get("unrecorded_overhead")) is not None:
+        rows += _unrecorded_row(theirs, cats, unrecorded["tokens"])
     for key, items in theirs.items.items():
         mine = _flat([*cats.get(key, {}).get("items", []),  # a deferred MCP tool is listed
                       *cats.get(f"{key}_deferred", {}).get("items", [])])  # with the others
@@ -187,6 +190,23 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
                 match = 0  # a row of 0 tokens (a skill not in the listing) is none of ours
             rows.append(_row(f"{key}: {name}", num, match, slack=10))
     return rows
+
+
+# the agent's rows that are no part of the prompt's overhead (or lie outside its total)
+_NOT_OVERHEAD = frozenset({"messages", "free_space", "autocompact_buffer",
+                           "mcp_tools_deferred", "builtin_tools_deferred"})
+
+
+def _unrecorded_row(theirs: AgentContext, cats: dict[str, Any],
+                    tokens: int) -> list[dict[str, Any]]:
+    """ctxviewer's "not recorded" overhead against the agent's categories it stands for:
+    those of the overhead the log gave ctxviewer nothing of."""
+    parts = [num for key, num in theirs.categories.items()
+             if key not in _NOT_OVERHEAD and not cats.get(key, {}).get("tokens")]
+    if not parts:
+        return []
+    total = Number(sum(n.value for n in parts), sum(n.half_unit for n in parts))
+    return [_row("unrecorded_overhead", total, tokens)]
 
 
 def _threshold_rows(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]]:
