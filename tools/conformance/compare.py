@@ -5,7 +5,9 @@ by ``ctxviewer.analysis.agents.context_output``, the parser ``report --against``
 against ``report --json`` of the recording or of the agent's own log. For Codex and Gemini CLI
 a second table per log holds the system prompt and tools as sent (the wire file, counted with
 ctxviewer's estimator) against ctxviewer's categories. A row passes within 5% or within the
-rounding the agent printed ("1.8k" is 1,750-1,849); items within 5% or 10 tokens.
+rounding the agent printed ("1.8k" is 1,750-1,849); items within 5% or 10 tokens. The rows
+off that ``known_off`` names carry its reason; ``summary`` is the table of tables that
+docs/conformance.md keeps.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cases import WIRE_AGENTS, Case
+from conformance.known_off import KNOWN_OFF, covers, why
 from ctxviewer.analysis.agents.context_output import AgentContext, Number, compare, parse
 from ctxviewer.analysis.agents.sessions import default_session, split
 from ctxviewer.analysis.analysis import Analysis
@@ -64,6 +67,23 @@ class Table:
     @property
     def off(self) -> list[str]:
         return [r.what for r in self.rows if not r.ok]
+
+    @property
+    def unexplained(self) -> list[str]:
+        """Rows off that no ``known_off`` entry explains."""
+        return [w for w in self.off if why(self.key, w) is None]
+
+    @property
+    def stale(self) -> list[str]:
+        """``known_off`` entries of this table that name no row off."""
+        return [p for p in KNOWN_OFF.get(self.key, {})
+                if not any(covers(p, w) for w in self.off)]
+
+    @property
+    def as_known(self) -> bool:
+        """Rows to compare, every row within tolerance or off for a known reason, and every
+        known reason still holding."""
+        return bool(self.rows) and not self.unexplained and not self.stale
 
 
 @functools.lru_cache(maxsize=32)
@@ -152,7 +172,7 @@ def _unanswered(theirs: AgentContext) -> list[dict[str, Any]]:
 def wire_rows(case: Case, report: dict[str, Any]) -> list[Row]:
     """The last main request's system prompt and tools as sent, counted with ctxviewer's
     estimator, against ctxviewer's categories for the log."""
-    body = _last_main_body(case)
+    body = last_turn_body(case)
     if body is None:
         return []
     system, tools = (_codex_parts if case.agent == "codex" else _gemini_parts)(body)
@@ -172,8 +192,10 @@ def wire_rows(case: Case, report: dict[str, Any]) -> list[Row]:
             for w, sent, ours in rows]
 
 
-def _last_main_body(case: Case) -> dict[str, Any] | None:
-    """The body of the last request that carried tools (a main request, not a side call)."""
+def last_turn_body(case: Case) -> dict[str, Any] | None:
+    """The body of the last main request: one that carried tools and that the agent itself
+    marks as a turn of the conversation (not Codex's title or compaction call, which
+    carry fewer tools or none): the request ctxviewer's breakdown is of."""
     last = None
     for line in case.text(case.wire or "").splitlines():
         try:
@@ -182,9 +204,26 @@ def _last_main_body(case: Case) -> dict[str, Any] | None:
             continue
         req = rec.get("request") if rec.get("type") == "exchange" else rec
         body = req.get("body") if isinstance(req, dict) else None
-        if isinstance(body, dict) and (body.get("tools") or _codex_tool_item(body)):
+        if not isinstance(body, dict) or not (body.get("tools") or _codex_tool_item(body)):
+            continue
+        if _a_turn(req.get("headers") or {}):
             last = body
     return last
+
+
+def _a_turn(headers: dict[str, str]) -> bool:
+    """Whether the agent's own headers mark a request as a turn of the conversation: Codex
+    names each request's kind in ``x-codex-turn-metadata`` (``turn``, ``compaction``) and a
+    turn's trigger (``user``, ``exec``); its title call is a turn without one
+    (``thread_source: thread_title``). Requests without the header (other agents, Codex
+    0.10x) are turns."""
+    try:
+        meta = json.loads(headers.get("x-codex-turn-metadata") or "{}")
+    except ValueError:
+        return True
+    if not isinstance(meta, dict) or "request_kind" not in meta:
+        return True
+    return meta["request_kind"] == "turn" and bool(meta.get("turn_trigger"))
 
 
 def _codex_tool_item(body: dict[str, Any]) -> dict[str, Any] | None:
@@ -205,14 +244,20 @@ def _codex_parts(body: dict[str, Any]) -> tuple[str, str]:
                     and i.get("type") == "message" and i.get("role") == "developer"), {})
         system = "\n".join(c.get("text", "") for c in dev.get("content", [])
                            if isinstance(c, dict))
-    return system, json.dumps(tools, ensure_ascii=False) if tools else ""
+    return system, sent_json(tools) if tools else ""
+
+
+def sent_json(value: Any) -> str:
+    """JSON as the agents send it: compact, no spaces after ``,`` and ``:`` (a request's
+    ``body_bytes`` in the fakes' logs is exactly this length)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 def _gemini_parts(body: dict[str, Any]) -> tuple[str, str]:
     parts = (body.get("systemInstruction") or {}).get("parts") or []
     system = "\n".join(p.get("text", "") for p in parts if isinstance(p, dict))
     tools = body.get("tools") or []
-    return system, json.dumps(tools, ensure_ascii=False) if tools else ""
+    return system, sent_json(tools) if tools else ""
 
 
 # -- printing ----------------------------------------------------------------------------------
@@ -238,17 +283,61 @@ def render(table: Table) -> str:
     ok = sum(r.ok for r in table.rows)
     lines.append(f"  {ok} of {len(table.rows)} rows within tolerance"
                  + ("" if table.ok else f"; off: {off_summary(table)}"))
+    for reason, rows in _by_reason(table).items():
+        lines.append(f"  known off ({_short(rows)}): {reason}")
+    if table.unexplained:
+        lines.append(f"  NOT KNOWN: {', '.join(table.unexplained)}")
+    if table.stale:
+        lines.append(f"  known off, but within tolerance now: {', '.join(table.stale)}")
+    return "\n".join(lines) + "\n"
+
+
+def _by_reason(table: Table) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for w in table.off:
+        if (reason := why(table.key, w)) is not None:
+            out.setdefault(reason, []).append(w)
+    return out
+
+
+def _short(rows: list[str]) -> str:
+    """Rows, items counted per category: 'system_prompt, 2 mcp_tools items'."""
+    names = [w for w in rows if ": " not in w or w.startswith(("threshold: ", "wire: "))]
+    items: dict[str, int] = {}
+    for w in rows:
+        if w not in names:
+            cat = w.split(": ", 1)[0]
+            items[cat] = items.get(cat, 0) + 1
+    names += [f"{n} {cat} item{'s' if n > 1 else ''}" for cat, n in items.items()]
+    return ", ".join(names)
+
+
+def summary(tables: list[Table]) -> str:
+    """One Markdown row per table (rows within tolerance, the rows off), the reasons below."""
+    notes: dict[str, int] = {}
+    lines = ["| agent | version | case | table | rows within tolerance | off (reason) |",
+             "|---|---|---|---|---|---|"]
+    for t in tables:
+        c = t.case
+        off = []
+        for reason, rows in _by_reason(t).items():
+            n = notes.setdefault(reason, len(notes) + 1)
+            off.append(f"{_short(rows)} [{n}]")
+        if t.unexplained:
+            off.append(f"{', '.join(t.unexplained)} [not known]")
+        if not t.rows:
+            off.append(f"no rows: {t.note}")
+        ok = sum(r.ok for r in t.rows)
+        lines.append(f"| {c.agent} | {c.version} | {c.scenario} | "
+                     f"{t.output if t.output != WIRE else 'the wire'} vs {t.log} | "
+                     f"{ok} / {len(t.rows)} | {'; '.join(off)} |")
+    lines.append("")
+    lines += [f"[{n}] {reason}" for reason, n in notes.items()]
     return "\n".join(lines) + "\n"
 
 
 def off_summary(table: Table) -> str:
-    """The rows off, items counted per category: what an xfail reason names."""
+    """The rows off, items counted per category."""
     if not table.rows:
         return "no rows" + (f" ({table.note})" if table.note else "")
-    rows = [w for w in table.off if ": " not in w or w.startswith(("threshold: ", "wire: "))]
-    items: dict[str, int] = {}
-    for w in table.off:
-        if ": " in w and w not in rows:
-            items[w.split(": ", 1)[0]] = items.get(w.split(": ", 1)[0], 0) + 1
-    rows += [f"{n} {cat} item{'s' if n > 1 else ''}" for cat, n in items.items()]
-    return ", ".join(rows)
+    return _short(table.off)
