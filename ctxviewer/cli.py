@@ -17,8 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import NoReturn
 
 from ctxviewer import __version__
-from ctxviewer.commands.common import UsageError
-from ctxviewer.ingest.base import Cancelled, LoadError
+from ctxviewer.errors import Cancelled, LoadError, UsageError
 
 # subcommand name -> its module, in the order --help lists them: the everyday ones first
 COMMANDS: dict[str, str] = {
@@ -141,22 +140,24 @@ def _desktop(install: bool) -> int:
 
 
 def _check_not_a_command(args: list[str]) -> None:
-    """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command,
-    or a file that is not there, says so instead of opening the window."""
+    """``ctxviewer reprot FILE`` or ``ctxviewer nosuchcommand``: a mistyped command says
+    so instead of opening the window. A path that is not there opens the window, which
+    says so and lands on the library."""
     values = {i + 1 for i, a in enumerate(args) if a == "--theme"}  # an option's value
-    first = next((a for i, a in enumerate(args) if not a.startswith("-") and i not in values),
-                 None)
-    if first is None or os.path.exists(first):
+    at = next((i for i, a in enumerate(args) if not a.startswith("-") and i not in values),
+              None)
+    if at is None or os.path.exists(args[at]):
         return
+    first = args[at]
     import difflib  # only for a mistyped command
 
     close = difflib.get_close_matches(first, COMMANDS, n=1)
-    if close or (len(args) > 1 and not args[1].startswith("-")) or \
+    more = [a for a in args[at + 1:] if not a.startswith("-")]  # `reprot FILE`: a command
+    if close or more or \
             ("/" not in first and "." not in first and os.sep not in first):
         hint = f" (did you mean {close[0]}?)" if close else ""
         raise UsageError(f"unknown command {first!r}{hint}; commands: "
                          f"{', '.join(COMMANDS)}; ctxviewer FILE opens a file in the window")
-    raise UsageError(f"{first}: no such file")
 
 
 def _check_display() -> None:

@@ -12,8 +12,10 @@ from ctxviewer.model import MAIN
 if TYPE_CHECKING:
     from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.insights.cost import SessionCost
+    from ctxviewer.analysis.pricing import PriceTable
 
 TOP_CATEGORIES = 3  # categories kept per session: the largest at the peak request
+TOP_SOURCES = 3  # sources kept per session: the costliest over the session
 SKIP_CATEGORIES = frozenset({"free_space", "autocompact_buffer"})  # room, not content
 
 
@@ -30,6 +32,20 @@ class SubagentSummary:
     def as_dict(self) -> dict[str, Any]:
         return {"agent_id": self.agent_id, "agent_type": self.agent_type,
                 "requests": self.requests, "peak_prompt_tokens": self.peak_prompt_tokens,
+                "cost_usd": self.cost_usd}
+
+
+@dataclass(frozen=True)
+class SourceSummary:
+    """One of the session's costliest sources (``insights.sources``)."""
+
+    kind: str
+    name: str
+    token_requests: int
+    cost_usd: float | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "name": self.name, "token_requests": self.token_requests,
                 "cost_usd": self.cost_usd}
 
 
@@ -53,11 +69,12 @@ class SessionSummary:
     peak_share: float | None  # peak_prompt_tokens / window, 0..1 (may pass 1)
     compactions_observed: int
     compactions_predicted: int
-    cost_usd: float | None  # None: no request could be priced
+    cost_usd: float | None  # None: a request with usage has no price (its cost is unknown)
     cache_hit_rate: float | None  # cache reads / prompt tokens over all requests
     top_categories: tuple[tuple[str, int], ...]  # (category name, tokens) at the peak request
     subagent_runs: tuple[SubagentSummary, ...]
     skipped_records: int
+    top_sources: tuple[SourceSummary, ...] = ()  # the costliest sources over the session
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -72,13 +89,18 @@ class SessionSummary:
             "top_categories": [{"name": n, "tokens": t} for n, t in self.top_categories],
             "subagent_runs": [r.as_dict() for r in self.subagent_runs],
             "skipped_records": self.skipped_records,
+            "top_sources": [x.as_dict() for x in self.top_sources],
         }
 
 
-def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
-    """``a``'s session in one row. ``cost``: the session's prices, when already computed."""
+def summarize(a: Analysis, cost: SessionCost | None = None,
+              prices: PriceTable | None = None) -> SessionSummary:
+    """``a``'s session in one row. ``cost``: the session's prices, when already computed
+    (with the ``prices`` they came from)."""
     from ctxviewer.analysis.insights.cost import session_cost
+    from ctxviewer.analysis.insights.sources import session_sources
     from ctxviewer.analysis.insights.subagents import subagent_runs
+    from ctxviewer.analysis.pricing import load_prices
 
     s = a.session
     reqs = s.requests
@@ -88,8 +110,10 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
         if p.api_prompt_tokens is not None and (peak is None or p.api_prompt_tokens > peak):
             peak, peak_i = p.api_prompt_tokens, p.index
     stamps = [r.timestamp for r in reqs if r.timestamp]
-    cost = cost or session_cost(s)
-    priced = any(c.total_usd is not None for c in cost.requests)
+    prices = prices or load_prices()
+    cost = cost or session_cost(s, prices)
+    sources = session_sources(s, a.estimator, prices).top(TOP_SOURCES)
+    priced = cost.total_usd is not None and any(c.total_usd is not None for c in cost.requests)
     top: tuple[tuple[str, int], ...] = ()
     if reqs:
         cats = sorted((c for c in a.category_tokens(
@@ -110,4 +134,6 @@ def summarize(a: Analysis, cost: SessionCost | None = None) -> SessionSummary:
         compactions_observed=len(a.compactions.observed),
         compactions_predicted=len(a.compactions.predicted),
         cost_usd=cost.total_usd if priced else None, cache_hit_rate=cost.hit_rate,
-        top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped))
+        top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped),
+        top_sources=tuple(SourceSummary(x.kind, x.name, x.token_requests, x.cost_usd)
+                          for x in sources))

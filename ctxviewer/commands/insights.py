@@ -98,19 +98,24 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
     head = (f"{session.path}  [{session.format}]  {plural(len(session.requests), 'request')}, "
             f"model {session.model or '?'}")
     lines = [head, "", "Cost"]
-    lines.append(f"  total {usd(c.total_usd)}   without caching {usd(c.no_cache_usd)}   "
-                 f"caching saved {usd(c.saved_usd)}")
+    if c.total_usd is not None:
+        lines.append(f"  total {c.total_text()}   without caching {usd(c.no_cache_usd)}   "
+                     f"caching saved {usd(c.saved_usd)}")
+    elif c.priced_usd:
+        lines.append(f"  total {c.total_text()}   of the priced requests: without caching "
+                     f"{usd(c.no_cache_usd)}, caching saved {usd(c.saved_usd)}")
+    else:
+        lines.append(f"  total {c.total_text()}")
     lines.append(f"  prompt {fmt_tokens(c.prompt_tokens)} tokens (cache read "
                  f"{fmt_tokens(c.cache_read_tokens)}, cache write "
                  f"{fmt_tokens(c.cache_write_tokens)}), output "
                  f"{fmt_tokens(sum(r.output_tokens for r in c.requests))}")
     for m in c.by_model:
-        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {usd(m.total_usd)}"
-                     + ("" if m.price_key else "  (not in the price table)"))
-    if c.unknown_models:
-        lines.append(f"  unknown models (no cost): {', '.join(c.unknown_models)}")
-    lines.append(f"  prices as of {c.prices_as_of or '?'}"
-                 + (f", overridden by {c.prices_user_file}" if c.prices_user_file else ""))
+        price = usd(m.total_usd) if m.price_key else "unknown (no price)"
+        lines.append(f"  {m.model}: {plural(m.requests, 'request')}, {price}"
+                     + (f"  [{m.source}]" if m.source else ""))
+    if c.prices_user_file:
+        lines.append(f"  your prices from {c.prices_user_file}")
     for b in ins.budgets:
         bud = b.budget
         limit = usd(bud.limit) if bud.unit == "usd" else f"{fmt_tokens(bud.limit)} tokens"
@@ -125,6 +130,7 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
         if b.stopped_at is not None:
             lines.append(f"    a hard limit stops the agent at request {b.stopped_at} "
                          f"({plural(b.skipped_requests, 'later request')} would not run)")
+    lines += render_sources(ins, top)
     lines += ["", (f"Cache: hit rate {_pct(ins.cache.hit_rate)}, "
                    f"{plural(len(ins.cache.breaks), 'break')}, {fmt_tokens(ins.cache.rewritten_tokens)} "
                    f"tokens re-written")]
@@ -162,6 +168,26 @@ def render_text(session: Session, ins: Insights, top: int = 10) -> str:
             common = ", ".join(f"{n} {w}" for w, n in whats.most_common(4))
             lines.append(f"  {kind:<10} {fmt_tokens(cp.tokens(kind)):>7} tokens  {common}")
     return "\n".join(lines) + "\n"
+
+
+def render_sources(ins: Insights, top: int) -> list[str]:
+    """The sources of the context over the session, the costliest first."""
+    src = ins.sources
+    if src is None or not src.sources:
+        return []
+    lines = ["", (f"Sources: {plural(len(src.sources), 'source')} over "
+                  f"{plural(src.requests, 'request')}, {fmt_tokens(src.token_requests)} "
+                  f"tokens x requests (the prompts sent: {fmt_tokens(src.prompt_tokens)})")]
+    for s in src.top(top):
+        cost = usd(s.cost_usd, "unknown")
+        lines.append(f"  {cost:>9}  {fmt_tokens(s.token_requests):>7} tok x req  "
+                     f"{fmt_tokens(s.tokens):>6} x {len(s.requests):<4} {s.kind}: {s.name}")
+        for one in s.largest[:2]:
+            lines.append(f"             {fmt_tokens(one.token_requests):>7} tok x req  "
+                         f"{one.name}")
+    if len(src.sources) > top:
+        lines.append(f"  … {len(src.sources) - top} more (--top N, or --json)")
+    return lines
 
 
 def render_diff(d: RequestDiff) -> str:

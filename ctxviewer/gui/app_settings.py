@@ -8,10 +8,13 @@ Stored with ``QSettings`` in INI format under the user scope (tests point
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings
 
-from ctxviewer.analysis.insights import Budget
+if TYPE_CHECKING:  # imported when a budget is read: not at start
+    from ctxviewer.analysis.insights import Budget
+
 
 MAX_RECENT = 10
 
@@ -108,6 +111,8 @@ class AppSettings:
         """(switched on, its values) of the Insights budget saved last, or None."""
         v = self.qsettings.value
         try:
+            from ctxviewer.analysis.insights import Budget
+
             b = Budget(float(v("budget/limit")), str(v("budget/unit")), str(v("budget/scope")),
                        float(v("budget/warn")), _true(v("budget/hard")))
         except (TypeError, ValueError):  # never saved, or edited into nonsense

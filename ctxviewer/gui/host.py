@@ -12,6 +12,7 @@ panels.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import SignalInstance
@@ -22,7 +23,19 @@ from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 
 if TYPE_CHECKING:  # the plot needs pyqtgraph: imported by the Timeline tab only
+    from ctxviewer.analysis.insights import Insights
     from ctxviewer.gui.timeline.plot import TimelinePlot
+    from ctxviewer.model import Session
+
+
+@dataclass(frozen=True)
+class SharedInsights:
+    """The insights the Insights tab computed last (the Findings tab reuses their
+    redundancy and cache breaks for the same session and estimator)."""
+
+    session: Session
+    estimator: str
+    insights: Insights
 
 
 class PanelHost(Protocol):
@@ -56,12 +69,34 @@ class PanelHost(Protocol):
         """Show request ``index`` in every view (the list, the bar, the tabs)."""
         ...
 
+    def select_requests(self, indices: Sequence[int]) -> None:
+        """Show the first of ``indices`` and select them all in the request list."""
+        ...
+
     def open_file(self, path: str) -> None:
         """Load ``path`` in the background, as File > Open does."""
         ...
 
-    def panel(self, name: str) -> object | None:
-        """Another installed panel, by its name in ``panels.PANELS`` (None: not installed)."""
+    def show_session_views(self) -> None:
+        """Bring the session's views to the front (leaving the library page): a panel
+        that shows a session without loading a file (live follow, the proxy) calls it."""
+        ...
+
+    # -- what panels give each other (typed: no panel finds another by name) -----------
+    def add_quit_concern(self, concern: Callable[[], str | None]) -> None:
+        """``concern()`` says what closing the window now would lose (None: nothing); the
+        window asks before it closes."""
+        ...
+
+    def add_request_action(self, text: str, act: Callable[[int], object]) -> None:
+        """An entry of the request list's right-click menu: ``act(request index)``."""
+        ...
+
+    def share_insights(self, shared: SharedInsights) -> None:
+        """The insights computed last, for the panels that reuse them."""
+        ...
+
+    def shared_insights(self) -> SharedInsights | None:
         ...
 
     # -- tabs and docks ---------------------------------------------------------------

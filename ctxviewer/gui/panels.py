@@ -20,23 +20,33 @@ if TYPE_CHECKING:
 # and menus appear
 PANELS: dict[str, str] = {
     "live_panel": "ctxviewer.gui.live.panel",
-    "analysis_panels": "ctxviewer.gui.analysis_panels",
+    "analysis_panels": "ctxviewer.gui.tools.panel",
     "insights_panel": "ctxviewer.gui.insights.panel",
-    "findings_panel": "ctxviewer.gui.findings_panel",
+    "findings_panel": "ctxviewer.gui.findings.panel",
     # the library is a page of its own before the session's views (File > Library…)
     "library": "ctxviewer.gui.library.panel",
-    "help_menu": "ctxviewer.gui.help_menu",  # last: it lists every tab and shortcut
+    "help_menu": "ctxviewer.gui.help.menu",  # last: it lists every tab and shortcut
 }
+
+
+# what the first screen needs (the library page, the File menu's and toolbar's live
+# actions): installed before the window shows; the rest once it has painted (their
+# modules import pyqtgraph, numpy and most of the analysis)
+FIRST = ("live_panel", "library")
 
 
 class PanelError(RuntimeError):
     """A panel could not be imported or installed."""
 
 
-def install_all(host: PanelHost) -> dict[str, object]:
-    """Install every panel of ``PANELS`` into ``host``; the panels by name."""
+def install_all(host: PanelHost, only: tuple[str, ...] | None = None,
+                skip: tuple[str, ...] = ()) -> dict[str, object]:
+    """Install the panels of ``PANELS`` (``only`` those, none of ``skip``) into ``host``,
+    in their order; the panels by name."""
     installed: dict[str, object] = {}
     for name, module_name in PANELS.items():
+        if (only is not None and name not in only) or name in skip:
+            continue
         try:
             module = importlib.import_module(module_name)
             installed[name] = module.install(host)

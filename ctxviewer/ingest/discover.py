@@ -122,6 +122,12 @@ class SessionInfo:
         return out
 
 
+def recordings_folder() -> Path:
+    """Where the window's recording proxy writes by default: the library reads it as it
+    reads the agents' folders."""
+    return Path.home() / "ctxviewer-recordings"
+
+
 def default_roots() -> list[Root]:
     """Where the agents keep their sessions, for this user (HOME from ``Path.home()``)."""
     home = Path.home()

@@ -13,7 +13,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxviewer.ingest.discover import Root, default_roots, project_name, root_files
+from ctxviewer.ingest.discover import (
+    Root,
+    default_roots,
+    project_name,
+    recordings_folder,
+    root_files,
+)
 
 MAX_ENTRIES = 2_000_000  # directory entries looked at per scan
 FOLDER_DEPTH = 8  # levels below an added folder
@@ -33,7 +39,8 @@ class Found:
 
 
 def find_files(folders: Sequence[str], roots: Sequence[Root] | None = None) -> dict[str, Found]:
-    """Every session file under the agents' roots and ``folders``, by path."""
+    """Every session file under the agents' roots, the proxy's recordings folder (with
+    the default roots) and ``folders``, by path."""
     budget = [MAX_ENTRIES]
     found: dict[str, Found] = {}
     names: dict[tuple[str, str], str | None] = {}
@@ -43,6 +50,8 @@ def find_files(folders: Sequence[str], roots: Sequence[Root] | None = None) -> d
             if key not in names:
                 names[key] = project_name(root, path)
             _add(found, str(path), names[key])
+    if roots is None:
+        folders = [*folders, str(recordings_folder())]
     for folder in folders:
         for name in _folder_files(Path(folder), budget):
             _add(found, name, None)

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from ctxviewer.cli import main
+from ctxviewer.errors import UsageError
 
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
@@ -139,8 +140,13 @@ def test_mistyped_commands_and_missing_files_say_so(capsys, tmp_path):
     assert err.startswith("ctxviewer: unknown command 'reprot' (did you mean report?)")
     assert main(["nosuchcommand"]) == 2  # does not open the window
     assert "unknown command 'nosuchcommand'" in capsys.readouterr().err
-    assert main([str(tmp_path / "gone.jsonl")]) == 2
-    assert capsys.readouterr().err.strip().endswith("gone.jsonl: no such file")
+    # a missing file is the window's to say (a dialog, then the library): not refused here
+    from ctxviewer.cli import _check_not_a_command
+    _check_not_a_command([str(tmp_path / "gone.jsonl")])
+    _check_not_a_command(["gone.jsonl"])
+    _check_not_a_command(["--new-instance", str(tmp_path / "gone.jsonl")])  # option first
+    with pytest.raises(UsageError, match="unknown command 'nosuch'"):
+        _check_not_a_command(["--new-instance", "nosuch", "FILE"])
     assert main(["report"]) == 2  # one prefix, not "ctxviewer: ctxviewer report: …"
     assert capsys.readouterr().err.startswith("ctxviewer: report: the following arguments")
 

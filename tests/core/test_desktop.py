@@ -45,6 +45,10 @@ def test_mime_types_are_valid_and_cover_the_entry():
     assert '{"ctxviewer":1' in magic  # how the proxy writes its first line (orjson)
     declared = set(_entry(DESKTOP)["MimeType"].strip(";").split(";"))
     assert set(types) <= declared
+    # not every JSON document: a Gemini CLI chat is claimed by its name and first key
+    assert "application/json" not in declared
+    chat = types["application/x-ctxviewer-chat"]
+    assert [g.get("pattern") for g in chat.iter(f"{NS}glob")] == ["session-*.json"]
 
 
 def test_install_and_uninstall_into_a_temporary_xdg_home(tmp_path, monkeypatch, capsys):
@@ -65,6 +69,8 @@ def test_install_and_uninstall_into_a_temporary_xdg_home(tmp_path, monkeypatch, 
         assert "update-mime-database" in out
         globs = (base / "mime" / "globs2").read_text()
         assert "application/x-ctxviewer-recording" in globs
+        assert ":application/x-ctxviewer-chat:session-*.json" in globs
+        assert "application/json:" not in globs
     if shutil.which("desktop-file-validate"):
         proc = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True,
                               text=True)

@@ -69,38 +69,7 @@ USAGE = Usage(input_tokens=1_000, cache_creation_input_tokens=2_000,
               cache_read_input_tokens=10_000, output_tokens=500)
 
 
-# --- prices ---
-
-@pytest.mark.parametrize(("model", "key"), [
-    ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5"),
-    ("claude-sonnet-4-20250514", "claude-sonnet-4"),
-    ("claude-opus-4-1@20250805", "claude-opus-4-1"),
-    ("us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5"),
-    ("claude-opus-4-6", "claude-opus-4-6"),
-    ("claude-opus-4-20250514", "claude-opus-4"),
-    ("claude-3-5-haiku-latest", "claude-3-5-haiku"),
-    ("gpt-4o-2024-08-06", "gpt-4o"),
-    ("gpt-4o-mini", "gpt-4o-mini"),
-    ("gpt-5-codex", "gpt-5"),
-    ("gemini-2.5-flash-lite", "gemini-2.5-flash-lite"),
-    ("gemini-2.5-pro", "gemini-2.5-pro"),
-    ("gpt-5.2", None),
-    ("llama-3", None),
-])
-def test_price_lookup_longest_prefix(model, key):
-    price = load_prices().lookup(model)
-    assert (price.key if price else None) == key
-
-
-def test_shipped_table_is_dated_and_anthropic_ratios_hold():
-    t = load_prices()
-    assert t.as_of and t.source
-    s = t.lookup("claude-sonnet-4-5")
-    assert (s.input, s.output, s.cache_write_5m, s.cache_write_1h, s.cache_read) == (
-        3.0, 15.0, 3.75, 6.0, 0.3)
-    o = t.lookup("claude-opus-4-5")
-    assert (o.input, o.output) == (5.0, 25.0)
-
+# --- prices (the catalogue, the tables and the gateways: tests/core/test_pricing.py) ---
 
 def test_user_price_file_is_merged_over_the_shipped_one(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
@@ -112,8 +81,8 @@ def test_user_price_file_is_merged_over_the_shipped_one(tmp_path, monkeypatch):
     mine = t.lookup("my-model-20250101")
     assert (mine.input, mine.cache_write_5m, mine.cache_write_1h, mine.cache_read) == (
         2.0, 2.5, 4.0, 0.2)
-    assert t.lookup(SONNET).cache_read == 0.5
-    assert t.lookup("gpt-4o").input == 2.5  # untouched shipped entries stay
+    assert t.lookup(SONNET).cache_read == 0.5  # the user's entry wins over the catalogue
+    assert t.lookup("gpt-4o").input == 2.5  # the catalogue's prices stay
 
 
 def test_bad_user_price_file_is_a_value_error(tmp_path, monkeypatch):
@@ -147,7 +116,8 @@ def test_session_cost_saved_and_unknown_models():
     s = Session(None, "test", [req(0, usage=USAGE), req(1, usage=USAGE),
                                req(2, usage=USAGE, model="mystery-1"), req(3, usage=None)])
     c = session_cost(s)
-    assert c.total_usd == pytest.approx(0.042)
+    assert c.total_usd is None  # one request has no price: the total is unknown, not $0.042
+    assert c.priced_usd == pytest.approx(0.042)
     # without caching: 13,000 x $3 + 500 x $15 per request
     assert c.no_cache_usd == pytest.approx(2 * 0.0465)
     assert c.saved_usd == pytest.approx(2 * 0.0255)
@@ -156,6 +126,8 @@ def test_session_cost_saved_and_unknown_models():
     assert c.requests[2].total_usd is None
     assert c.hit_rate == pytest.approx(30_000 / 39_000)
     assert c.to_json()["requests"][0]["usd"]["total"] == pytest.approx(0.021)
+    assert c.to_json()["total_usd"] is None
+    assert c.to_json()["priced_usd"] == pytest.approx(0.042)
 
 
 def test_budget_warning_and_hard_limit():

@@ -37,3 +37,15 @@ def test_spotter_subagents_have_id_and_type(corpus) -> None:
     explore = [r for r in row["subagent_runs"] if r["agent_type"] == "Explore"]
     assert {r["agent_id"] for r in explore} == {"a93ccab", "aa84377"}
     assert all(r["cost_usd"] and r["cost_usd"] > 0 for r in explore)
+
+
+def test_top_sources_are_the_insights_costliest(corpus) -> None:
+    from ctxviewer.analysis.insights import insights
+
+    a = Analysis(load(str(corpus / SPOTTER)))
+    row = summarize(a).as_dict()
+    want = insights(a.session, a.estimator).sources.top(3)
+    assert row["top_sources"] == [{"kind": s.kind, "name": s.name,
+                                   "token_requests": s.token_requests, "cost_usd": s.cost_usd}
+                                  for s in want]
+    assert row["top_sources"][0]["cost_usd"] >= row["top_sources"][-1]["cost_usd"] > 0

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtGui import QGuiApplication
 
 from ctxviewer.analysis.compaction import simulate_compaction
-from ctxviewer.gui import analysis_panels
 from ctxviewer.gui.compaction.model import FATE_ROLE
+from ctxviewer.gui.tools import panel as analysis_panels
 
 
 @pytest.fixture

@@ -9,8 +9,8 @@ import pytest
 from ctxviewer.analysis.compare.scoring import compare
 from ctxviewer.analysis.compare.table import category_table
 from ctxviewer.analysis.tokens.registry import default_names
-from ctxviewer.gui import analysis_panels
 from ctxviewer.gui.compare.model import CompareTableModel
+from ctxviewer.gui.tools import panel as analysis_panels
 
 
 @pytest.fixture

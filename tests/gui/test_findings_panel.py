@@ -11,8 +11,9 @@ from PySide6.QtWidgets import QApplication
 
 from ctxviewer.analysis.breakdown import Item
 from ctxviewer.analysis.findings import findings
-from ctxviewer.gui.app import apply_theme
-from ctxviewer.gui.findings_panel import FindingsPanel
+from ctxviewer.fmt import fmt_tokens
+from ctxviewer.gui.findings.panel import FindingsPanel
+from ctxviewer.gui.widgets.theme import apply_theme
 
 
 def open_findings(window, qtbot, open_and_wait, path) -> FindingsPanel:
@@ -81,3 +82,18 @@ def test_render(window, qtbot, open_and_wait, trace_path, theme, tmp_path):
     path = os.path.join(out, f"findings-{theme}.png")
     assert window.grab().save(path)
     assert os.path.getsize(path) > 10_000
+
+
+def test_unused_tools_of_an_unpriced_model_are_counted_in_tokens(
+        window, qtbot, open_and_wait, trace_path, tmp_path):
+    raw = open(trace_path, "rb").read()  # noqa: PTH123
+    path = tmp_path / "trace-unknown.jsonl"
+    path.write_bytes(raw.replace(b"claude-sonnet-4-20250514", b"gpt-6.2-sol")
+                     .replace(b"claude-3-5-haiku-20241022", b"gpt-6.2-sol"))
+    panel = open_findings(window, qtbot, open_and_wait, str(path))
+    unused = [f for f in panel.found if f.code == "unused-tool"]
+    assert unused and all(f.usd is None for f in unused)
+    tokens = sum(f.tokens_carried for f in unused)
+    summary = panel.table.summary.text()
+    assert "$0" not in summary
+    assert f"unused tools carried {fmt_tokens(tokens)} tokens (no price for the model)" in summary

@@ -288,3 +288,57 @@ def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns
     assert plot.legend.sceneBoundingRect().right() <= vb.right()
     names = {item.text for _sample, item in plot.legend.items}
     assert {"read", "write"} <= names if short else {"cache read", "cache write"} <= names
+
+
+def test_an_unpriced_model_reads_unknown_and_is_left_out_of_the_plots(
+        window, qtbot, open_and_wait, corpus, tmp_path):
+    raw = (corpus / "codex" / ("lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_"
+                               "rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-"
+                               "a4c2de66058c.jsonl")).read_bytes()
+    path = tmp_path / "rollout-unknown.jsonl"
+    path.write_bytes(raw.replace(b"gpt-5.1-codex-max", b"gpt-6.2-sol"))
+    panel = open_insights(window, qtbot, open_and_wait, str(path))
+    texts = {k: label.text() for k, label in panel.cost.totals.items()}
+    assert texts["total"] == "unknown (no price for gpt-6.2-sol)"
+    assert texts["no_cache"] == texts["saved"] == "unknown"
+    assert all("$0" not in t for t in texts.values())
+    assert "unknown (no price)" in panel.cost.by_model.text()
+    plot = panel.cost.plot
+    n = len(panel.insights.cost.unpriced_requests)
+    assert n > 0 and plot.note == f"{n} requests left out: no price for gpt-6.2-sol " \
+                                  "(cost unknown)"
+    assert plot.bar_plot.titleLabel.text.startswith(f"{n} requests left out")
+    assert all(len(b.opts["height"]) == 0 for b in plot.bars.values())
+    assert len(plot.cumulative_curve.getData()[1] or ()) == 0
+
+
+def test_sources_page_ranks_the_core_sources_and_a_click_selects_their_requests(
+        window, qtbot, open_and_wait, transcript_path):
+    panel = open_insights(window, qtbot, open_and_wait, transcript_path)
+    want = expected(window).sources
+    page = panel.sources
+    panel.pages.setCurrentWidget(page)
+    qtbot.waitExposed(page.plot)
+    plot = page.plot
+    assert [(s.kind, s.name) for s in plot.shown] == \
+        [(s.kind, s.name) for s in want.top(len(plot.shown))]
+    assert plot.metric == "usd"
+    assert list(plot.bars.opts["width"]) == pytest.approx([s.cost_usd for s in plot.shown])
+    # a click on the second bar (a real mouse click at its place on screen)
+    second = plot.shown[1]
+    vb = plot.getPlotItem().vb
+    y = len(plot.shown) - 2
+    scene = vb.mapViewToScene(QPointF(plot.value(second) / 2, y))
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton,
+                     pos=plot.mapFromScene(scene))
+    qtbot.waitUntil(lambda: window.requests.selected_rows() == list(second.requests))
+    assert window.state.index == second.requests[0]
+    assert list(plot.picked.opts["width"]) == pytest.approx([second.cost_usd])
+    # a tool's largest single result, picked in the table
+    group = next(s for s in want.sources if s.largest)
+    one = group.largest[0]
+    row = next(r for r in range(page.table.proxy.rowCount())
+               if page.table.record_at(r).name == one.name)
+    click_row(qtbot, page.table, row)
+    qtbot.waitUntil(lambda: window.requests.selected_rows() == list(one.requests))
+    assert set(one.requests) <= set(group.requests)

@@ -133,7 +133,7 @@ def test_keyboard_shortcuts_reach_the_window(qtbot, window, open_and_wait, trace
 
 
 def test_help_menu_and_tab_shortcuts(qtbot, window):
-    from ctxviewer.gui.help_menu import shortcut_rows
+    from ctxviewer.gui.help.menu import shortcut_rows
 
     menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
     assert list(menus)[-1] == "Help"
@@ -313,7 +313,7 @@ def test_view_theme_is_kept_for_the_next_start(qtbot, window):
     assert actions["auto"].isChecked()
     actions["dark"].trigger()
     assert AppSettings().theme() == "dark" and actions["dark"].isChecked()
-    assert "next start" in window.status.currentMessage()
+    assert window.status.currentMessage() == "Theme: dark"  # applied at once
     actions["auto"].trigger()
     assert AppSettings().theme() == "auto"
 

@@ -67,8 +67,7 @@ def menu_titles(window) -> list[str]:
 
 def test_every_panel_is_installed(window):
     assert list(window.panels) == list(PANELS)
-    assert all(window.panel(name) is p for name, p in window.panels.items())
-    assert window.panel("no such panel") is None
+    assert not hasattr(window, "panel")  # panels reach each other through the typed host
 
 
 def test_a_panel_that_fails_to_install_stops_the_window(qtbot, monkeypatch, panel_folder):
@@ -86,10 +85,10 @@ def test_a_panel_that_cannot_be_imported_stops_the_window(qtbot, monkeypatch):
 
 
 def test_a_panel_adds_its_parts_through_the_host(qtbot, monkeypatch, panel_folder):
-    with_panel(monkeypatch, "library", panel_folder("library_panel", LIBRARY))
+    with_panel(monkeypatch, "shelf", panel_folder("library_panel", LIBRARY))
     window = build_main_window()
     qtbot.addWidget(window)
-    lib = window.panel("library")
+    lib = window.panels["shelf"]
     # the tab, after the other panels' tabs, with its View action from the help menu
     titles = [title for title, _page in window.tab_pages()]
     assert titles[-2:] == ["Findings", "Library"]
@@ -112,13 +111,53 @@ def test_a_panel_adds_its_parts_through_the_host(qtbot, monkeypatch, panel_folde
 
 
 def test_a_panels_dock_comes_back_where_the_user_left_it(qtbot, monkeypatch, panel_folder):
-    with_panel(monkeypatch, "library", panel_folder("library_panel", LIBRARY))
+    with_panel(monkeypatch, "shelf", panel_folder("library_panel", LIBRARY))
     first = build_main_window()
     qtbot.addWidget(first)
-    dock = first.panel("library").dock
+    dock = first.panels["shelf"].dock
     first.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, dock)  # the user moves it
     first.save_layout()
     again = build_main_window()  # the same settings: the next run
     qtbot.addWidget(again)
-    assert again.dockWidgetArea(again.panel("library").dock) == \
+    assert again.dockWidgetArea(again.panels["shelf"].dock) == \
         Qt.DockWidgetArea.LeftDockWidgetArea
+
+
+GIVER = '''
+class Giver:
+    def __init__(self, host):
+        self.asked = []
+        self.worried = "a job runs"
+        host.add_quit_concern(lambda: self.worried)
+        host.add_request_action("Mark this request", self.asked.append)
+
+
+def install(host):
+    return Giver(host)
+'''
+
+
+def test_panels_give_the_window_typed_hooks(qtbot, monkeypatch, panel_folder, open_and_wait,
+                                            trace_path):
+    """A quit concern and a request-list action given through the host; the insights
+    shared through it (what Findings reuses), never a panel looked up by name."""
+    with_panel(monkeypatch, "giver", panel_folder("giver_panel", GIVER))
+    window = build_main_window()
+    qtbot.addWidget(window)
+    window.show()
+    giver = window.panels["giver"]
+    assert window.quit_concerns() == ["a job runs"]
+    giver.worried = None
+    assert window.quit_concerns() == []
+    open_and_wait(window, trace_path)
+    menu = window.context_menus.requests_menu(window.requests.request_model.index(2, 0))
+    actions = {a.text(): a for a in menu.actions()}
+    assert "Simulate compaction of this request…" in actions  # the compaction panel's
+    actions["Mark this request"].trigger()
+    assert giver.asked == [window.requests.request_model.index(2, 0).data(
+        Qt.ItemDataRole.UserRole).index]
+    insights = window.panels["insights_panel"]
+    window.show_tab(insights)
+    qtbot.waitUntil(lambda: window.shared_insights() is not None, timeout=30000)
+    shared = window.shared_insights()
+    assert shared.session is window.state.session and shared.insights is insights.insights

@@ -10,7 +10,7 @@ summarizer stops trying (``SummarizerStopped``) until a ``force=True`` call
 succeeds, which resets the count.
 
 The cost shown is ``input * in + output * out`` at the prices of the table
-Insights uses (``resources/prices.json``, with the user's override file);
+Insights uses (the genai-prices catalogue, ctxviewer's table, the user's file);
 it ignores caching and batch discounts.
 """
 
@@ -62,6 +62,7 @@ def cost_usd(model: str | None, input_tokens: int, output_tokens: int) -> float 
         return None
     if price is None:
         return None
+    price = price.at(input_tokens)  # a long prompt's tier
     return round((input_tokens * price.input + output_tokens * price.output) / 1_000_000, 6)
 
 

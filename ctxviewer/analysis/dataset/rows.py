@@ -56,7 +56,7 @@ def session_rows(a: Analysis, key: str, number: int, prices: PriceTable) -> Sess
     its file (``report --session N``)."""
     out = _empty()
     cost = session_cost(a.session, prices)
-    summary = summarize(a, cost)
+    summary = summarize(a, cost, prices)
     row = summary.as_dict()
     agent = row.pop("agent")
     row.update(session_key=key, session_number=number)

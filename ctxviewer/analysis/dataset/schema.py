@@ -67,6 +67,8 @@ SESSIONS = (
                                       ("requests", INT), ("peak_prompt_tokens", INT),
                                       ("cost_usd", FLOAT))),
     Column("skipped_records", INT),
+    Column("top_sources", STRUCTS, (("kind", STRING), ("name", STRING),
+                                    ("token_requests", INT), ("cost_usd", FLOAT))),
 )
 
 # ``session_summary.SessionSummary.as_dict()`` keys stored under another name: END and

@@ -11,7 +11,8 @@ offers to change it (``analysis/agents/controls.toml``):
   ``large-skill-listing`` (``content``);
 - ``repeated-content``, ``stale-content``, ``cache-break``, from the insights
   (``from_insights``);
-- ``compaction-soon`` (``forecast``).
+- ``compaction-soon`` (``forecast``);
+- ``secret-in-context``: a key or token the provider was sent (``secrets``).
 
 Sorted by severity, then tokens carried. No Qt; docs/findings.md describes
 every field and rule.
@@ -29,6 +30,7 @@ from ctxviewer.analysis.findings.content import Messages, content_findings
 from ctxviewer.analysis.findings.forecast import forecast_finding
 from ctxviewer.analysis.findings.from_insights import cache_break_findings, redundancy_findings
 from ctxviewer.analysis.findings.model import ERROR, INFO, SEVERITIES, WARN, Cost, Finding, rank
+from ctxviewer.analysis.findings.secrets import secret_findings
 from ctxviewer.analysis.findings.tools import called_tools, tool_findings
 from ctxviewer.analysis.insights.cache_breaks import CacheBreak, cache_breaks
 from ctxviewer.analysis.insights.redundancy import Finding as Redundant
@@ -57,6 +59,7 @@ def findings(a: Analysis, *, prices: PriceTable | None = None,
     used |= called_tools(r.response for r in requests if r.response is not None)
     out = tool_findings(requests, used, est, carrier, ctl, window)
     out += content_findings(msgs, est, carrier, ctl, window)
+    out += secret_findings(msgs, requests, ctl)
     if redundant is None:
         redundant = redundancy(s, est).findings
     if breaks is None:

@@ -11,43 +11,29 @@ Positions are the estimator's counts, clamped to the API's prompt size.
 from __future__ import annotations
 
 from ctxviewer.analysis.findings.model import Cost
+from ctxviewer.analysis.insights.cost import Rates, billed_rates, split_billed
 from ctxviewer.analysis.pricing import PriceTable
 from ctxviewer.model import Request
-
-PER = 1_000_000  # prices are per million tokens
-
-Rates = tuple[float, float, float]  # USD per token: cache read, cache write, uncached
 
 
 class Carrier:
     def __init__(self, prices: PriceTable) -> None:
         self.prices = prices
-        self._rates: dict[str | None, Rates | None] = {}
+        self._rates: dict[int, tuple[Request, Rates | None]] = {}  # id(request) -> its rates
 
     def rates(self, req: Request) -> Rates | None:
-        """USD per token of ``req``'s model (cache writes at its own 5-minute / 1-hour mix)."""
-        u = req.usage
-        mix = u.cache_creation_1h_tokens / u.cache_creation_input_tokens \
-            if u is not None and u.cache_creation_input_tokens else 0.0
-        key = f"{req.model}|{mix:.3f}"
-        if key not in self._rates:
-            p = self.prices.lookup(req.model)
-            self._rates[key] = None if p is None else (
-                p.cache_read / PER, (p.cache_write_5m * (1 - mix) + p.cache_write_1h * mix) / PER,
-                p.input / PER)
-        return self._rates[key]
+        """USD per token of ``req``'s prompt as billed (``insights.cost.billed_rates``),
+        worked out once per request."""
+        known = self._rates.get(id(req))
+        if known is None or known[0] is not req:
+            known = self._rates[id(req)] = (req, billed_rates(req, self.prices))
+        return known[1]
 
     def span(self, req: Request, start: int, tokens: int, cost: Cost) -> None:
         """Add ``tokens`` at prompt position ``start`` of ``req`` to ``cost``."""
-        u = req.usage
-        if u is None or tokens <= 0:
+        if req.usage is None or tokens <= 0:
             return
-        read_end = u.cache_read_input_tokens
-        write_end = read_end + u.cache_creation_input_tokens
-        end = start + tokens
-        read = max(0, min(end, read_end) - start)
-        write = max(0, min(end, write_end) - max(start, read_end))
-        cost.add(read, write, tokens - read - write, self.rates(req))
+        cost.add(*split_billed(req, start, tokens), self.rates(req))
 
     def share(self, req: Request, tokens: int, cost: Cost) -> None:
         """Add ``tokens`` of ``req`` to ``cost``, split as the request's prompt was billed."""

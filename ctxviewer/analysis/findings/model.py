@@ -18,7 +18,8 @@ class Cost:
     """Tokens of something carried, by how the API billed them, and their price.
 
     The USD fields stay None until a request of a priced model is added;
-    ``unpriced`` counts the requests with usage whose model has no price."""
+    ``unpriced`` counts the requests with usage whose model has no price, and
+    with any of them the dollars are unknown (``usd`` None): the tokens say it."""
 
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
@@ -35,7 +36,9 @@ class Cost:
     @property
     def usd(self) -> float | None:
         parts = (self.cache_read_usd, self.cache_write_usd, self.uncached_usd)
-        return None if all(p is None for p in parts) else sum(p or 0.0 for p in parts)
+        if self.unpriced or all(p is None for p in parts):
+            return None
+        return sum(p or 0.0 for p in parts)
 
     def add(self, read: int, write: int, uncached: int,
             prices: tuple[float, float, float] | None) -> None:

@@ -1,5 +1,6 @@
-"""Insights over a loaded session: cost, cache economics, cache breaks,
-redundant and stale content, sub-agent runs, and request diffs.
+"""Insights over a loaded session: cost, cache economics, cache breaks, every source
+of the context over the session, redundant and stale content, sub-agent runs, and
+request diffs.
 
 May import ``ctxviewer.model``, ``ctxviewer.analysis`` (estimators, the
 compaction package's trim rules), ``ctxviewer.resources`` and the standard
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ctxviewer.analysis.insights.compaction_outcome import Outcome
     from ctxviewer.analysis.insights.cost import Budget, BudgetReport, SessionCost
+    from ctxviewer.analysis.insights.sources import Sources
     from ctxviewer.analysis.insights.subagents import SubagentRun
     from ctxviewer.analysis.pricing import PriceTable
     from ctxviewer.analysis.tokens.estimators import Estimator
@@ -39,6 +41,7 @@ _LAZY = {
     **dict.fromkeys(("Price", "PriceTable", "load_prices", "normalize_model",
                      "user_prices_path"), "ctxviewer.analysis.pricing"),
     **dict.fromkeys(("SubagentRun", "subagent_runs"), "subagents"),
+    **dict.fromkeys(("Source", "Sources", "session_sources"), "sources"),
 }
 
 
@@ -55,10 +58,10 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "BlockChange", "Budget", "BudgetCrossing", "BudgetReport", "CacheBreak", "CacheSummary",
     "Conversation", "Finding", "Insights", "Price", "PriceTable", "RedundancyReport",
-    "RequestCost", "RequestDiff", "SessionCost", "SubagentRun", "cache_breaks",
-    "conversations", "diff_requests", "evaluate_budget", "insights", "load_prices",
-    "normalize_model", "redundancy", "request_cost", "session_cost", "subagent_runs",
-    "task_starts", "user_prices_path",
+    "RequestCost", "RequestDiff", "SessionCost", "Source", "Sources", "SubagentRun",
+    "cache_breaks", "conversations", "diff_requests", "evaluate_budget", "insights",
+    "load_prices", "normalize_model", "redundancy", "request_cost", "session_cost",
+    "session_sources", "subagent_runs", "task_starts", "user_prices_path",
 ]
 
 
@@ -72,6 +75,7 @@ class Insights:
     subagents: tuple[SubagentRun, ...]
     budgets: tuple[BudgetReport, ...] = ()
     compactions: tuple[Outcome, ...] = ()  # what each real compaction kept and dropped
+    sources: Sources | None = None  # every source of the context, over the session
 
     def to_json(self, per_request: bool = True, top: int | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -79,6 +83,7 @@ class Insights:
             "redundancy": self.redundancy.to_json(top),
             "subagents": [r.to_json() for r in self.subagents],
             "compactions": [c.to_json() for c in self.compactions],
+            "sources": self.sources.to_json() if self.sources is not None else [],
         }
         if self.budgets:
             out["budgets"] = [b.to_json() for b in self.budgets]
@@ -90,11 +95,14 @@ def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
     """All insights of a session (prices: the shipped table merged with the user's)."""
     from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
     from ctxviewer.analysis.insights.cost import evaluate_budget, session_cost
+    from ctxviewer.analysis.insights.sources import session_sources
     from ctxviewer.analysis.insights.subagents import subagent_runs
     from ctxviewer.analysis.pricing import load_prices
 
-    cost = session_cost(session, prices or load_prices())
-    cache = CacheSummary(cost.hit_rate, cost.saved_usd, cache_breaks(session, est))
+    prices = prices or load_prices()
+    cost = session_cost(session, prices)
+    saved = cost.saved_usd if cost.priced_usd or not cost.unpriced_requests else None
+    cache = CacheSummary(cost.hit_rate, saved, cache_breaks(session, est))
     return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),
                     tuple(evaluate_budget(cost, b, session.requests) for b in budgets),
-                    tuple(compaction_outcomes(session, est)))
+                    tuple(compaction_outcomes(session, est)), session_sources(session, est, prices))

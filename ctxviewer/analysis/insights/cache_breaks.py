@@ -123,6 +123,9 @@ def _system_diff(prev: Request, cur: Request) -> tuple[int, str, str] | None:
 
 
 def _messages_diff(prev: Request, cur: Request) -> tuple[int, int, str, str] | None:
+    n_prev = len(prev.messages)
+    if len(cur.messages) >= n_prev and cur.messages[:n_prev] == prev.messages:
+        return None  # the usual case, compared in C: the history grew
     for i, m in enumerate(prev.messages):
         if i >= len(cur.messages):
             kind = COMPACTION if _compacted(prev, cur) else MESSAGES_REWRITTEN
@@ -256,7 +259,7 @@ class CacheSummary:
     """The session's cache hit rate, what caching saved, and every break."""
 
     hit_rate: float | None
-    saved_usd: float
+    saved_usd: float | None  # None when no request has a price
     breaks: tuple[CacheBreak, ...]
 
     @property

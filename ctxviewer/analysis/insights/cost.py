@@ -1,11 +1,14 @@
 """What a session cost, what caching saved, and where a budget was crossed.
 
-Per request: the API usage priced with ``pricing`` (uncached input, cache
-writes at the 5-minute and 1-hour rates, cache reads, output). The cost
-without caching prices every prompt token as uncached input; ``saved`` is
-that minus the actual cost (negative when cache writes were never read back).
-Requests without usage cost nothing we know of; models missing from the
-price table get ``cost None`` and are listed in ``unknown_models``.
+Per request: the API usage priced with ``pricing`` at the prices in force when
+it was sent and the tier its prompt size falls in (uncached input, cache writes
+at the 5-minute and 1-hour rates, cache reads, output). The cost without
+caching prices every prompt token as uncached input; ``saved`` is that minus
+the actual cost (negative when cache writes were never read back). Requests
+without usage cost nothing we know of. A request whose model has no price is
+unknown, not free: its cost fields are None, the session's ``total_usd`` is
+None, ``priced_usd`` adds up the requests that have a price and
+``unknown_models`` names the others.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from ctxviewer.analysis.compaction.base import is_prompt
 from ctxviewer.analysis.pricing import PriceTable, load_prices
+from ctxviewer.fmt import usd
 from ctxviewer.model import MAIN, Request, Session
 
 PER = 1_000_000
@@ -93,6 +97,7 @@ class ModelCost:
     requests: int
     total_usd: float | None
     tokens: int
+    source: str = ""  # the table the price came from (and its page)
 
 
 @dataclass(frozen=True)
@@ -100,7 +105,7 @@ class SessionCost:
     """What a session cost, per request and per model, with and without caching."""
 
     requests: tuple[RequestCost, ...]
-    total_usd: float  # over the priced requests
+    priced_usd: float  # over the priced requests
     no_cache_usd: float  # the same requests priced without caching
     unknown_models: tuple[str, ...]
     unpriced_requests: tuple[int, ...]  # usage known, model not in the table
@@ -110,8 +115,22 @@ class SessionCost:
     prices_user_file: str | None
 
     @property
+    def total_usd(self) -> float | None:
+        """The session's cost; None when a request with usage has no price."""
+        return None if self.unpriced_requests else self.priced_usd
+
+    def total_text(self) -> str:
+        """The total as people read it: '$1.23', or 'unknown (no price for gpt-6.2-sol;
+        $0.42 priced)' when a request has no price (never $0 for what is unknown)."""
+        if self.total_usd is not None:
+            return usd(self.total_usd)
+        priced = f"; {usd(self.priced_usd)} priced" if self.priced_usd else ""
+        return f"unknown (no price for {', '.join(self.unknown_models)}{priced})"
+
+    @property
     def saved_usd(self) -> float:
-        return self.no_cache_usd - self.total_usd
+        """What caching saved on the priced requests."""
+        return self.no_cache_usd - self.priced_usd
 
     def _sum(self, attr: str) -> int:
         return sum(getattr(r, attr) for r in self.requests)
@@ -134,6 +153,7 @@ class SessionCost:
         return self.cache_read_tokens / p if p else None
 
     def cumulative_usd(self) -> tuple[float, ...]:
+        """The running total of the priced requests (an unpriced one adds nothing)."""
         out, acc = [], 0.0
         for r in self.requests:
             acc += r.total_usd or 0.0
@@ -142,7 +162,8 @@ class SessionCost:
 
     def to_json(self, per_request: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "total_usd": self.total_usd, "no_cache_usd": self.no_cache_usd,
+            "total_usd": self.total_usd, "priced_usd": self.priced_usd,
+            "no_cache_usd": self.no_cache_usd,
             "saved_usd": self.saved_usd, "hit_rate": self.hit_rate,
             "tokens": {"prompt": self.prompt_tokens, "cache_read": self.cache_read_tokens,
                        "cache_write": self.cache_write_tokens,
@@ -150,7 +171,8 @@ class SessionCost:
             "unknown_models": list(self.unknown_models),
             "unpriced_requests": list(self.unpriced_requests),
             "by_model": [{"model": m.model, "price": m.price_key, "requests": m.requests,
-                          "total_usd": m.total_usd, "tokens": m.tokens} for m in self.by_model],
+                          "total_usd": m.total_usd, "tokens": m.tokens, "source": m.source}
+                         for m in self.by_model],
             "prices": {"as_of": self.prices_as_of, "source": self.prices_source,
                        "user_file": self.prices_user_file},
         }
@@ -160,8 +182,12 @@ class SessionCost:
 
 
 def request_cost(req: Request, prices: PriceTable) -> RequestCost:
+    """``req``'s usage priced at the prices of its model when it was sent, in the tier
+    of its prompt size."""
     u = req.usage
-    price = prices.lookup(req.model)
+    price = prices.lookup(req.model, req.timestamp)
+    if price is not None and u is not None:
+        price = price.at(u.prompt_tokens)
     if u is None:
         return RequestCost(req.index, req.role, req.model, price.key if price else None,
                            0, 0, 0, 0, 0, 0.0 if price else None, 0.0 if price else None,
@@ -180,10 +206,51 @@ def request_cost(req: Request, prices: PriceTable) -> RequestCost:
         output_usd=u.output_tokens * price.output / PER)
 
 
-def no_cache_usd(rc: RequestCost, prices: PriceTable) -> float | None:
-    price = prices.lookup(rc.model)
+Rates = tuple[float, float, float]  # USD per token: cache read, cache write, uncached input
+
+
+def billed_rates(req: Request, prices: PriceTable) -> Rates | None:
+    """USD per prompt token of ``req`` as billed: its model's prices when it was sent, in
+    its prompt's tier, cache writes at its own 5-minute / 1-hour mix; None without a
+    price."""
+    price = prices.lookup(req.model, req.timestamp)
     if price is None:
         return None
+    u = req.usage
+    mix = 0.0
+    if u is not None:
+        price = price.at(u.prompt_tokens)
+        if u.cache_creation_input_tokens:
+            mix = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens) / \
+                u.cache_creation_input_tokens
+    return (price.cache_read / PER,
+            (price.cache_write_5m * (1 - mix) + price.cache_write_1h * mix) / PER,
+            price.input / PER)
+
+
+def split_billed(req: Request, start: int, tokens: int,
+                 share: float = 1.0) -> tuple[int, int, int]:
+    """``tokens`` at prompt position ``start`` of ``req`` split as the API billed them:
+    (cache read, cache write, uncached). The API bills a prompt as a prefix read from
+    the cache, then the part written to it, then uncached input. ``share``: the
+    positions are in a part of the prompt that takes this share of each tier."""
+    u = req.usage
+    if u is None or tokens <= 0:
+        return 0, 0, max(tokens, 0)
+    read_end = round(u.cache_read_input_tokens * share)
+    write_end = read_end + round(u.cache_creation_input_tokens * share)
+    end = start + tokens
+    read = max(0, min(end, read_end) - start)
+    write = max(0, min(end, write_end) - max(start, read_end))
+    return read, write, tokens - read - write
+
+
+def no_cache_usd(rc: RequestCost, prices: PriceTable, at: str | None = None) -> float | None:
+    """``rc``'s tokens priced as if nothing were cached (every prompt token uncached)."""
+    price = prices.lookup(rc.model, at)
+    if price is None:
+        return None
+    price = price.at(rc.prompt_tokens)
     return (rc.prompt_tokens * price.input + rc.output_tokens * price.output) / PER
 
 
@@ -194,7 +261,8 @@ def session_cost(session: Session | Sequence[Request],
     reqs = session.requests if isinstance(session, Session) else list(session)
     costs = tuple(request_cost(r, prices) for r in reqs)
     total = sum(c.total_usd or 0.0 for c in costs)
-    nocache = sum(no_cache_usd(c, prices) or 0.0 for c in costs if c.total_usd is not None)
+    nocache = sum(no_cache_usd(c, prices, r.timestamp) or 0.0
+                  for c, r in zip(costs, reqs, strict=True) if c.total_usd is not None)
     unpriced = tuple(c.index for c in costs if c.has_usage and c.price_key is None)
     unknown = tuple(sorted({c.model or "(no model)" for c in costs
                             if c.has_usage and c.price_key is None}))
@@ -204,10 +272,16 @@ def session_cost(session: Session | Sequence[Request],
     by_model = tuple(sorted(
         (ModelCost(m, cs[0].price_key, len(cs),
                    None if cs[0].price_key is None else sum(c.total_usd or 0.0 for c in cs),
-                   sum(c.total_tokens for c in cs)) for m, cs in groups.items()),
+                   sum(c.total_tokens for c in cs), _source(prices, m))
+         for m, cs in groups.items()),
         key=lambda m: -(m.total_usd or 0.0)))
     return SessionCost(costs, total, nocache, unknown, unpriced, by_model, prices.as_of,
                        prices.source, prices.user_file)
+
+
+def _source(prices: PriceTable, model: str) -> str:
+    price = prices.lookup(model)
+    return price.source if price is not None else ""
 
 
 # --- budgets (as Shannon's: session / task budgets, warning threshold, hard or soft) ---

@@ -151,11 +151,17 @@ class _Scan:
         self.present = [set(r.messages) for r in self.reqs]
         self.first: dict[Message, int] = {}
         order: list[Message] = []
+        before: tuple[Message, ...] = ()
         for p, r in enumerate(self.reqs):
-            for m in r.messages:
+            now = tuple(r.messages)
+            # a request repeats the one before and adds to it: only the new ones are looked at
+            start = len(before) if len(now) >= len(before) and \
+                now[:len(before)] == before else 0
+            for m in now[start:]:
                 if m not in self.first:
                     self.first[m] = p
                     order.append(m)
+            before = now
         self.order = order
         self.results: dict[str, tuple[Message, Block]] = {}
         self.calls: list[_Call] = []

@@ -57,7 +57,7 @@ class CompareErrorPlot(pg.PlotWidget):
         self.zero_line = pg.InfiniteLine(0, angle=0, pen=pg.mkPen(fg, width=1,
                                                                   style=Qt.PenStyle.DashLine))
         pi.addItem(self.zero_line)
-        self.setMinimumHeight(140)
+        self.setMinimumHeight(60)  # a short window gives the table its rows first
         pi.vb.sigResized.connect(self._fit_legend)
 
     def _fit_legend(self, *_: object) -> None:

@@ -10,7 +10,8 @@ window), ``request_chosen(index)``, ``anthropic_toggled(bool)``,
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QEvent, QModelIndex, QPoint, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -40,9 +41,30 @@ from ctxviewer.gui.compare.model import (
 )
 from ctxviewer.gui.compare.plot import CompareErrorPlot
 from ctxviewer.gui.widgets.row_views import fit_columns, rows_view
+from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
 ANTHROPIC_HELP = ("Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL, a proxy that holds the key) "
                   "before starting ctxviewer to compare with the API's exact count_tokens")
+
+
+TABLE_ROWS = 10  # rows the request table gets first when the tab is short
+SUMMARY_LEAST = 90  # the summary below it keeps at least this height
+PLOT_LEAST = 110  # a plot shorter than this is folded away (its handle stays)
+
+
+def split_for_rows(sizes: list[int], room: int) -> list[int] | None:
+    """The split (table, summary, plot) of a short tab: the table as tall as ``room``
+    (its ``TABLE_ROWS`` rows) while the summary keeps ``SUMMARY_LEAST``; the plot shares
+    what is left, or folds away when that leaves it less than ``PLOT_LEAST``. None when
+    the usual shares (3:2:2) give the table that already."""
+    total = sum(sizes)
+    if len(sizes) != 3 or total <= 0 or total * 3 // 7 >= room:
+        return None
+    table = max(total * 3 // 7, min(room, total - SUMMARY_LEAST))
+    rest = total - table
+    if rest < SUMMARY_LEAST + PLOT_LEAST:
+        return [table, rest, 0]
+    return [table, rest - rest // 2, rest // 2]
 
 
 def _table_view(parent: QWidget, sortable: bool = False) -> QTableView:
@@ -62,6 +84,7 @@ class CompareTab(QWidget):
 
     def __init__(self, parent: QWidget | None = None, anthropic: bool = False) -> None:
         super().__init__(parent)
+        self._comparison: Comparison | None = None  # what the plot shows
         self.model = CompareTableModel(self)
         self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
@@ -123,6 +146,8 @@ class CompareTab(QWidget):
         self.splitter.setStretchFactor(0, 3)
         self.splitter.setStretchFactor(1, 2)
         self.splitter.setStretchFactor(2, 2)
+        self._user_split = False  # the user moved a handle: the split is theirs
+        self.splitter.splitterMoved.connect(self._on_splitter_moved)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -150,6 +175,30 @@ class CompareTab(QWidget):
             self._on_header_menu_requested)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_row_changed)
 
+    def _on_splitter_moved(self, *_: object) -> None:
+        self._user_split = True
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if not self._user_split:
+            sizes = split_for_rows(self.splitter.sizes(), self._table_room(TABLE_ROWS))
+            if sizes is not None:
+                self.splitter.setSizes(sizes)
+
+    def _table_room(self, rows: int) -> int:
+        """The height that shows ``rows`` rows of the request table."""
+        t = self.table
+        return (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader()
+                .defaultSectionSize() + t.horizontalScrollBar().sizeHint().height()
+                + 2 * t.frameWidth() + 2)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if hasattr(self, "plot") and theme_changed(event, self.plot.dark):
+            old, self.plot = self.plot, CompareErrorPlot(self)  # in the new theme's colours
+            replace_widget(old, self.plot)
+            self.plot.set_comparison(self._comparison)
+
     # -- setters ------------------------------------------------------------------
     def set_comparison(self, c: Comparison | None) -> None:
         self._guard = True
@@ -159,6 +208,7 @@ class CompareTab(QWidget):
         finally:
             self._guard = False
         self.plot.set_comparison(c)
+        self._comparison = c
         self.export_button.setEnabled(c is not None and bool(c.rows))
         self._fit_columns()
         if c is None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -32,17 +32,21 @@ from ctxviewer.gui.insights.budget import BudgetBox
 from ctxviewer.gui.insights.cost_plot import CostPlot
 from ctxviewer.gui.insights.model import fmt_pct, fmt_tokens, fmt_usd
 from ctxviewer.gui.session.request_model import short_model
+from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
 TOTALS = (("total", "Cost"), ("no_cache", "Without caching"), ("saved", "Caching saved"),
           ("hit_rate", "Cache hit rate"), ("tokens", "Tokens"), ("unknown", "Unpriced models"))
 
 
 def total_texts(cost: SessionCost) -> dict[str, str]:
-    """The text of each totals row for ``cost`` (tests compare against it)."""
+    """The text of each totals row for ``cost`` (tests compare against it): an unknown
+    price reads 'unknown', never $0."""
+    priced = cost.total_usd is not None or cost.priced_usd > 0
+    of_priced = "" if cost.total_usd is not None else " (of the priced requests)"
     return {
-        "total": fmt_usd(cost.total_usd),
-        "no_cache": fmt_usd(cost.no_cache_usd),
-        "saved": fmt_usd(cost.saved_usd),
+        "total": cost.total_text(),
+        "no_cache": fmt_usd(cost.no_cache_usd) + of_priced if priced else "unknown",
+        "saved": fmt_usd(cost.saved_usd) + of_priced if priced else "unknown",
         "hit_rate": fmt_pct(cost.hit_rate),
         "tokens": f"{fmt_tokens(cost.prompt_tokens)} prompt "
                   f"({fmt_tokens(cost.cache_read_tokens)} read, "
@@ -66,6 +70,10 @@ class CostPage(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        # what the plot shows (a theme change builds it anew)
+        self._shown_cost: SessionCost | None = None
+        self._shown_report: BudgetReport | None = None
+        self._shown_index: int | None = None
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         side = QWidget(self)
         column = QVBoxLayout(side)
@@ -133,26 +141,43 @@ class CostPage(QWidget):
         for key, label in self.totals.items():
             label.setText(texts.get(key, "-"))
         self.by_model.setText("<br>".join(
-            f"{short_model(m.model)}: {m.requests} req, {fmt_usd(m.total_usd)}"
+            f"{short_model(m.model)}: {m.requests} req, "
+            f"{fmt_usd(m.total_usd) if m.price_key else 'unknown (no price)'}"
             for m in cost.by_model) if cost is not None else "")
+        self.by_model.setToolTip("<br>".join(
+            f"{m.model}: {m.source or 'no price'}" for m in cost.by_model)
+            if cost is not None else "")
         self.plot.set_cost(cost)
+        self._shown_cost = cost
         self._show_prices(cost)
 
     def set_budget_report(self, report: BudgetReport | None) -> None:
         self.budget.set_report(report)
         self.plot.set_budget(report)
+        self._shown_report = report
 
     def set_current(self, index: int | None) -> None:
         self.plot.select_request(index)
+        self._shown_index = index
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if hasattr(self, "plot") and theme_changed(event, self.plot.dark):
+            old, self.plot = self.plot, CostPlot(self)  # in the new theme's colours
+            self.plot.request_clicked.connect(self.request_selected)
+            replace_widget(old, self.plot)
+            self.plot.set_cost(self._shown_cost)
+            self.plot.set_budget(self._shown_report)
+            self.plot.select_request(self._shown_index)
 
     def _show_prices(self, cost: SessionCost | None) -> None:
         path = user_prices_path()
-        if cost is None:
-            self.prices_source.setText("Shipped price table (resources/prices.json)")
-        else:
-            as_of = f", as of {cost.prices_as_of}" if cost.prices_as_of else ""
-            self.prices_source.setText(
-                f"Shipped table{as_of}. Source: {cost.prices_source or 'unknown'}")
+        sources = sorted({m.source.split(" (")[0] for m in cost.by_model if m.source}) \
+            if cost is not None else []
+        self.prices_source.setText(
+            "From the genai-prices catalogue (offline), ctxviewer's table for the models it "
+            "lacks, and your file over both"
+            + (f". This session: {'; '.join(sources)}" if sources else ""))
         merged = cost is not None and cost.prices_user_file is not None
         self.prices_path.setText(
             f"Override file ({'merged' if merged else 'not present'}):<br><tt>{path}</tt><br>"

@@ -9,7 +9,9 @@ public so tests read data, not pixels:
 - ``cumulative_curve``: the running total (``SessionCost.cumulative_usd``);
 - ``budget_lines``: horizontal warn / limit lines on the cumulative plot
   (session budgets in USD) and ``budget_marks`` vertical lines at crossings;
-- ``selection_lines``: the selected request in both plots.
+- ``selection_lines``: the selected request in both plots;
+- ``note``: what the plots leave out (the requests of models without a price:
+  their cost is unknown, not $0), shown as the bar plot's title.
 
 A click on the bar plot emits ``request_clicked`` with the nearest request.
 """
@@ -32,6 +34,15 @@ _STEP_COLOR = {"uncached input": "uncached", "cache write": "cache_write",
                "cache read": "cache_read", "output": "output"}
 
 
+def left_out_text(cost: SessionCost | None) -> str:
+    """What the plots leave out: requests whose model has no price."""
+    if cost is None or not cost.unpriced_requests:
+        return ""
+    n = len(cost.unpriced_requests)
+    return (f"{n} request{'' if n == 1 else 's'} left out: no price for "
+            f"{', '.join(cost.unknown_models)} (cost unknown)")
+
+
 class UsdAxis(pg.AxisItem):
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         digits = 0 if spacing >= 1 else 2 if spacing >= 0.01 else 4
@@ -52,6 +63,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
         self.x = np.empty(0)
         self._bar_top = 1.0  # the highest bar, in USD (the y range leaves room above it)
         self.cost: SessionCost | None = None
+        self.note = ""
         fg = series_color("foreground", self.dark)
         self.bar_plot = self.addPlot(row=0, col=0, axisItems={"left": UsdAxis("left")})
         self.cumulative_plot = self.addPlot(row=1, col=0, axisItems={"left": UsdAxis("left")})
@@ -110,7 +122,10 @@ class CostPlot(pg.GraphicsLayoutWidget):
     # -- setters --------------------------------------------------------------------
     def set_cost(self, cost: SessionCost | None) -> None:
         self.cost = cost
-        reqs = cost.requests if cost is not None else ()
+        reqs = tuple(r for r in cost.requests if r.total_usd is not None) \
+            if cost is not None else ()
+        self.note = left_out_text(cost)
+        self.bar_plot.setTitle(self.note or None, size="9pt")
         self.x = np.array([r.index for r in reqs], dtype=float)
         bottom = np.zeros(len(reqs))
         # gaps between bars only while a bar is several pixels wide: hundreds of 0.8-wide
@@ -121,7 +136,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
                           for r in reqs], dtype=float)
             self.bars[step].setOpts(x=self.x, y0=bottom.copy(), height=h, width=width)
             bottom = bottom + h
-        cum = np.array(cost.cumulative_usd() if cost is not None else (), dtype=float)
+        cum = np.cumsum([r.total_usd or 0.0 for r in reqs]) if reqs else np.empty(0)
         self.cumulative_curve.setData(self.x, cum)
         top = float(bottom.max()) if len(bottom) else 1.0
         total = float(cum[-1]) if len(cum) else 1.0
@@ -162,7 +177,7 @@ class CostPlot(pg.GraphicsLayoutWidget):
                 line.setValue(value)
                 line.label.setFormat(f"{'warn' if kind == 'warn' else 'limit'} ${value:,.2f}")
         if flat and b is not None and self.cost is not None:
-            top = max(b.limit, self.cost.total_usd) * 1.08
+            top = max(b.limit, self.cost.priced_usd) * 1.08
             self.cumulative_plot.setYRange(0, top, padding=0)
         for c in report.crossings if report is not None else ():
             color = tier_color("warn" if c.kind == "warn" else "hard", self.dark)

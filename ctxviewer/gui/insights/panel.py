@@ -1,4 +1,4 @@
-"""The "Insights" tab: cost & cache, cache breaks, redundancy, sub-agents, diff.
+"""The "Insights" tab: cost & cache, sources, cache breaks, redundancy, sub-agents, diff.
 
 ``InsightsPanel`` is a passive view over the core ``insights`` package:
 ``set_analysis`` (a new session or estimator makes it recompute, on the
@@ -18,7 +18,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QTabWidget, QVB
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.insights import Budget, BudgetReport, Insights, RequestDiff, evaluate_budget
 from ctxviewer.fmt import plural
-from ctxviewer.gui.host import PanelHost
+from ctxviewer.gui.host import PanelHost, SharedInsights
 from ctxviewer.gui.insights.budget import amount
 from ctxviewer.gui.insights.cache import CacheBreaksPage
 from ctxviewer.gui.insights.compactions import CompactionsPage
@@ -26,6 +26,7 @@ from ctxviewer.gui.insights.cost import CostPage
 from ctxviewer.gui.insights.diff import DiffPage
 from ctxviewer.gui.insights.redundancy import RedundancyPage
 from ctxviewer.gui.insights.runner import InsightsResult, InsightsRunner
+from ctxviewer.gui.insights.sources import SourcesPage
 from ctxviewer.gui.insights.subagents import SubagentsPage
 
 
@@ -44,6 +45,7 @@ def budget_marks(report: BudgetReport | None) -> list[tuple[int, str, str]]:
 
 class InsightsPanel(QWidget):
     request_selected = Signal(int)
+    requests_selected = Signal(object)  # the requests that carried a source
     budget_marks_changed = Signal(list)  # [(request index, kind, label)]
     insights_ready = Signal(object)  # Insights now shown
     diff_ready = Signal(object)  # RequestDiff now shown
@@ -74,7 +76,9 @@ class InsightsPanel(QWidget):
         self.cost, self.cache = CostPage(self), CacheBreaksPage(self)
         self.redundancy, self.subagents = RedundancyPage(self), SubagentsPage(self)
         self.diff, self.compactions = DiffPage(self), CompactionsPage(self)
-        for page, title in ((self.cost, "Cost && cache"), (self.cache, "Cache breaks"),
+        self.sources = SourcesPage(self)
+        for page, title in ((self.cost, "Cost && cache"), (self.sources, "Sources"),
+                            (self.cache, "Cache breaks"),
                             (self.redundancy, "Redundancy"), (self.subagents, "Sub-agents"),
                             (self.compactions, "Compactions"), (self.diff, "Diff")):
             self.pages.addTab(page, title)
@@ -90,6 +94,7 @@ class InsightsPanel(QWidget):
         self.cost.budget_changed.connect(self._on_cost_budget_changed)
         self.cost.reload_requested.connect(self.recompute)
         self.diff.diff_requested.connect(self._on_diff_requested)
+        self.sources.requests_selected.connect(self.requests_selected)
         self._show_status()
 
     @property
@@ -132,7 +137,8 @@ class InsightsPanel(QWidget):
     def _show(self, result: InsightsResult | None) -> None:
         self.result = result
         ins = self.insights
-        for page in (self.cost, self.cache, self.redundancy, self.subagents, self.compactions):
+        for page in (self.cost, self.sources, self.cache, self.redundancy, self.subagents,
+                     self.compactions):
             page.set_insights(ins)
         if result is not None:
             self.diff.set_requests(len(result.session.requests), result.previous)
@@ -208,6 +214,24 @@ class InsightsPanel(QWidget):
             self.runner.diff(s, a, b, self.analysis.estimator)
 
 
+def _keep_budget(host: PanelHost, panel: InsightsPanel) -> None:
+    """The budget of the last run (switched off: its values kept), saved at close."""
+    box = panel.cost.budget
+    saved = host.settings.budget()
+    if saved is not None:
+        on, values = saved
+        box.set_budget(values)
+        if not on:
+            box.set_budget(None)
+    host.closing.connect(lambda: host.settings.set_budget(box.isChecked(), box.values()))
+
+
+def _mark_budget(host: PanelHost, marks: list[tuple[int, str, str]]) -> None:
+    plot = host.timeline_plot()  # asked each time: a theme change builds it anew
+    if plot is not None:
+        plot.set_budget_marks(marks)
+
+
 def install(host: PanelHost) -> InsightsPanel:
     """Add the Insights tab to the window and wire it to its state."""
     state = host.state
@@ -216,9 +240,11 @@ def install(host: PanelHost) -> InsightsPanel:
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     state.request_changed.connect(panel.set_current)
     panel.request_selected.connect(host.select_request)
-    plot = host.timeline_plot()
-    if plot is not None:
-        panel.budget_marks_changed.connect(plot.set_budget_marks)
+    panel.budget_marks_changed.connect(lambda marks: _mark_budget(host, marks))
+    panel.requests_selected.connect(host.select_requests)
+    panel.runner.computed.connect(  # for the Findings tab
+        lambda r: host.share_insights(SharedInsights(r.session, r.estimator, r.insights)))
+    _keep_budget(host, panel)
     # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
     # on the window only, so View lists the tab once
     action = QAction("&Insights", host.window())

@@ -14,10 +14,11 @@ from PySide6.QtCore import (
     QSortFilterProxyModel,
     Qt,
 )
-from PySide6.QtGui import QStandardItem, QStandardItemModel
+from PySide6.QtGui import QPalette, QStandardItem, QStandardItemModel
 
 from ctxviewer.fmt import fmt_tokens, plural, usd
 from ctxviewer.gui.library.sparkline import SCALE_ROLE, SERIES_ROLE
+from ctxviewer.gui.session.session_notice import no_requests_note
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --json``)
@@ -92,7 +93,19 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
                            f"{fmt_tokens(e.get('window'))}")
     row[SESSION].setData(e, ENTRY_ROLE)
     row[SESSION].setData(e["id"], ID_ROLE)
+    if not e["requests"]:
+        _no_requests(row, e)
     return row
+
+
+def _no_requests(row: list[QStandardItem], e: dict[str, Any]) -> None:
+    """A file holding no model request (a Claude Code summary alone): greyed, saying so
+    (its rows sort below the others, ``LibraryFilter.lessThan``)."""
+    note = no_requests_note(e["agent"], e.get("size"), e.get("skipped_records") or 0)
+    row[PROMPT].setText("no requests")
+    for item in row:
+        item.setForeground(QPalette().brush(QPalette.ColorRole.PlaceholderText))
+        item.setToolTip(f"{e['path']}\n{note}")
 
 
 def group_row(project: str, entries: Sequence[dict[str, Any]],
@@ -260,6 +273,17 @@ class LibraryFilter(QSortFilterProxyModel):
         # a filter change (row by row removals and insertions) takes ten times that.
         self.invalidate()
 
+    def lessThan(self, left: QModelIndex | QPersistentModelIndex,
+                 right: QModelIndex | QPersistentModelIndex) -> bool:
+        """Rows without requests (sessions, or projects of such sessions only) below the
+        others whichever way the column sorts: a file holding only a summary, dated
+        today, is no session to open first."""
+        empty_left, empty_right = _empty(left), _empty(right)
+        if empty_left != empty_right:
+            ascending = self.sortOrder() == Qt.SortOrder.AscendingOrder
+            return empty_right if ascending else empty_left
+        return super().lessThan(left, right)
+
     def filterAcceptsRow(self, row: int,
                          parent: QModelIndex | QPersistentModelIndex) -> bool:
         model = self.sourceModel()
@@ -279,3 +303,8 @@ class LibraryFilter(QSortFilterProxyModel):
                 (e.get("model") or "")
             return all(word in hay.lower() for word in self.text.split())
         return True
+
+
+def _empty(index: QModelIndex | QPersistentModelIndex) -> bool:
+    """Whether the row of ``index`` counts no request."""
+    return bool(index.sibling(index.row(), REQUESTS).data(SORT_ROLE) == 0)

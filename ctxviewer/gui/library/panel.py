@@ -66,6 +66,7 @@ class LibraryPanel(QObject):
         self._scanned = False  # a scan ended: its listing decides the demo or "none found"
         self._hid: list[QWidget] = []  # the bars the library page hid
         self._from_library = False  # the file loading was opened from the library
+        self._land_here = False  # the next file opened lands on the library if it fails
         self._goto: tuple[str, int] | None = None  # (file, request) to show once loaded
         self._hits_for: tuple[int, str] | None = None  # (session, search) of the hits asked
         self._found = ""  # the search whose sessions the table shows (its matches)
@@ -96,6 +97,8 @@ class LibraryPanel(QObject):
         w.loader.failed.connect(self._on_load_ended_early)
         w.loader.cancelled.connect(self._on_load_ended_early)
         w.closing.connect(self._on_window_closing)
+        w.session_views_wanted.connect(self.show_sessions)  # live follow, the proxy
+        w.notice.library_requested.connect(self.action.trigger)  # the demo's notice
         self.scanner.progressed.connect(self._on_scan_progressed)
         self.scanner.finished.connect(self._on_scan_finished)
         self.scanner.failed.connect(self._on_scan_failed)
@@ -135,10 +138,13 @@ class LibraryPanel(QObject):
             self.window.setWindowTitle(f"{name} — ctxviewer" if name else "ctxviewer")
 
     def _toolbars(self, on: bool) -> None:
-        """The analysis controls (estimator, policy, window…) and the session's status bar
-        mean nothing on the library: hidden there, shown again as they were."""
+        """The analysis controls (estimator, policy, window…) and what the status bar says
+        of the session mean nothing on the library: hidden there, shown again as they were.
+        The status bar itself stays: its messages and the proxy's indicator are the
+        results of actions taken from the library too."""
+        self.window.status.show_session_parts(on)
         if not on:
-            bars = [self.window.controls, self.window.statusBar()]
+            bars = [self.window.controls]
             self._hid += [b for b in bars if not b.isHidden() and b not in self._hid]
         for bar in self._hid:
             bar.setHidden(not on)
@@ -147,17 +153,24 @@ class LibraryPanel(QObject):
 
     def _on_load_started(self, _path: str) -> None:
         self.demo_if_empty = None  # a file is on its way: no demo in its place
-        self._from_library = self.showing
+        self._from_library = self.showing or self._land_here
+        self._land_here = False
         self.show_sessions()
 
     def _on_load_ended_early(self, *_: object) -> None:
-        """A file opened from the library could not be read: back to the library (the
-        error says why), unless a session shows."""
+        """A file opened from the library (or at start) could not be read: to the library
+        (the error says why), unless a session shows."""
         came, self._from_library = self._from_library, False
         self._goto = None
         s = self.window.state.session
         if came and (s is None or not s.requests):
-            self.show_library(scan=False)
+            self.show_library(scan=not self.opened)
+
+    def open_or_land(self, path: str) -> None:
+        """Open ``path`` (the file given at start, or the last one); when it cannot be
+        read, the window lands on the library instead of an empty session."""
+        self._land_here = True
+        self.window.open_file(path)
 
     # -- opening ------------------------------------------------------------------------
     def open_entry(self, entry: dict[str, Any]) -> None:
@@ -371,5 +384,5 @@ def install(host: PanelHost) -> LibraryPanel:
 
 
 def panel_of(host: PanelHost) -> LibraryPanel | None:
-    p = host.panel("library")
-    return p if isinstance(p, LibraryPanel) else None
+    """The window's library page (a child of the window), when installed."""
+    return host.window().findChild(LibraryPanel)

@@ -27,6 +27,10 @@ class SparklineDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
+        series = index.data(SERIES_ROLE)
+        if not series:  # a session without requests: its cell says so
+            super().paint(painter, option, index)
+            return
         style = option.widget.style() if isinstance(option.widget, QWidget) else None
         if style is not None:  # selection and hover backgrounds, as the other cells
             opt = QStyleOptionViewItem(option)
@@ -34,9 +38,6 @@ class SparklineDelegate(QStyledItemDelegate):
             opt.text = ""
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter,
                               option.widget)
-        series = index.data(SERIES_ROLE)
-        if not series:
-            return
         scale = max(max(series), 1)
         window = int(index.data(SCALE_ROLE) or 0)
         rect = QRectF(option.rect).adjusted(5, 5, -6, -5)  # room for the peak dot

@@ -65,6 +65,7 @@ class LivePanel(QObject):
         self._build_indicators()
         self._connect()
         host.closing.connect(self._on_window_closing)  # stop following and the proxy
+        host.add_quit_concern(self.quit_concern)
 
     # -- building -----------------------------------------------------------------
     def _action(self, text: str, key: str = "", checkable: bool = False) -> QAction:
@@ -135,7 +136,8 @@ class LivePanel(QObject):
 
     # -- public API -----------------------------------------------------------------
     def follow_file(self, path: str) -> None:
-        """Open ``path`` and follow it live."""
+        """Open ``path`` and follow it live (in the session's views, not the library)."""
+        self.host.show_session_views()
         self.follower.follow(path)
         self.host.show_message(f"Following {os.path.basename(path)}…", 3000)
 
@@ -207,6 +209,7 @@ class LivePanel(QObject):
             session = self.host.state.session
             path = session.path if session is not None else None
             if path:
+                self.host.show_session_views()
                 self.follower.follow(path)
             else:
                 self.follow.setChecked(False)

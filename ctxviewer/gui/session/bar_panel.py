@@ -5,12 +5,13 @@ from __future__ import annotations
 from html import escape
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QPalette, QResizeEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
 from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.fmt import fmt_tokens as _fmt
 from ctxviewer.gui.widgets.context_bar import ContextBar, shown_categories
+from ctxviewer.gui.widgets.notes_line import NotesLine
 from ctxviewer.gui.widgets.palette import category_color, is_dark
 
 MAX_LEGEND_COLUMNS = 4
@@ -28,6 +29,9 @@ class BarPanel(QWidget):
         self.bar = ContextBar(self)
         self.bar.category_clicked.connect(self.category_clicked)
         self.legend = QWidget(self)
+        # its columns fit the width it gets (``_arrange``), never the other way: laid out
+        # for a wide centre, they held the window's panes from giving the centre back
+        self.legend.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self._grid = QGridLayout(self.legend)
         self._grid.setContentsMargins(0, 0, 0, 0)
         self._grid.setHorizontalSpacing(10)
@@ -36,10 +40,7 @@ class BarPanel(QWidget):
         self.legend.setFont(small)
         self._grid.setVerticalSpacing(2)
         self.legend_labels: list[QLabel] = []
-        self.notes = QLabel(self)
-        self.notes.setWordWrap(True)
-        self.notes.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.notes.setForegroundRole(QPalette.ColorRole.PlaceholderText)
+        self.notes = NotesLine(self)  # one line, the rest on demand (small screens)
         self.differences = QLabel(self)  # where the agent's /context and the wire differ
         self.differences.setWordWrap(True)
         self.differences.setTextFormat(Qt.TextFormat.RichText)
@@ -55,9 +56,8 @@ class BarPanel(QWidget):
         self._breakdown = b
         self.bar.set_breakdown(b)
         self.headline.setText(self._headline(b, heading))
-        self.notes.setText("\n".join(self._notes(b)))
-        self.notes.setToolTip("\n".join(b.source_notes) if b is not None else "")
-        self.notes.setVisible(bool(self.notes.text()))
+        notes = self._notes(b)
+        self.notes.set_notes(notes, "\n".join([*notes, *(b.source_notes if b is not None else ())]))
         self.differences.setText(self._differences(b))
         self.differences.setToolTip("\n".join(f"{d.what}: {d.note}" for d in b.differences)
                                     if b is not None else "")

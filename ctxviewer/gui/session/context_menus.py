@@ -15,7 +15,7 @@ the ``analysis_panels`` panel, when it is installed.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QModelIndex, QObject, QPoint, Qt
 from PySide6.QtGui import QAction, QGuiApplication
@@ -26,13 +26,6 @@ from ctxviewer.gui.session.content import node_content
 
 if TYPE_CHECKING:
     from ctxviewer.gui.session.main_window import MainWindow
-
-
-@runtime_checkable
-class CompactionOpener(Protocol):
-    """The panel that simulates a compaction of the selected request."""
-
-    def open_compaction(self) -> object: ...
 
 
 class ContextMenus(QObject):
@@ -46,9 +39,13 @@ class ContextMenus(QObject):
         tree = window.breakdown.tree
         tree.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         tree.customContextMenuRequested.connect(self._on_tree_menu)
-        plot = window.timeline_plot()
+
+    def add_timeline_menu(self) -> None:
+        """View > Timeline shows: the plot's own toggles (building the plot)."""
+        plot = self.window.timeline_plot()
         if plot is not None:
-            sub = window.menu("&View").addMenu("Timeline sho&ws")  # the tab itself is View > Timeline
+            # the tab itself is View > Timeline
+            sub = self.window.menu("&View").addMenu("Timeline sho&ws")
             for key in ("reset", "time", "cache", "subagents", "auxiliary", "output", "whatif"):
                 sub.addAction(plot.menu_actions[key])
 
@@ -63,10 +60,11 @@ class ContextMenus(QObject):
             str(model.index(index.row(), c).data() or "") for c in range(model.columnCount()))))
         copy_json = menu.addAction("Copy request as JSON")
         copy_json.triggered.connect(lambda: self._copy(json.dumps(point_json(point), indent=2)))
-        menu.addSeparator()
-        compact = menu.addAction("Simulate compaction of this request…")
-        compact.triggered.connect(lambda: self._compact(point.index))
-        compact.setEnabled(isinstance(self.window.panel("analysis_panels"), CompactionOpener))
+        if self.window.request_actions:
+            menu.addSeparator()
+        for text, act in self.window.request_actions:  # the panels' (host.add_request_action)
+            action = menu.addAction(text)
+            action.triggered.connect(lambda _c=False, a=act: a(point.index))
         self.last_menu = menu
         return menu
 
@@ -75,12 +73,6 @@ class ContextMenus(QObject):
         index = table.indexAt(pos)
         if index.isValid():
             self.requests_menu(index).popup(table.viewport().mapToGlobal(pos))
-
-    def _compact(self, request: int) -> None:
-        self.window.select_request(request)
-        panel = self.window.panel("analysis_panels")
-        if isinstance(panel, CompactionOpener):
-            panel.open_compaction()
 
     # -- the breakdown tree ---------------------------------------------------------
     def tree_menu(self, index: QModelIndex) -> QMenu:

@@ -15,8 +15,8 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QSplitter,
@@ -40,12 +40,14 @@ from ctxviewer.gui.session.file_sessions import FileSessions
 from ctxviewer.gui.session.loader import SessionLoader
 from ctxviewer.gui.session.request_model import role_text, short_model
 from ctxviewer.gui.session.request_table import RequestTable
+from ctxviewer.gui.session.session_notice import SessionNotice
 from ctxviewer.gui.session.skipped_dialog import SkippedDialog
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.session.window_host import HostWindow
 from ctxviewer.gui.timeline.tab import TimelineTab
-from ctxviewer.gui.widgets import dialogs, file_dialog
+from ctxviewer.gui.widgets import dialogs
+from ctxviewer.gui.widgets.palette import is_dark
 from ctxviewer.model import Session
 from ctxviewer.resources import is_demo
 
@@ -55,8 +57,12 @@ DEFAULT_SIZE = (1400, 900)
 class MainWindow(HostWindow):
     """The window; its panels see it as a ``PanelHost`` (``HostWindow``)."""
 
+    first_painted = Signal()  # the first screen is up: what can wait, now
+
     def __init__(self, state: AppState, settings: AppSettings | None = None,
-                 loader: SessionLoader | None = None) -> None:
+                 loader: SessionLoader | None = None, defer_panels: bool = False) -> None:
+        """``defer_panels``: install only what the first screen needs now, the rest once
+        the window has painted (the app's start; tests get every panel at once)."""
         super().__init__()
         self.state = state
         self.settings = settings or AppSettings()
@@ -66,15 +72,20 @@ class MainWindow(HostWindow):
             lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
         self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
         self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
-        file_dialog.guard_plot_exports()  # the plots' own Export... too
         self.setWindowTitle("ctxviewer")
         self.setAcceptDrops(True)
+        self._dark = is_dark()  # the theme the views were coloured for
+        self._content_width = 0  # the content pane's width while folded away
+        self._shown_once = False
+        self._painted = False
         self._auto_split = False  # fit the panes to the first session (no saved layout)
         # A progressive load shows partial sessions: what was open before, to restore
         # on cancel or error (None: no partial shown), and whether this load showed one.
         self._restore: tuple[Analysis | None, int | None] | None = None
         self._partial_shown = False
         self.panels = {}
+        self.quit_concern_sources = []
+        self.request_actions = []
         self._build()
         self._connect()
         self._restore_layout()
@@ -82,12 +93,33 @@ class MainWindow(HostWindow):
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
         self.context_menus = ContextMenus(self)  # the request list's and the tree's
-        self.panels = panels.install_all(self)  # live attach, compare, insights... (gui/panels.py)
+        window_layout.restore_options(self)  # estimator, policy, counts of the last run
+        # live attach, compare, insights... (gui/panels.py)
+        self.panels = panels.install_all(self, only=panels.FIRST)
+        self._panels_due = defer_panels  # the others: at the first paint
+        if not defer_panels:
+            self._finish_panels()
+
+    def _finish_panels(self) -> None:
+        """The panels not installed yet, then what the last run chose (tab, toggles…)."""
+        self._panels_due = False
+        self.context_menus.add_timeline_menu()  # builds the plot: after the first paint
+        installed = {**self.panels, **panels.install_all(self, skip=tuple(self.panels))}
+        self.panels = {name: installed[name] for name in panels.PANELS if name in installed}
         window_layout.restore_choices(self)
         for i in range(self.tabs.count()):  # a busy tab must not stop the window shrinking
             tab = self.tabs.widget(i)
             if tab is not None:
                 tab.setMinimumSize(120, 80)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        if not self._painted:  # the first screen is up: the rest of the window
+            self._painted = True
+            if self._panels_due:
+                self._panels_due = False
+                QTimer.singleShot(0, self._finish_panels)
+            QTimer.singleShot(0, self.first_painted.emit)
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
@@ -112,6 +144,8 @@ class MainWindow(HostWindow):
         centre = QWidget(self)
         box = QVBoxLayout(centre)
         box.setContentsMargins(4, 0, 4, 0)
+        self.notice = SessionNotice(centre)  # the demo, a file without requests
+        box.addWidget(self.notice)
         box.addWidget(self.bar_panel)
         box.addWidget(self.tabs, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
@@ -124,13 +158,33 @@ class MainWindow(HostWindow):
         self.resize(*DEFAULT_SIZE)
         self.reset_pane_sizes(DEFAULT_SIZE[0])
 
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and is_dark() != self._dark:
+            self._dark = is_dark()  # View > Theme: the views' colours again, once every
+            QTimer.singleShot(0, self._recolour)  # child has the new palette
+
+    def _recolour(self) -> None:
+        if self.state.analysis is not None:
+            self.state.update_analysis(self.state.analysis)
+
     def resizeEvent(self, event: object) -> None:
         super().resizeEvent(event)  # type: ignore[arg-type]
         self.give_centre_room()
 
     def showEvent(self, event: object) -> None:
         super().showEvent(event)  # type: ignore[arg-type]
-        QTimer.singleShot(0, self.give_centre_room)  # once the restored layout is applied
+        if not self._shown_once:  # once the restored layout is applied: within bounds
+            self._shown_once = True
+            QTimer.singleShot(0, self._bound_restored_split)
+        QTimer.singleShot(0, self.give_centre_room)
+
+    def _bound_restored_split(self) -> None:
+        """A split saved in the last run, within sane bounds (a request list narrowed to
+        a sliver once stayed a sliver at every start)."""
+        sizes = window_layout.within_bounds(self.splitter.sizes())
+        if sizes is not None:
+            self.splitter.setSizes(sizes)
 
     def give_centre_room(self) -> None:
         """The side panes give way first (``window_layout.centre_room``)."""
@@ -138,12 +192,33 @@ class MainWindow(HostWindow):
         if sizes is not None:
             self.splitter.setSizes(sizes)
 
+    def fold_content(self, fold: bool) -> None:
+        """Fold the content pane away (the tabs where it shows nothing: only the
+        breakdown's rows have a text), or bring it back as wide as it was."""
+        if fold == self.content.isHidden():
+            return
+        sizes = self.splitter.sizes()
+        if fold:
+            self._content_width = sizes[2]
+            self.content.hide()
+            return
+        width = self._content_width or window_layout.default_split(sum(sizes), 0)[2]
+        self.content.show()
+        self.splitter.setSizes([sizes[0], max(sizes[1] + sizes[2] - width, 100), width])
+        if self.isVisible():  # the splitter lays the shown pane out on its next pass
+            QTimer.singleShot(0, lambda: self.splitter.setSizes(
+                [sizes[0], max(sum(self.splitter.sizes()) - sizes[0] - width, 100), width]))
+
+    def _on_tabs_current_changed(self, _index: int) -> None:
+        self.fold_content(self.tabs.currentWidget() is not self.breakdown)
+
     def reset_pane_sizes(self, width: int) -> None:
         self.splitter.setSizes(window_layout.default_split(width, self.requests.needed_width()))
 
     def _connect(self) -> None:
         s, a = self.state, self.actions_
         s.session_loaded.connect(self._on_state_session_loaded)
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         s.analysis_changed.connect(self._on_state_analysis_changed)
         s.request_changed.connect(self._on_state_request_changed)
         s.breakdown_changed.connect(self._on_state_breakdown_changed)
@@ -177,12 +252,13 @@ class MainWindow(HostWindow):
             action.triggered.connect(lambda _c=False, k=kind: export.export_view(self, k))
         a.quit.triggered.connect(self.close)
         a.find.triggered.connect(self._on_find_triggered)
-        a.previous.triggered.connect(lambda: s.step_request(-1))
-        a.next.triggered.connect(lambda: s.step_request(1))
-        a.first.triggered.connect(s.select_first)
-        a.last.triggered.connect(s.select_last)
-        a.show_breakdown.triggered.connect(lambda: self.tabs.setCurrentWidget(self.breakdown))
-        a.show_timeline.triggered.connect(lambda: self.tabs.setCurrentWidget(self.timeline))
+        for action, go in ((a.previous, lambda: s.step_request(-1)),
+                           (a.next, lambda: s.step_request(1)),
+                           (a.first, s.select_first), (a.last, s.select_last)):
+            action.triggered.connect(self.show_session_views)  # from the library page too
+            action.triggered.connect(go)
+        a.show_breakdown.triggered.connect(lambda: self.show_tab(self.breakdown))
+        a.show_timeline.triggered.connect(lambda: self.show_tab(self.timeline))
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str, session: int | None = None) -> None:
@@ -216,6 +292,7 @@ class MainWindow(HostWindow):
         self.actions_.set_session_open(bool(a.session.requests))
         self.controls.set_options(self.state.options)
         self.content.clear()
+        self.notice.set_analysis(a)
 
     def _on_state_analysis_changed(self, a: Analysis) -> None:
         self.requests.set_timeline(a.timeline)
@@ -374,13 +451,7 @@ class MainWindow(HostWindow):
 
     def quit_concerns(self) -> list[str]:
         """What quitting now would lose, one sentence per panel that says so."""
-        out = []
-        for panel in self.panels.values():
-            concern = getattr(panel, "quit_concern", None)
-            text = concern() if concern is not None else None
-            if text:
-                out.append(text)
-        return out
+        return [text for concern in self.quit_concern_sources if (text := concern())]
 
     def closeEvent(self, event: QCloseEvent) -> None:
         concerns = self.quit_concerns()

@@ -7,7 +7,9 @@ row the user picked (mouse, Up/Down, Home/End).
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex, QSize, Qt, Signal
+from collections.abc import Sequence
+
+from PySide6.QtCore import QItemSelection, QItemSelectionModel, QModelIndex, QSize, Qt, Signal
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from ctxviewer.analysis.timeline import Point
@@ -59,6 +61,21 @@ class RequestTable(QTableView):
             self.scrollTo(self.currentIndex())
         finally:
             self._guard = False
+
+    def select_rows(self, rows: Sequence[int]) -> None:
+        """Select ``rows`` (those of one source, say), the current row kept: a click on
+        any row goes back to one."""
+        model = self.request_model
+        last = model.columnCount() - 1
+        selection = QItemSelection()
+        for r in rows:
+            if 0 <= r < model.rowCount():
+                selection.select(model.index(r, 0), model.index(r, last))
+        self.selectionModel().select(
+            selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+
+    def selected_rows(self) -> list[int]:
+        return sorted({i.row() for i in self.selectionModel().selectedIndexes()})
 
     def needed_width(self) -> int:
         """Width that shows every column without a horizontal scroll bar."""

@@ -68,6 +68,14 @@ class SessionStatusBar(QStatusBar):
         self.skipped_button.setText(f"{count:,} skipped")
         self.skipped_button.setEnabled(count > 0)
 
+    def show_session_parts(self, on: bool) -> None:
+        """Show or hide what the bar says of the session (the library page hides it; its
+        messages and the panels' indicators stay)."""
+        self.info.setVisible(on)
+        self.skipped_button.setVisible(on)
+        if on:
+            self.hideOrShow()  # a message shown now keeps its place until it ends
+
     def info_text(self) -> str:
         """The whole status text (the label may show it elided)."""
         return self._info_text

@@ -17,8 +17,10 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QTabWidget, QTool
 
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
+from ctxviewer.gui.host import SharedInsights
 from ctxviewer.gui.session.bar_panel import BarPanel
 from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.timeline.tab import TimelineTab
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 class HostWindow(QMainWindow):
     closing = Signal()  # the window closes (after any confirmation): panels stop their work
+    session_views_wanted = Signal()  # show_session_views: the library page gives way
 
     # built by MainWindow
     state: AppState
@@ -38,10 +41,15 @@ class HostWindow(QMainWindow):
     file_bar: QToolBar
     status: SessionStatusBar
     bar_panel: BarPanel
+    requests: RequestTable
     breakdown: BreakdownPanel
     timeline: TimelineTab
     tabs: QTabWidget
-    panels: dict[str, object]  # the installed panels by name (gui/panels.py)
+    panels: dict[str, object]  # the installed panels by name (gui/panels.py), for tests
+    # what the panels gave (add_quit_concern, add_request_action, share_insights)
+    quit_concern_sources: list[Callable[[], str | None]]
+    request_actions: list[tuple[str, Callable[[int], object]]]
+    _shared_insights: SharedInsights | None = None
     show_error: Callable[[str, str], None]
     ask_save_path: Callable[[str, str, str], str]
 
@@ -49,8 +57,26 @@ class HostWindow(QMainWindow):
     def select_request(self, index: int) -> None:
         self.state.select_request(index)
 
-    def panel(self, name: str) -> object | None:
-        return self.panels.get(name)
+    def show_session_views(self) -> None:
+        self.session_views_wanted.emit()
+
+    def select_requests(self, indices: Sequence[int]) -> None:
+        if indices:
+            self.state.select_request(indices[0])
+            self.requests.select_rows(indices)
+
+    # -- what panels give each other ----------------------------------------------------
+    def add_quit_concern(self, concern: Callable[[], str | None]) -> None:
+        self.quit_concern_sources.append(concern)
+
+    def add_request_action(self, text: str, act: Callable[[int], object]) -> None:
+        self.request_actions.append((text, act))
+
+    def share_insights(self, shared: SharedInsights) -> None:
+        self._shared_insights = shared
+
+    def shared_insights(self) -> SharedInsights | None:
+        return self._shared_insights
 
     # -- tabs and docks -------------------------------------------------------------------
     @property
@@ -61,6 +87,7 @@ class HostWindow(QMainWindow):
         self.tabs.addTab(page, title)
 
     def show_tab(self, page: QWidget) -> None:
+        self.show_session_views()
         self.tabs.setCurrentWidget(page)
 
     def current_tab(self) -> QWidget | None:
@@ -119,7 +146,7 @@ class HostWindow(QMainWindow):
         bar.addAction(action)
 
     def timeline_plot(self) -> TimelinePlot | None:
-        return self.timeline.plot
+        return self.timeline.plot  # built now if it was not yet
 
     def show_in_breakdown(self, names: Sequence[str], messages: Sequence[int] = (),
                           category: str | None = None) -> None:

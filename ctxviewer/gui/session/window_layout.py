@@ -4,8 +4,8 @@ The split of its three panes (request list | centre | content): the default
 for a first session, and the side panes giving way first when the window is
 narrower than the one they were sized in. What is saved at close and restored
 at start: geometry, toolbars, the split, the estimator, policy, counts, the
-tab in front, the timeline's toggles and the Insights budget (a Window size
-stays with its file: never restored).
+tab in front and the timeline's toggles (a Window size stays with its file: never
+restored; the Insights panel keeps its budget).
 """
 
 from __future__ import annotations
@@ -56,6 +56,24 @@ def centre_room(sizes: list[int]) -> list[int] | None:
     return [left, total - left - right, right]
 
 
+LIST_FLOOR = 0.22  # the request list's least share of a restored split (default_split's least)
+
+
+def within_bounds(sizes: list[int]) -> list[int] | None:
+    """A restored split with the request list no narrower than ``LIST_FLOOR`` of the
+    window and the content pane no narrower than its least width (``_caps``), the side
+    panes within ``centre_room``'s shares; None when it already is."""
+    total = sum(sizes)
+    if len(sizes) != 3 or total < 600:
+        return None
+    _cap, _share, least = _caps(total)
+    left = max(sizes[0], int(total * LIST_FLOOR))
+    right = max(sizes[2], least) if sizes[2] else 0  # 0: folded away
+    bounded = centre_room([left, total - left - right, right]) or \
+        [left, total - left - right, right]
+    return None if bounded == sizes else bounded
+
+
 def _tab_name(window: MainWindow, index: int) -> str:
     return window.tabs.tabText(index).replace("&", "")
 
@@ -94,49 +112,36 @@ def restore_layout(window: MainWindow) -> bool:
     return s.state("splitter") is not None
 
 
-def _plot(window: MainWindow) -> Any:  # a TimelinePlot, or None without pyqtgraph
-    return window.timeline_plot()
-
-
-def _budget_box(window: MainWindow) -> Any:  # a BudgetBox, or None
-    panel = window.panel("insights_panel")
-    return getattr(getattr(panel, "cost", None), "budget", None)
-
-
-def restore_choices(window: MainWindow) -> None:
-    """The estimator, policy, counts, tab, timeline toggles and budget chosen in the
-    last run."""
+def restore_options(window: MainWindow) -> None:
+    """The estimator, policy and counts chosen in the last run (before any file is
+    opened: a file given at start is analysed with them)."""
     saved = window.settings.analysis_options()
     valid = {"estimator": names(), "policy": POLICIES, "counts": ("agent", "wire")}
     chosen: dict[str, Any] = {k: v for k, v in saved.items() if v in valid[k]}
     if chosen:
         window.state.options = replace(window.state.options, **chosen)
         window.controls.set_options(window.state.options)
+
+
+def restore_choices(window: MainWindow) -> None:
+    """The tab and timeline toggles chosen in the last run, once every panel's tab is
+    there (the Insights panel keeps its budget itself)."""
     tab = window.settings.tab()
     for i in range(window.tabs.count()):
         if _tab_name(window, i) == tab:
             window.tabs.setCurrentIndex(i)
-    plot, box = _plot(window), _budget_box(window)
-    if plot is not None:
-        plot.set_toggles(window.settings.timeline_toggles())
-    budget = window.settings.budget()
-    if box is not None and budget is not None:
-        on, values = budget
-        box.set_budget(values)
-        if not on:
-            box.set_budget(None)  # switched off, its values kept
+    window.timeline.set_toggles(window.settings.timeline_toggles())  # the plot: when built
 
 
 def save(window: MainWindow) -> None:
     s, o = window.settings, window.state.options
     s.set_analysis_options(o.estimator, o.policy, o.counts)
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
-    plot, box = _plot(window), _budget_box(window)
-    if plot is not None:
-        s.set_timeline_toggles(plot.toggles())
-    if box is not None:
-        s.set_budget(box.isChecked(), box.values())
+    s.set_timeline_toggles(window.timeline.toggles())
     s.set_state("geometry", window.saveGeometry())
     s.set_state("window_state", window.saveState())
+    folded = window.content.isHidden()
+    window.fold_content(False)  # its width is kept, folded or not
     s.set_state("splitter", window.splitter.saveState())
+    window.fold_content(folded)
     s.sync()

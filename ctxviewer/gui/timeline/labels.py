@@ -20,20 +20,47 @@ from ctxviewer.gui.timeline import geometry
 from ctxviewer.gui.timeline.style import label_fill, series_color, threshold_pen
 
 ABOVE, BELOW = [(0, 1), (0, 1)], [(0, 0), (0, 0)]  # text anchors of a horizontal line
+LABELS_Z = 4  # the threshold labels: above the drawn lines (2) and the event lines (3)
 EVENT_LANES = 2
 
 
-def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, pg.InfiniteLine]:
+class LabelledLine(pg.InfiniteLine):
+    """A threshold's label, carried by an undrawn line above every drawn one, and its
+    drawn line (``stroke``) below: a label is never struck through by a line, its own
+    or a neighbour's (lines a few thousand tokens apart are a few pixels apart on a
+    small screen, closer than a label is tall)."""
+
+    def __init__(self, key: str, dark: bool) -> None:
+        self.stroke: pg.InfiniteLine | None = None
+        pen = threshold_pen(key, dark)
+        fill = label_fill(dark)
+        fill.setAlpha(255)  # opaque: the lines under it do not show through
+        super().__init__(angle=0, movable=False, pen=pg.mkPen(None), label=key, labelOpts={
+            "position": 0.01, "anchors": ABOVE, "color": pen.color(), "fill": pg.mkBrush(fill)})
+        self.stroke = pg.InfiniteLine(angle=0, movable=False, pen=pen)
+        self.stroke.setZValue(2)
+        self.line_pen = pen
+        self.texts = (key, key)  # (full, compact) label texts: apply_lines sets them
+
+    def setPos(self, pos: object) -> None:  # noqa: N802 - pyqtgraph's name
+        super().setPos(pos)
+        if self.stroke is not None:
+            self.stroke.setPos(pos)
+
+    def setVisible(self, visible: bool) -> None:  # noqa: N802 - Qt's name
+        super().setVisible(visible)
+        if self.stroke is not None:
+            self.stroke.setVisible(visible)
+
+
+def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, LabelledLine]:
     """One hidden horizontal line per key of ``THRESHOLD_KEYS``."""
     lines = {}
     for key in THRESHOLD_KEYS:
-        pen = threshold_pen(key, dark)
-        line = pg.InfiniteLine(angle=0, movable=False, pen=pen, label=key, labelOpts={
-            "position": 0.01, "anchors": ABOVE, "color": pen.color(),
-            "fill": pg.mkBrush(label_fill(dark))})
+        line = LabelledLine(key, dark)
         line.setVisible(False)
-        line.setZValue(2)
-        line.texts = (key, key)  # (full, compact) label texts: apply_lines sets them
+        line.setZValue(LABELS_Z)
+        plot_item.addItem(line.stroke, ignoreBounds=True)
         plot_item.addItem(line, ignoreBounds=True)
         lines[key] = line
     return lines
@@ -98,7 +125,7 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
     for rank, (ln, slot) in enumerate(zip(shown, slots, strict=True)):
         last = 1 - (ln.label.boundingRect().width() + 4) / width  # the label ends in view
         ln.label.setPosition(max(0.01, min(0.01 + max(slot, 0) * step, last)))
-        ln.setZValue(2 + rank / 10)  # a label is never crossed by the line above it
+        ln.setZValue(LABELS_Z + rank / 10)  # a lower label over a higher one's margin
 
 
 def layout_event_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox,

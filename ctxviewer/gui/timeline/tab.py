@@ -1,25 +1,23 @@
 """The "Timeline" tab: hosts ``TimelinePlot`` when it is available.
 
-Integration point: ``plot.TimelinePlot`` (a pyqtgraph ``PlotWidget``
-with ``set_timeline(...)``) is written separately. When it cannot be
-imported, the tab shows a placeholder saying so, and the rest of the window
-works as usual.
+The plot (``plot.TimelinePlot``, a pyqtgraph ``PlotWidget``) is built the first
+time it is needed: pyqtgraph and numpy take a third of a second to import, which
+the window's first paint does not wait for. When it cannot be imported, the tab
+shows a placeholder saying so, and the rest of the window works as usual.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.gui.widgets.theme import theme_changed
 
-try:
+if TYPE_CHECKING:
     from ctxviewer.gui.timeline.plot import TimelinePlot
-except ImportError as e:  # the plot module is not there (yet) or pyqtgraph is missing
-    TimelinePlot = None  # type: ignore[assignment,misc]
-    _WHY = f"{type(e).__name__}: {e}"
-else:
-    _WHY = ""
 
 
 class TimelineTab(QWidget):
@@ -27,29 +25,83 @@ class TimelineTab(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.plot: TimelinePlot | None = None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+        self._plot: TimelinePlot | None = None
+        self._analysis: Analysis | None = None  # what the plot shows (built anew: again)
+        self._toggles: dict[str, bool] = {}  # set before the plot was built
+        self._current: int | None = None
         self.placeholder: QLabel | None = None
-        if TimelinePlot is not None:
-            self.plot = TimelinePlot(self)
-            self.plot.request_clicked.connect(self.request_clicked)
-            layout.addWidget(self.plot)
-        else:
-            self.placeholder = QLabel("The timeline is not available in this build.\n" + _WHY,
-                                      self)
-            self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            self.placeholder.setWordWrap(True)
-            layout.addWidget(self.placeholder)
+
+    @property
+    def plot(self) -> TimelinePlot | None:
+        """The plot, built the first time it is needed (pyqtgraph and numpy are imported
+        then: not before the window's first paint); None when it cannot be imported."""
+        if self._plot is None and self.placeholder is None:
+            self._build_plot()
+        return self._plot
 
     @property
     def available(self) -> bool:
         return self.plot is not None
 
+    def _build_plot(self) -> None:
+        try:
+            from ctxviewer.gui.timeline.plot import TimelinePlot
+        except ImportError as e:  # pyqtgraph is missing
+            self.placeholder = QLabel("The timeline is not available in this build.\n"
+                                      f"{type(e).__name__}: {e}", self)
+            self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.placeholder.setWordWrap(True)
+            self._layout.addWidget(self.placeholder)
+            return
+        plot = self._plot = TimelinePlot(self)
+        plot.request_clicked.connect(self.request_clicked)
+        if self._toggles:
+            plot.set_toggles(self._toggles)
+        if self._analysis is not None:
+            plot.set_analysis(self._analysis)
+        if self._current is not None:
+            plot.select_request(self._current)
+        self._layout.addWidget(plot)
+
+    def toggles(self) -> dict[str, bool]:
+        """The plot's toggles (those set for it while it was not built yet)."""
+        return self._plot.toggles() if self._plot is not None else dict(self._toggles)
+
+    def set_toggles(self, toggles: dict[str, bool]) -> None:
+        self._toggles = dict(toggles)
+        if self._plot is not None:
+            self._plot.set_toggles(toggles)
+
     def set_analysis(self, a: Analysis | None) -> None:
-        if self.plot is not None and a is not None:
-            self.plot.set_analysis(a)
+        self._analysis = a if a is not None else self._analysis
+        plot = self.plot
+        if plot is not None and a is not None:
+            plot.set_analysis(a)
 
     def set_current(self, index: int) -> None:
-        if self.plot is not None:
-            self.plot.select_request(index)
+        self._current = index
+        if self._plot is not None:
+            self._plot.select_request(index)
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if self._plot is not None and theme_changed(event, self._plot.dark):
+            self._rebuild_plot()
+
+    def _rebuild_plot(self) -> None:
+        """The theme changed: a plot in its colours, showing what the old one showed."""
+        old = self._plot
+        assert old is not None
+        self._toggles = old.toggles()
+        marks = old.budget_marks
+        self._plot = None
+        self._build_plot()
+        new = self._plot
+        assert new is not None
+        new.set_budget_marks(marks)
+        self._layout.removeWidget(old)
+        old.hide()
+        old.setParent(None)
+        old.deleteLater()

@@ -18,7 +18,8 @@ class ThresholdLayer:
     """The threshold lines (see the module docstring)."""
 
     def __init__(self, plot_item: pg.PlotItem, dark: bool) -> None:
-        self.threshold_lines: dict[str, pg.InfiniteLine] = labels.threshold_lines(plot_item, dark)
+        self.threshold_lines: dict[str, labels.LabelledLine] = labels.threshold_lines(
+            plot_item, dark)
 
     def set_view(self, view: TimelineView, old: TimelineView | None) -> None:
         if old is None or view.lines is not old.lines:

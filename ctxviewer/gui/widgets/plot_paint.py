@@ -26,6 +26,8 @@ from PySide6.QtCore import QLineF, QPointF
 from PySide6.QtGui import QColor, QPainter, QPen, QPicture
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 
+from ctxviewer.gui.widgets.file_dialog import guard_plot_exports
+
 CACHED = (QGraphicsTextItem, pg.AxisItem, pg.LabelItem, pg.LegendItem)
 _DEVICE = QGraphicsItem.CacheMode.DeviceCoordinateCache
 _NONE = QGraphicsItem.CacheMode.NoCache
@@ -33,7 +35,10 @@ _AA = QPainter.RenderHint.Antialiasing
 
 
 def paint_cheaply(view: pg.GraphicsView) -> None:
-    """Apply both to ``view``'s scene, items added later too (checked at each paint)."""
+    """Apply both to ``view``'s scene, items added later too (checked at each paint).
+    Every plot of the window comes here once: its Export... asks with our file dialog
+    (``file_dialog.guard_plot_exports``)."""
+    guard_plot_exports()
     scene = view.scene()
 
     def apply() -> None:

@@ -23,7 +23,10 @@ FIT_SAMPLE_ROWS = 16  # rows fit_columns measures, spread from the first to the 
 
 def rows_view(view: QTableView, *, single: bool = True) -> QTableView:
     """Whole-row selection, alternating colours, no row numbers, fixed row height,
-    and column widths measured on ``SIZE_SAMPLE_ROWS`` rows."""
+    and column widths measured on ``SIZE_SAMPLE_ROWS`` rows. One stop in the focus chain:
+    Tab goes on to the next widget (a table's own Tab walked cell by cell, changing the
+    row, and never left it); the arrows move within."""
+    view.setTabKeyNavigation(False)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     if single:
         view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)

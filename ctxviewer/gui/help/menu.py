@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QMenu,
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from ctxviewer import __version__
 from ctxviewer.gui.host import PanelHost
+from ctxviewer.gui.widgets.theme import apply_theme
 
 ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
          "<p>What fills the context window of an LLM coding agent: Claude Code, Codex, "
@@ -93,8 +95,7 @@ class HelpMenu:
         self.about.triggered.connect(self.show_about)
 
     def _theme_menu(self, view: QMenu) -> dict[str, QAction]:
-        """View > Theme: the system's colours, light or dark, from the next start on
-        (the plots pick their colours when they are built)."""
+        """View > Theme: the system's colours, light or dark."""
         menu = view.addMenu("T&heme")
         group = QActionGroup(menu)
         actions = {}
@@ -110,10 +111,13 @@ class HelpMenu:
         return actions
 
     def _choose_theme(self, theme: str) -> None:
+        """Applied at once, and kept for the next start."""
         self.host.settings.set_theme(theme)
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            apply_theme(app, theme)
         names = {"auto": "the system's colours", "light": "light", "dark": "dark"}
-        self.host.show_message(f"Theme: {names[theme]}, from the next start on "
-                               "(or: ctxviewer --theme)", 8000)
+        self.host.show_message(f"Theme: {names[theme]}", 5000)
 
     def show_shortcuts(self) -> ShortcutsDialog:
         if self.dialog is None:

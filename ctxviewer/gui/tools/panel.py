@@ -51,6 +51,8 @@ class AnalysisPanels(QObject):
         self.compact_action.triggered.connect(self.open_compaction)
         self.back_action.triggered.connect(self.back_to_original)
         self.state.session_loaded.connect(self._on_state_session_loaded)
+        host.add_quit_concern(self.quit_concern)
+        host.add_request_action("Simulate compaction of this request…", self._compact_request)
         self._update_actions()
 
     def quit_concern(self) -> str | None:
@@ -61,6 +63,11 @@ class AnalysisPanels(QObject):
                 "session): it is not saved anywhere and is lost when the window closes.")
 
     # -- compaction ---------------------------------------------------------------
+    def _compact_request(self, index: int) -> None:
+        """The request list's right-click: that request, then the dialog."""
+        self.host.select_request(index)
+        self.open_compaction()
+
     def open_compaction(self) -> CompactionDialog | None:
         a, i = self.state.analysis, self.state.index
         if a is None or i is None:
@@ -101,6 +108,7 @@ class AnalysisPanels(QObject):
             self._show(original)
 
     def _show(self, session: Session) -> None:
+        self.host.show_session_views()  # the dialog may have been opened over the library
         self.state.set_session_analysis(self.state.options.analysis(session))
 
     def _on_state_session_loaded(self, a: Analysis) -> None:

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.findings import ERROR, WARN, Finding, findings
 from ctxviewer.analysis.insights import load_prices
-from ctxviewer.fmt import plural, usd
-from ctxviewer.gui.host import PanelHost
+from ctxviewer.fmt import fmt_tokens, plural, usd
+from ctxviewer.gui.host import PanelHost, SharedInsights
 from ctxviewer.gui.insights.model import Column, fmt_int
 from ctxviewer.gui.insights.table import InsightsTable
 from ctxviewer.gui.widgets.jobs import LatestJob
@@ -32,6 +32,18 @@ TINTS = {ERROR: QColor(208, 59, 59, 70), WARN: QColor(230, 160, 30, 60)}
 
 def _usd(x: float | None) -> str:
     return usd(x, "")
+
+
+def unused_tools_text(found: list[Finding]) -> str:
+    """What the unused tools cost, in dollars where every request is priced, else in
+    the tokens they carried (never $0 for what has no price)."""
+    unused = [f for f in found if f.code == "unused-tool"]
+    if not unused:
+        return "no unused tools"
+    if all(f.usd is not None for f in unused):
+        return f"unused tools cost {usd(sum(f.usd or 0.0 for f in unused))}"
+    tokens = sum(f.tokens_carried or 0 for f in unused)
+    return f"unused tools carried {fmt_tokens(tokens)} tokens (no price for the model)"
 
 
 def describe(f: Finding) -> str:
@@ -65,8 +77,9 @@ class FindingsPanel(QWidget):
         super().__init__(parent)
         self.analysis: Analysis | None = None
         self.found: list[Finding] | None = None
-        # the Insights panel, whose redundancy and cache breaks are reused when at hand
-        self.insights_of: Callable[[], Any] = lambda: None
+        # the insights computed last, whose redundancy and cache breaks are reused when
+        # they are of this session and estimator
+        self.insights_of: Callable[[], SharedInsights | None] = lambda: None
         self._dirty = False
         self._jobs = LatestJob(parent=self)
         self._jobs.finished.connect(self._on_finished)
@@ -102,7 +115,7 @@ class FindingsPanel(QWidget):
         if a is None:
             return
         self._dirty = False
-        ins = getattr(self.insights_of(), "result", None)
+        ins = self.insights_of()
         parts: dict[str, Any] = {}
         if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
             parts = {"redundant": ins.insights.redundancy.findings,
@@ -121,9 +134,8 @@ class FindingsPanel(QWidget):
             return
         counts = ", ".join(f"{sum(f.severity == s for f in found)} {s}"
                            for s in ("error", "warn", "info"))
-        usd = sum(f.usd or 0.0 for f in found if f.code in ("unused-tool",))
-        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · unused "
-                               f"tools cost {_usd(usd) or '$0'}")
+        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · "
+                               f"{unused_tools_text(found)}")
 
     def _on_finished(self, found: object) -> None:
         self._show(list(found))  # type: ignore[call-overload]
@@ -154,7 +166,7 @@ def install(host: PanelHost) -> FindingsPanel:
     """Add the Findings tab to the window and wire it to its state."""
     state = host.state
     panel = FindingsPanel(host.window())
-    panel.insights_of = lambda: host.panel("insights_panel")
+    panel.insights_of = host.shared_insights
     host.add_tab(panel, "Findings")  # View > Findings: the help menu's tab actions
     state.analysis_changed.connect(lambda a: panel.set_analysis(a, wait=state.loading))
     panel.finding_picked.connect(lambda f: show_finding(host, f))

@@ -1,0 +1,113 @@
+"""Start-up: how long `ctxviewer` takes to show its window, against a bare PySide6 window.
+
+    python bench/startup.py [--repeat 7] [--display] [FILE]
+
+Each run is a new process, timed from its launch to the first paint of its
+window (a paint event of a visible top-level window, caught by an event filter
+installed on the application as soon as it exists): once as ``ctxviewer``
+starts (``cli.main``, no file: the library page; or FILE), once as a bare
+``QApplication`` + ``QMainWindow`` (the baseline, measured in the same run, runs
+interleaved). Both start the same Python with the same environment: a fresh
+empty home (no sessions, no settings), offscreen unless ``--display`` (then the
+current ``DISPLAY``). Prints the median and the best of each and the ratio of the
+medians; the target is the window within 2x the bare window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = 2.0
+
+# Prints "painted" and exits at the first paint of a visible window.
+SPY = """
+import os
+from PySide6.QtCore import QEvent, QObject
+class _Spy(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and getattr(obj, "isWindow", None) \\
+                and obj.isWindow() and obj.isVisible():
+            print("painted", flush=True)
+            os._exit(0)
+        return False
+_spy = _Spy()
+"""
+
+BARE = SPY + """
+from PySide6.QtWidgets import QApplication, QMainWindow
+app = QApplication([])
+app.installEventFilter(_spy)
+w = QMainWindow()
+w.resize(1400, 900)
+w.show()
+app.exec()
+"""
+
+# ctxviewer as `ctxviewer [FILE]` runs it (cli.main), the spy put on the application
+# the moment the QApplication exists (QApplication's constructor, wrapped)
+APP = SPY + """
+import sys
+from PySide6 import QtWidgets
+_QApp = QtWidgets.QApplication
+class _Watched(_QApp):
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.installEventFilter(_spy)
+QtWidgets.QApplication = _Watched
+from ctxviewer.cli import main
+sys.exit(main(["--new-instance", *sys.argv[1:]]))
+"""
+
+
+def run(code: str, env: dict[str, str], args: list[str]) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    seconds = time.perf_counter() - start
+    if "painted" not in proc.stdout:
+        raise SystemExit(f"no window painted (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
+    return seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("file", nargs="?", help="a session to open (default: none, the library)")
+    p.add_argument("--repeat", type=int, default=7, help="runs of each (default 7)")
+    p.add_argument("--display", action="store_true", help="the current DISPLAY, not offscreen")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="ctxviewer-startup-") as home:
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("QT_", "XDG_", "CTXVIEWER_"))}
+        env.update(HOME=home, XDG_CONFIG_HOME=f"{home}/config", XDG_CACHE_HOME=f"{home}/cache",
+                   XDG_DATA_HOME=f"{home}/data", PYTHONPATH=str(ROOT))
+        if not args.display:
+            env["QT_QPA_PLATFORM"] = "offscreen"
+        files = [os.path.abspath(args.file)] if args.file else []
+        run(BARE, env, [])  # warm the file cache for both
+        run(APP, env, files)
+        bare, app = [], []
+        for _ in range(args.repeat):
+            bare.append(run(BARE, env, []))
+            app.append(run(APP, env, files))
+    b, a = statistics.median(bare), statistics.median(app)
+    where = "on the display" if args.display else "offscreen"
+    what = os.path.basename(args.file) if args.file else "no file (the library page)"
+    print(f"start-up to the first paint, {where}, {what}; median of {args.repeat} runs each")
+    print(f"  bare PySide6 window (baseline)  {b:6.3f} s   best {min(bare):.3f} s")
+    print(f"  ctxviewer                       {a:6.3f} s   best {min(app):.3f} s")
+    ratio = a / b
+    print(f"  ratio {ratio:.2f}x the bare window  (target <= {TARGET:.0f}x: "
+          f"{'OK' if ratio <= TARGET else 'MISSED'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

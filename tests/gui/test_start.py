@@ -1,0 +1,116 @@
+"""The window's start with a FILE: one that cannot be read (a folder, an empty file, a
+missing one) is said in a dialog and the window lands on the library, not on an empty
+session."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+from library_tree import fake_home, lay_out  # noqa: E402
+
+from ctxviewer.gui.app import open_at_start  # noqa: E402
+from ctxviewer.gui.app_settings import AppSettings  # noqa: E402
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return fake_home(tmp_path, monkeypatch)
+
+
+@pytest.mark.parametrize("kind", ["folder", "empty", "missing"])
+def test_a_bad_file_at_start_lands_on_the_library(qtbot, window, corpus, home, tmp_path,
+                                                   kind):
+    files = lay_out(corpus, home)
+    bad = tmp_path / "bad.jsonl"
+    if kind == "folder":
+        bad.mkdir()
+    elif kind == "empty":
+        bad.write_bytes(b"")
+    window.show()
+    open_at_start(window, str(bad), AppSettings())
+    panel = window.panels["library"]
+    qtbot.waitUntil(lambda: bool(window.errors), timeout=20000)
+    title, message = window.errors[0]
+    assert title == "Cannot open file" and "\n" not in message.strip()
+    qtbot.waitUntil(lambda: panel.showing and not panel.scanner.busy and not panel.querying,
+                    timeout=60000)
+    assert panel.view.isVisible() and window.windowTitle() == "Library — ctxviewer"
+    shown = {e["path"] for e in panel.view.shown_entries()}
+    assert str(files["codex"]) in shown  # the scan ran: the library is listed
+    assert len(window.errors) == 1
+
+
+def test_a_good_file_at_start_opens_it(qtbot, window, corpus, home, open_and_wait):
+    files = lay_out(corpus, home)
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        open_at_start(window, str(files["codex"]), AppSettings())
+    assert not window.panels["library"].showing and not window.errors
+
+
+FIRST_PAINT = """
+import os, sys
+from PySide6.QtCore import QEvent, QObject
+from PySide6 import QtWidgets
+class Spy(QObject):
+    def eventFilter(self, obj, event):
+        if event.type() == QEvent.Type.Paint and obj.isWidgetType() and obj.isWindow() \\
+                and obj.isVisible():
+            heavy = sorted(m for m in ("numpy", "pyqtgraph", "PySide6.QtNetwork")
+                           if m in sys.modules)
+            print("at first paint:", ",".join(heavy) or "-", flush=True)
+            os._exit(0)
+        return False
+spy = Spy()
+class App(QtWidgets.QApplication):
+    def __init__(self, *a):
+        super().__init__(*a)
+        self.installEventFilter(spy)
+QtWidgets.QApplication = App
+from ctxviewer.cli import main
+sys.exit(main(["--new-instance"]))
+"""
+
+
+def test_the_first_paint_waits_for_no_plot(tmp_path):
+    """The window paints before pyqtgraph, numpy and QtNetwork are imported (the plots,
+    the panels that draw them, the single-instance server come after)."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CTXVIEWER_"))}
+    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
+               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    proc = subprocess.run([sys.executable, "-c", FIRST_PAINT], env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+    assert "at first paint: -" in proc.stdout, (proc.stdout, proc.stderr[-2000:])
+
+
+def test_the_panels_come_once_the_window_has_painted(qtbot):
+    from ctxviewer.gui.app import build_main_window
+    from ctxviewer.gui.panels import FIRST, PANELS
+
+    window = build_main_window(defer_panels=True)
+    qtbot.addWidget(window)
+    assert list(window.panels) == [name for name in PANELS if name in FIRST]
+    window.show()
+    qtbot.waitUntil(lambda: list(window.panels) == list(PANELS), timeout=10000)
+    titles = [t for t, _p in window.tab_pages()]
+    assert titles == ["Breakdown", "Timeline", "Compare", "Insights", "Findings"]
+    assert "Help" in [a.text().replace("&", "") for a in window.menuBar().actions()]
+
+
+def test_a_deferred_window_has_the_last_runs_options_at_once(qtbot):
+    """A FILE given at start is analysed with the estimator and policy of the last run,
+    not with the defaults until the panels come (they come at the first paint)."""
+    from ctxviewer.gui.app import build_main_window
+
+    AppSettings().set_analysis_options("chars4", "shannon", "wire")
+    window = build_main_window(settings=AppSettings(), defer_panels=True)
+    qtbot.addWidget(window)
+    o = window.state.options
+    assert (o.estimator, o.policy, o.counts) == ("chars4", "shannon", "wire")
+    assert window.controls.estimator_combo.currentData() == "chars4"
