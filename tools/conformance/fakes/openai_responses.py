@@ -3,12 +3,21 @@
 
 Every request is appended as one JSON line to --record (headers redacted, the body decoded
 from gzip or zstd). Replies are short texts; usage.input_tokens = len(decoded body) // 4.
+
+Scripted usage (the ``compaction`` scenario): the user's newest message may say
+``USAGE=n``, the input tokens reported for the call that answers it, and ``FOLLOW=n``, those
+of the call after a tool's output in that turn. ``TOOLCALL`` in it gets a reasoning item
+(8,000 characters of encrypted content) and a call of an unknown tool first, so the turn
+goes on after the tool's output. Codex's compaction call (``x-codex-turn-metadata``
+request_kind ``compaction``, or its checkpoint prompt) gets a summary and the body's length.
 """
 
 import argparse
 import asyncio
+import base64
 import itertools
 import json
+import re
 import time
 
 from aiohttp import web
@@ -33,6 +42,35 @@ def sse(event, data):
     return (f"event: {event}\ndata: {json.dumps(data)}\n\n").encode()
 
 
+def text_of(item):
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if isinstance(p, dict))
+
+
+def compaction_call(request, prompt):
+    try:
+        meta = json.loads(request.headers.get("x-codex-turn-metadata") or "{}")
+    except ValueError:
+        meta = {}
+    if isinstance(meta, dict) and meta.get("request_kind") == "compaction":
+        return True
+    low = prompt.lower()
+    return "CONTEXT CHECKPOINT" in prompt or ("summary" in low and "handoff" in low)
+
+
+def scripted_tokens(prompt, fresh, after_tool, compacting, measured):
+    """The input tokens to report: what the user's message scripts, else the body's length."""
+    usage = re.search(r"USAGE=(\d+)", prompt)
+    follow = re.search(r"FOLLOW=(\d+)", prompt)
+    if usage and fresh and not compacting:
+        return int(usage.group(1))
+    if usage and follow and after_tool:
+        return int(follow.group(1))
+    return measured
+
+
 def build_app(args):
     rec = Recorder(args.record)
 
@@ -46,27 +84,45 @@ def build_app(args):
         items = body.get("input") or []
         last = items[-1] if items else {}
         k = next(replies)
-        after_tool = last.get("type") == "function_call_output"
-        text = "Fake codex reply #%d: %s" % (k, "got the tool output." if after_tool else "OK.")
+        after_tool = last.get("type") in ("function_call_output", "custom_tool_call_output")
+        users = [i for i in items if i.get("type") == "message" and i.get("role") == "user"]
+        prompt = text_of(users[-1]) if users else ""
+        fresh = bool(users) and last is users[-1]  # the call that answers the user's message
+        compacting = compaction_call(request, prompt)
+        tokens = scripted_tokens(prompt, fresh, after_tool, compacting, len(raw) // 4)
         usage = {
-            "input_tokens": len(raw) // 4,
+            "input_tokens": tokens,
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens": 9,
             "output_tokens_details": {"reasoning_tokens": 0},
-            "total_tokens": len(raw) // 4 + 9,
+            "total_tokens": tokens + 9,
         }
         rid, mid = "resp_%d" % k, "msg_%d" % k
-        item = {
-            "type": "message",
-            "id": mid,
-            "role": "assistant",
-            "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
-        }
+        if "TOOLCALL" in prompt and fresh and not compacting:
+            text = None
+            secret = base64.b64encode(b"r" * 6000).decode()
+            output = [
+                {"type": "reasoning", "id": "rs_%d" % k, "encrypted_content": secret,
+                 "summary": [{"type": "summary_text", "text": "thinking"}]},
+                {"type": "function_call", "id": "fc_%d" % k, "call_id": "call_%d" % k,
+                 "name": "no_such_tool", "arguments": "{}", "status": "completed"},
+            ]
+        else:
+            text = ("SUMMARY: the user said hello several times." if compacting else
+                    "Fake codex reply #%d: %s" % (k, "got the tool output." if after_tool
+                                                   else "OK."))
+            output = [{
+                "type": "message",
+                "id": mid,
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }]
         r = base_record(request, raw, body, seq)
-        r["response"] = {"status": 200, "stream": True, "text": text, "usage": usage}
+        r["response"] = {"status": 200, "stream": True, "text": text or "function_call",
+                         "usage": usage}
         rec.write(r)
-        log("#%d POST %s -> %s" % (seq, request.path, text))
+        log("#%d POST %s -> %s" % (seq, request.path, text or "reasoning + function_call"))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         base = {
@@ -77,20 +133,19 @@ def build_app(args):
             "status": "in_progress",
             "output": [],
         }
-        started = dict(item, status="in_progress", content=[])
-        for event, data in (
-            ("response.created", {"response": base}),
-            ("response.output_item.added", {"output_index": 0, "item": started}),
-            (
-                "response.output_text.delta",
-                {"item_id": mid, "output_index": 0, "content_index": 0, "delta": text},
-            ),
-            ("response.output_item.done", {"output_index": 0, "item": item}),
-            (
-                "response.completed",
-                {"response": dict(base, status="completed", output=[item], usage=usage)},
-            ),
-        ):
+        events = [("response.created", {"response": base})]
+        for i, item in enumerate(output):
+            if item["type"] == "message":
+                started = dict(item, status="in_progress", content=[])
+                events += [
+                    ("response.output_item.added", {"output_index": i, "item": started}),
+                    ("response.output_text.delta",
+                     {"item_id": mid, "output_index": i, "content_index": 0, "delta": text}),
+                ]
+            events.append(("response.output_item.done", {"output_index": i, "item": item}))
+        events.append(("response.completed",
+                       {"response": dict(base, status="completed", output=output, usage=usage)}))
+        for event, data in events:
             await resp.write(sse(event, dict(data, type=event)))
         await resp.write_eof()
         return resp
