@@ -135,6 +135,16 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
+class Overflow:
+    """The numbers a context-overflow error states, where it states them: the prompt
+    as the API counted it, the output cap the request asked for, and the limit."""
+
+    input_tokens: int | None = None
+    max_tokens: int | None = None
+    limit: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """Something that happened between or at requests."""
 
@@ -144,6 +154,7 @@ class Event:
     post_tokens: int | None = None
     trigger: str | None = None  # "auto" | "manual" | "proxy" (a live compaction)
     detail: str = ""
+    overflow: Overflow | None = None  # a context overflow's numbers
 
 
 @dataclass(frozen=True, slots=True)

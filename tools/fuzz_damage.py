@@ -170,6 +170,37 @@ def _is_json(raw: bytes) -> bool:
         return False
 
 
+def parent_cycle(rnd: random.Random, data: bytes) -> bytes | None:
+    """A record's ``parentUuid`` pointed back into its own chain (Claude Code, qwen-code):
+    at itself, or at a record that hangs below it, so that walking up from there never
+    reaches a root. None when the log has no records linked by ``parentUuid``."""
+    lines = _lines(data)
+    records: dict[int, dict[str, Any]] = {}
+    for i, raw in enumerate(lines):
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("uuid"), str):
+            records[i] = record
+    if not records:
+        return None
+    children: dict[Any, list[str]] = {}
+    for r in records.values():
+        children.setdefault(r.get("parentUuid"), []).append(r["uuid"])
+    for _ in range(rnd.choice([1, 1, 2, 5])):
+        at = rnd.choice(list(records))
+        record = records[at]
+        below, todo = [], list(children.get(record["uuid"], ()))
+        while todo and len(below) < 10_000:
+            below.append(todo.pop())
+            todo += children.get(below[-1], ())
+        record["parentUuid"] = rnd.choice(below) if below and rnd.random() < 0.7 \
+            else record["uuid"]
+        lines[at] = _dumps(record) + (b"\n" if lines[at].endswith(b"\n") else b"")
+    return b"".join(lines)
+
+
 def compressed_cut(rnd: random.Random, data: bytes) -> bytes | None:
     """The log gzip- or xz-compressed, then cut short."""
     packed = gzip.compress(data, mtime=0) if rnd.random() < 0.5 else lzma.compress(data)
@@ -262,6 +293,7 @@ DAMAGES: dict[str, Damage] = {
     "delete-line": delete_line,
     "duplicate-line": duplicate_line,
     "shuffle": shuffle_lines,
+    "cycle": parent_cycle,
     "field-type": change_field_type,
     "field-types": change_many_fields,
     "bom": byte_order_mark,

@@ -1,7 +1,7 @@
 """Open damaged real logs in the real window (offscreen) while a good session is open.
 
     .venv/bin/python tools/fuzz_window.py [--cases 60] [--seed 1] [--corpus DIR]
-        [--timeout 60] [--shot DIR]
+        [--only cycle,flip] [--timeout 60] [--shot DIR]
 
 The damaged copies are those of tools/fuzz_logs.py (tools/fuzz_damage.py). Each is
 opened with ``MainWindow.open_file``, as File > Open does, after a good session
@@ -42,9 +42,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cases", type=int, default=60)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--corpus", type=Path, default=CORPUS, help="the folder of real logs")
+    p.add_argument("--only", help="comma-separated damages (default: all but huge-line)")
     p.add_argument("--timeout", type=float, default=60, help="seconds per file")
     p.add_argument("--shot", type=Path, help="save screenshots here")
     args = p.parse_args(argv)
+    only = [d.strip() for d in args.only.split(",")] if args.only else \
+        [d for d in DAMAGES if d != "huge-line"]
+    if unknown := [d for d in only if d not in DAMAGES]:
+        p.error(f"--only: unknown damage {', '.join(unknown)} (known: {', '.join(DAMAGES)})")
     if not (args.corpus / GOOD).is_file():
         p.error(f"no corpus at {args.corpus} (--corpus DIR)")
 
@@ -99,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="ctxviewer-fuzz-window-") as tmp:
         for n in range(args.cases):
             name, data = rnd.choice(logs)
-            damage = pick(rnd, [d for d in DAMAGES if d != "huge-line"])
+            damage = pick(rnd, only)
             damaged = DAMAGES[damage](rnd, data)
             if damaged is None:
                 damage, damaged = "truncate", data[:rnd.randrange(max(len(data), 1))]

@@ -19,6 +19,7 @@ from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
 from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
+from ctxviewer.analysis.balance import balanced
 from ctxviewer.analysis.breakdown import (
     Breakdown,
     Item,
@@ -227,22 +228,35 @@ class Analysis:
             if answers is not None:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)
+        size = self._size_without_usage(index)
         b = breakdown(req, self.estimator, w.tokens, t, inferred,
-                      agent if self.counts == "agent" else None, self._message_rows, rows)
+                      agent if self.counts == "agent" else None, self._message_rows, rows, size)
         if not rows:  # what follows adds rows, notes and numbers beside the categories
             return b
         diffs = b.differences if self.counts == "agent" else \
             breakdown(req, self.estimator, w.tokens, t, inferred, agent,
-                      self._message_rows).differences
+                      self._message_rows, size=size).differences
         if w.wire and w.wire != w.tokens:
             diffs = (Difference("window", w.tokens, w.wire,
                                 f"the requests carry the context-1m beta; {w.detail}"), *diffs)
         b = replace(b, differences=tuple(diffs))
         if not req.complete:
             b = self._with_disk(b)
-        if req.usage is None:
-            return b
-        return with_attribution(b, self.attribution[index], rows=not req.complete)
+        if req.usage is not None:
+            b = with_attribution(b, self.attribution[index], rows=not req.complete)
+        return balanced(b)  # last: every category is the sum of its rows
+
+    def _size_without_usage(self, index: int) -> tuple[int, str] | None:
+        """A request without usage: the size its overflow error states, or the last API
+        count of its conversation carried forward (``timeline.carried_estimate``)."""
+        if self.session.requests[index].usage is not None:
+            return None
+        p = self.timeline[index]
+        if p.api_prompt_tokens is not None:
+            return p.api_prompt_tokens, "overflow"
+        if p.carried_prompt_tokens is not None:
+            return p.carried_prompt_tokens, "estimate"
+        return None
 
     @cached_property
     def disk_items(self) -> list[DiskItem]:

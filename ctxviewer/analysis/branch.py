@@ -2,8 +2,10 @@
 
 A branch is a new ``Session``: the original requests ``0..N`` followed by the
 compacted request of ``N`` as request ``N+1``. That request was never sent,
-so its usage is the local estimate of the compacted prompt (noted on the
-request): every view can then show and compact it like a recorded one.
+so its usage is the local estimate of the compacted prompt, projected on the
+API's scale of the request it compacts as the compaction dialog shows it
+(noted on the request): every view can then show and compact it like a
+recorded one.
 ``with_summary`` swaps an edited summary into a result before branching.
 """
 
@@ -55,7 +57,10 @@ def with_summary(result: CompactionResult, summary: str, title: str, est: Estima
 def compacted_branch(session: Session, result: CompactionResult) -> Session:
     """Requests ``0..N`` of ``session`` plus the compacted request ``N`` as ``N+1``."""
     n = result.request.index
-    new = replace(estimated_request(result), index=n + 1, role=MAIN, sidechain=False,
+    # the size the dialog projected: the estimate after, on the API's scale of the request
+    # it compacts (the raw estimate would show the estimator's error as a saving)
+    new = replace(estimated_request(result, result.projected_after), index=n + 1, role=MAIN,
+                  sidechain=False,
                   agent=None, simulated=True, notes=(*result.request.notes,
                                      (f"{NOTE_PREFIX} ({result.strategy}) of request {n}: "
                                       "usage is the local estimate")))

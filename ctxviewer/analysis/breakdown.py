@@ -7,17 +7,21 @@ tools were never written down, and qwen-code 0.24.2's ``startup_context`` and
 ``unattributed``). Rows an agent shows outside its total (Claude Code
 2.1.332's deferred tools) are ``Breakdown.outside``.
 
-Mode A (no API usage): estimated overhead only, no total, no Messages row.
-Mode B (API usage known): total = API prompt size; overhead categories are
+Mode A (no size known: no API usage before it): estimated overhead only, no
+total, no Messages row.
+Mode B (a size known): total = API prompt size; overhead categories are
 scaled by ``min(1, total / raw_overhead)``; Messages = ``max(0, total -
 scaled_overhead)`` and so absorbs the estimation error, which is reported.
+A request without usage has a size when an earlier call of its conversation
+was counted (that count plus the estimate of what was added: ``total_basis``
+"estimate") or when its context-overflow error states it ("overflow").
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ctxviewer.analysis.agents.counting import (
     DEFERRED_BUILTIN,
@@ -61,6 +65,13 @@ LABELS = {
     DEFERRED_BUILTIN: "System tools (deferred)",
 }
 ORDER = tuple(k for k in LABELS if k not in OUTSIDE)
+SIZE_NOTES = {
+    "estimate": "no API usage for this request: its size is the last API count of its "
+                "conversation plus the estimate of what was added since (the pre-send "
+                "estimate)",
+    "overflow": "no API usage for this request: its size is the one its context-overflow "
+                "error states",
+}
 OVERHEAD = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
             "memory_files", "startup_context")
 SPACE = ("free_space", "autocompact_buffer")
@@ -121,6 +132,10 @@ class Breakdown:
     simulated: bool = False  # a simulated compaction's request: the total is an estimate
     # rows the agent shows outside its total (deferred tools): not in used, nor the window
     outside: tuple[Category, ...] = ()
+    # where the total comes from (mode B): "api" (the usage), "overflow" (the size a
+    # context-overflow error states), "estimate" (no usage: the last API count of the
+    # conversation plus the estimate of what was added); None in mode A
+    total_basis: str | None = None
 
     def category(self, name: str) -> Category | None:
         return next((c for c in (*self.categories, *self.outside) if c.name == name), None)
@@ -148,7 +163,8 @@ def _block_label(b: Block) -> str:
 
 def _message_label(i: int, m: Message) -> str:
     first = next((b for b in m.blocks if b.tag == COMPACTION_SUMMARY), None) or next(
-        (b for b in m.blocks if b.text or b.kind != "text"), None)
+        (b for b in m.blocks if b.text.strip()), None) or next(
+        (b for b in m.blocks if b.kind != "text"), None)  # a turn's first block may be empty
     what = _block_label(first) if first else "(empty)"
     return f"#{i} {m.role}: {what}"
 
@@ -294,11 +310,13 @@ def breakdown(
     view: CountingView | None = None,
     memo: MessageMemo | None = None,
     rows: bool = True,
+    size: tuple[int, str] | None = None,
 ) -> Breakdown:
     """The breakdown of ``req``; ``inferred_overhead`` is for transcripts (see
     ``infer_overhead``); ``view`` counts as the agent's own ``/context`` does; ``memo``
     (see ``message_items``) is for breakdowns of many requests with one estimator.
-    ``rows=False`` leaves the Messages category without its rows (every number stays)."""
+    ``rows=False`` leaves the Messages category without its rows (every number stays).
+    ``size``: (tokens, basis) of a request without usage (``total_basis``)."""
     parts = overhead_parts(req, est)
     diffs: list[Difference] = []
     if view is not None:
@@ -317,6 +335,9 @@ def breakdown(
             kept["system_prompt"] = parts["system_prompt"]
             notes.append(f"tools not recorded by this source: inferred {unrec:,} tokens from the "
                          f"first API usage minus the recorded system prompt ({recorded:,})")
+        elif inferred_overhead is None:
+            notes.append("system prompt + tools not recorded by this source, and no API usage "
+                         "in its conversation to infer them from")
         else:
             notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
                          "tokens from the first API usage")
@@ -327,6 +348,10 @@ def breakdown(
         msg_items, msg_est = [], message_total(req.messages, est)
     raw_overhead = sum(tokens for tokens, _ in parts.values())
     total = req.api_prompt_tokens
+    size_basis = "api" if total is not None else None
+    if total is None and size is not None:
+        total, size_basis = size
+        notes.append(SIZE_NOTES[size_basis])
     mode = "B" if total is not None else "A"
     scale = 1.0
     if total is not None and raw_overhead > total:  # mode B
@@ -334,28 +359,35 @@ def breakdown(
         notes.append(f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
                      f"overhead scaled by {scale:.3f}")
     cats: list[Category] = []
-    for name in OVERHEAD:
-        if name not in parts:
-            continue
+    names = [name for name in OVERHEAD if name in parts]
+    # scaled to the total exactly (largest remainder), not each rounded on its own
+    sizes = [parts[n][0] for n in names] if scale >= 1.0 else \
+        apportion([parts[n][0] for n in names], total or 0)
+    for name, size_ in zip(names, sizes, strict=True):
         tokens, items = parts[name]
         note = notes[0] if name == "unrecorded_overhead" else ""
         basis = "count_tokens" if view is not None and view.counted(name) else "estimate"
         title = "Tools (not recorded)" if name == "unrecorded_overhead" and req.system else ""
-        cats.append(Category(name, round(tokens * scale), _scaled(items, scale), tokens, note,
-                             basis, title))
+        cats.append(Category(name, size_, _scaled(items, scale), tokens, note, basis, title))
     scaled_overhead = sum(c.tokens for c in cats)
     if mode == "B":
         assert total is not None
         messages = max(0, total - scaled_overhead)
+        if messages < msg_est and not req.complete:
+            cats, messages = _make_room(cats, messages, msg_est, notes)
         diff = messages - msg_est
         absorbed = "estimation error" if req.complete else \
             "estimation error and content the log does not record"
+        whole = "API total" if size_basis == "api" else "overflow error's count" \
+            if size_basis == "overflow" else "estimated total"
         split = view.split_messages(req, est, messages) \
             if view is not None and scale >= 1.0 else None
         if split is None:
             cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
-                                 f"API total minus overhead; local estimate {msg_est:,} "
-                                 f"({diff:+,} absorbed: {absorbed})", basis="api - overhead"))
+                                 f"{whole} minus overhead; local estimate {msg_est:,} "
+                                 f"({diff:+,} absorbed: {absorbed})",
+                                 basis="api - overhead" if size_basis == "api" else
+                                 f"{size_basis} - overhead"))
         else:
             cats += _history_split(view, split, msg_items, messages)
         used = total
@@ -389,7 +421,8 @@ def breakdown(
         overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
-        failure=req.failure, simulated=req.simulated, outside=shown_outside)
+        failure=req.failure, simulated=req.simulated, outside=shown_outside,
+        total_basis=size_basis)
 
 
 def _history_split(view: CountingView | None, split: tuple[int, int, int,
@@ -410,6 +443,36 @@ def _history_split(view: CountingView | None, split: tuple[int, int, int,
                      f"the API total less every row: what {agent} sends and attributes to "
                      "nothing (the reminders of the newest message, the memory section's "
                      "markers) and the estimate's error", basis="api - overhead")]
+
+
+def apportion(values: list[int], total: int) -> list[int]:
+    """``values`` scaled to sum to ``total`` exactly (largest remainder; ``total`` at
+    most ``sum(values)``)."""
+    whole = sum(values)
+    if whole <= 0:
+        return [0] * len(values)
+    exact = [v * total / whole for v in values]
+    out = [int(x) for x in exact]
+    for i in sorted(range(len(values)), key=lambda i: out[i] - exact[i])[:total - sum(out)]:
+        out[i] += 1
+    return out
+
+
+def _make_room(cats: list[Category], messages: int, msg_est: int,
+               notes: list[str]) -> tuple[list[Category], int]:
+    """A transcript whose recorded messages do not fit beside the inferred system prompt
+    + tools in the API's total: the inference (from another request's usage) gives way
+    to what the log holds, so Messages is never smaller than its rows."""
+    at = next((i for i, c in enumerate(cats) if c.name == "unrecorded_overhead"), None)
+    if at is None or not cats[at].tokens:
+        return cats, messages
+    cut = min(cats[at].tokens, msg_est - messages)
+    unrec = cats[at]
+    notes.append(f"the recorded messages' estimate ({msg_est:,}) does not fit beside the "
+                 f"inferred system prompt + tools in this request's total: those cut by "
+                 f"{cut:,} to {unrec.tokens - cut:,}")
+    cats = [*cats[:at], replace(unrec, tokens=unrec.tokens - cut), *cats[at + 1:]]
+    return cats, messages + cut
 
 
 def infer_overhead(requests: Iterable[Request], target: Request, est: Estimator) -> int | None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ctxviewer.analysis.agents.sessions import describe, split
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.overflows import describe as overflow_text
 from ctxviewer.analysis.report import report_json
 from ctxviewer.commands.common import (
     UsageError,
@@ -154,6 +155,10 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
     if cut is not None:
         lines.append(f"note: line {cut.line}: {cut.reason}")
+    cycles = [k for k in s.skipped if "closes a cycle" in k.reason]
+    if cycles:
+        more = f" (and {plural(len(cycles) - 1, 'more record')})" if len(cycles) > 1 else ""
+        lines.append(f"note: line {cycles[0].line}: {cycles[0].reason}{more}")
     ident = a.identity
     w = a.window_info
     lines.append(f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "
@@ -178,12 +183,14 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
                      "(side calls, count probes or sub-agents); showing the last one.")
     if b.failure:
         lines.append(f"  This call failed ({b.failure[:200]}): the model never read this "
-                     "prompt; estimated overhead only.")
+                     f"prompt{'; estimated overhead only' if b.mode == 'A' else ''}.")
     elif b.mode == "A":
         lines.append("  No API usage for this request: estimated overhead only.")
-    else:
+    if b.mode == "B":
+        size = {"estimate": " (estimated: no API usage)",
+                "overflow": " (as its overflow error states)"}.get(b.total_basis or "", "")
         lines.append(f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
-                     f"({b.percent(b.used):.1f}%)")
+                     f"({b.percent(b.used):.1f}%){size}")
     lines.append("")
     for c in b.categories:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
@@ -221,8 +228,13 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines += ["", f"Timeline: {plural(len(points), 'request')}"
               f"{f' ({failed} failed)' if failed else ''}, peak prompt {peak:,} tokens"]
     for p in points:
-        if p.failure:
+        if p.failure and not p.unanswered:  # an overflow: its numbers, what follows
+            lines.append(f"  request {p.index}: context overflow: {p.failure[:120]}")
+        elif p.failure:
             lines.append(f"  request {p.index}: failed: {p.failure[:120]}")
         elif p.events:
             lines.append(f"  request {p.index}: {', '.join(p.events)}")
+        for e in s.requests[p.index].events:
+            if e.overflow is not None and (said := overflow_text(e.overflow)):
+                lines.append(f"    {said}")
     return "\n".join(lines) + "\n"

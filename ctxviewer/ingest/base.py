@@ -199,17 +199,29 @@ def drain(items: Iterable[Item]) -> Iterator[Item]:
 
 
 class Format:
-    """One log format: what ``ctxviewer formats`` lists, its test, and where its reader is."""
+    """One log format: what ``ctxviewer formats`` lists, its test, and where its reader is.
+
+    Most formats are JSON lines (``feed`` per record) or one JSON document
+    (``document``). A format whose session is not a JSON file (a Markdown log, an
+    SQLite database, a folder of JSON files) is a document its reader loads itself
+    (``own_document``): the reader's ``read_document(path)`` gives the value fed at
+    line 1, and its ``sources(path)`` names every file that value was read from (a
+    database's write-ahead log, the files of a task folder), so that live follow
+    notices a change in any of them. ``magic``: the bytes a binary file of the
+    format starts with, for the loader to let it reach ``sniff``.
+    """
 
     __slots__ = ("name", "label", "description", "document", "sniff", "module", "attr",
-                 "companions")
+                 "companions", "own_document", "magic")
 
     def __init__(self, name: str, label: str, description: str, document: bool,
                  sniff: Callable[[Head], bool], module: str, attr: str = "READER",
-                 companions: str | None = None) -> None:
+                 companions: str | None = None, own_document: bool = False,
+                 magic: bytes | None = None) -> None:
         self.name, self.label, self.description, self.document = name, label, description, \
-            document
+            document or own_document
         self.sniff, self.module, self.attr = sniff, module, attr
         # "module:function" joining the files a session brings along (Claude Code's
         # sub-agent files), or None
         self.companions = companions
+        self.own_document, self.magic = own_document, magic

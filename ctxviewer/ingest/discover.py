@@ -10,7 +10,16 @@ writes them:
 - Gemini CLI: ``~/.gemini/tmp/<project hash or name>/chats/session-*.json[l]``
   (``$GEMINI_CLI_HOME/.gemini``);
 - qwen-code: ``~/.qwen/projects/<project>/chats/<session>.jsonl``
-  (``$QWEN_RUNTIME_DIR``) and, from older builds, ``~/.qwen/tmp/<hash>/chats/``.
+  (``$QWEN_RUNTIME_DIR``) and, from older builds, ``~/.qwen/tmp/<hash>/chats/``;
+- Cline and Roo Code: ``<editor>/User/globalStorage/<extension>/tasks/<id>/
+  api_conversation_history.json`` under the editor's settings folder (Linux
+  ``~/.config`` or ``$XDG_CONFIG_HOME``, macOS ``~/Library/Application Support``,
+  Windows ``%APPDATA%``; VS Code, Insiders, VSCodium, Cursor, Windsurf), and the Cline
+  CLI's ``~/.cline/data/tasks/``;
+- OpenCode: ``~/.local/share/opencode/opencode.db`` (``$XDG_DATA_HOME``; the same path
+  on macOS and Windows) and, from 1.1 and earlier, ``storage/session/<project>/ses_*.json``;
+- Aider: ``.aider.chat.history.md`` in each project, looked for in the home folder and
+  two levels below it (Aider keeps no list of its projects).
 
 Listing is bounded: the walk looks at a limited number of directory entries
 and keeps the newest ``limit`` files; it reads no file contents. Whether
@@ -34,12 +43,20 @@ import orjson
 
 from ctxviewer.ingest.base import Head, LoadError
 from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log, recorded_cwd
+from ctxviewer.ingest.registry import binary_magic
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
 GEMINI_CLI = "gemini-cli"
 QWEN_CODE = "qwen-code"
-AGENTS = (CLAUDE_CODE, CODEX, GEMINI_CLI, QWEN_CODE)
+CLINE = "cline"
+ROO_CODE = "roo-code"
+OPENCODE = "opencode"
+AIDER = "aider"
+AGENTS = (CLAUDE_CODE, CODEX, GEMINI_CLI, QWEN_CODE, CLINE, ROO_CODE, OPENCODE, AIDER)
+# VS Code and its forks, whose global storage holds the extensions' task folders
+EDITORS = ("Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf")
+EXTENSIONS = {CLINE: "saoudrizwan.claude-dev", ROO_CODE: "rooveterinaryinc.roo-cline"}
 
 ACTIVE_MINUTES = 5.0
 MAX_FILES = 2_000  # newest files kept
@@ -153,7 +170,29 @@ def default_roots() -> list[Root]:
     for base in qwen:
         roots.append(Root(QWEN_CODE, base / "projects", ("*/chats/*.jsonl",), "alnum"))
         roots.append(Root(QWEN_CODE, base / "tmp", chats, "hashed"))
+    task = ("*/api_conversation_history.json",)
+    for editor in editor_folders(home, env):
+        for agent, ext in EXTENSIONS.items():
+            roots.append(Root(agent, editor / "User" / "globalStorage" / ext / "tasks", task))
+    roots.append(Root(CLINE, home / ".cline" / "data" / "tasks", task))
+    data = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") \
+        else home / ".local" / "share"
+    roots.append(Root(OPENCODE, data / "opencode", ("opencode.db",)))
+    roots.append(Root(OPENCODE, data / "opencode" / "storage" / "session",
+                      ("*/ses_*.json", "info/ses_*.json")))
+    roots.append(Root(AIDER, home, (".aider.chat.history.md", "*/.aider.chat.history.md",
+                                    "*/*/.aider.chat.history.md")))  # last: it walks the home
     return _unique(roots)
+
+
+def editor_folders(home: Path, env: os._Environ[str] | dict[str, str]) -> list[Path]:
+    """The settings folders of VS Code and its forks, on Linux, macOS and Windows."""
+    bases = [Path(env["XDG_CONFIG_HOME"]).expanduser()] if env.get("XDG_CONFIG_HOME") else []
+    bases += [home / ".config", home / "Library" / "Application Support"]
+    if env.get("APPDATA"):
+        bases.append(Path(env["APPDATA"]))
+    bases.append(home / "AppData" / "Roaming")
+    return [b / name for b in bases for name in EDITORS]
 
 
 def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = None, *,
@@ -332,7 +371,7 @@ def _small_head(path: str) -> Head:
         if b"\n" not in data.strip() and len(data) == PROBE_BYTES:
             data += f.read(HEAD_BYTES - PROBE_BYTES)
         whole = not f.read(1)
-    if b"\x00" in data[:8192]:
+    if b"\x00" in data[:8192] and not binary_magic(data):
         raise LoadError(f"{path} is a binary file, not a session log")
     head = Head(path=path, text=data.decode("utf-8", errors="replace"))
     lines = data.split(b"\n")

@@ -14,7 +14,7 @@ import orjson
 from ctxviewer.ingest.base import Cancelled, Head, LoadError, lenient_loads, new_parser
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.collector import collector_paused
-from ctxviewer.ingest.registry import READERS, LazyReader, get_reader
+from ctxviewer.ingest.registry import READERS, LazyReader, binary_magic, get_reader
 from ctxviewer.model import Session, Skipped
 from ctxviewer.special_files import pseudo_root
 
@@ -68,10 +68,15 @@ def read_head(path: str) -> Head:
         # A large single JSON document (e.g. a Gemini chat file): parse it when
         # the first line does not end: JSONL lines are self-contained.
         first = data.split(b"\n", 1)[0]
-        if not _parses(first):
+        try:
+            value = orjson.loads(first)
+            if isinstance(value, list):  # a JSON array on one line: a document, not JSONL
+                head.document = value
+        except orjson.JSONDecodeError:
             head.document = _parse_document(path)
     head.records = head_records(data.split(b"\n"))
-    if b"\x00" in data[:8192] and not head.records and head.document is None:
+    if b"\x00" in data[:8192] and not head.records and head.document is None \
+            and not binary_magic(data):
         if _utf16(data[:8192]):
             raise LoadError(f"{path} is UTF-16 text: ctxviewer reads logs in UTF-8 "
                             "(save it as UTF-8)")
@@ -135,14 +140,6 @@ def head_records(lines: list[bytes]) -> list[dict[str, Any]]:
             if isinstance(value, dict):
                 records.append(value)
     return records
-
-
-def _parses(raw: bytes) -> bool:
-    try:
-        orjson.loads(raw)
-        return True
-    except orjson.JSONDecodeError:
-        return False
 
 
 def compression(path: str) -> str | None:
@@ -318,7 +315,10 @@ def _load(path: str, format: str | None, progress: Progress | None,
     cwd = recorded_cwd(head)
     doc = head.document
     del head  # its first line may be huge: not kept while the file is read again
-    if reader.document:
+    if reader.own_document:  # a Markdown log, a database, a folder: its reader loads it
+        del doc
+        _feed(parser, builder, 1, reader.read_document(path))
+    elif reader.document:
         doc = doc if doc is not None else _parse_document(path)
         if doc is None:
             raise LoadError(f"{path}: not valid JSON")

@@ -15,7 +15,9 @@ import importlib
 from collections.abc import Callable
 from pathlib import Path
 
-from ctxviewer.ingest import claude, codex, gemini, otel, qwen, trace
+from typing import Any
+
+from ctxviewer.ingest import aider, claude, cline, codex, gemini, opencode, otel, qwen, trace
 from ctxviewer.ingest.base import Format, Head, LoadError, Parser, Reader
 from ctxviewer.model import Session
 
@@ -29,7 +31,18 @@ FORMATS: tuple[Format, ...] = (
     codex.FORMAT,
     gemini.CHAT_DOCUMENT,  # the JSON document layout; before the JSONL one
     gemini.CHAT_JSONL,
+    cline.TASK,  # a JSON array of messages: after every format with a stronger test
+    opencode.DATABASE,
+    opencode.SESSION,
+    aider.CHAT_HISTORY,
+    aider.LLM_HISTORY,
 )
+
+
+def binary_magic(start: bytes) -> bool:
+    """Whether ``start`` (a file's first bytes) is the signature of a binary format some
+    reader takes (an SQLite database), so that it reaches the formats' tests."""
+    return any(f.magic is not None and start.startswith(f.magic) for f in FORMATS)
 
 
 class LazyReader:
@@ -39,6 +52,7 @@ class LazyReader:
         self.format = fmt
         self.name, self.label = fmt.name, fmt.label
         self.description, self.document = fmt.description, fmt.document
+        self.own_document = fmt.own_document
         self._reader: Reader | None = None
 
     def sniff(self, head: Head) -> bool:
@@ -53,6 +67,18 @@ class LazyReader:
 
     def parser(self) -> Parser:
         return self.reader.parser()
+
+    def read_document(self, path: str) -> Any:
+        """The value an ``own_document`` reader loads from ``path`` (``LoadError`` when it
+        cannot)."""
+        read: Callable[[str], Any] = getattr(self.reader, "read_document")
+        return read(path)
+
+    def sources(self, path: str) -> tuple[str, ...]:
+        """Every file the session of ``path`` is read from: ``path`` itself, and for an
+        ``own_document`` reader the files it reads beside it."""
+        more: Callable[[str], tuple[str, ...]] | None = getattr(self.reader, "sources", None)
+        return (path,) if more is None else more(path)
 
     def with_companions(self, session: Session, load: Callable[[Path], Session]) -> Session:
         """``session`` joined with the files its agent writes beside it (Claude Code's

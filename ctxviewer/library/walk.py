@@ -65,7 +65,13 @@ def _add(found: dict[str, Found], path: str, project: str | None) -> None:
         st = os.stat(path)
     except OSError:
         return  # gone since it was listed
-    found[path] = Found(path, st.st_size, st.st_mtime_ns, st.st_ino, None, project)
+    size, mtime = st.st_size, st.st_mtime_ns
+    try:  # a database's write-ahead log holds its newest rows (OpenCode): a change there counts
+        wal = os.stat(path + "-wal")
+        size, mtime = size + wal.st_size, max(mtime, wal.st_mtime_ns)
+    except OSError:
+        pass
+    found[path] = Found(path, size, mtime, st.st_ino, None, project)
 
 
 def _folder_files(base: Path, budget: list[int], depth: int = 0) -> Iterator[str]:

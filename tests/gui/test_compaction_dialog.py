@@ -81,6 +81,9 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     original = window.state.session
     dialog.summary_edit.setPlainText("EDITED SUMMARY of the weather folder work")
     dialog.title_edit.setText("Weather folder cleanup")
+    qtbot.waitUntil(lambda: not dialog._edit_timer.isActive())  # the bars show the edit
+    projected = dialog.after_breakdown
+    assert projected.total == dialog.current_result().projected_after
     with qtbot.waitSignal(window.state.session_loaded, timeout=5000):
         dialog.apply_button.click()
     s = window.state.session
@@ -89,7 +92,10 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     last = s.requests[-1]
     assert "EDITED SUMMARY" in last.messages[0].text
     assert window.state.index == n  # the compacted request is selected (last main)
-    assert window.state.breakdown.total == last.api_prompt_tokens
+    assert window.state.breakdown.total == last.api_prompt_tokens == projected.total
+    # the share of the window the dialog projected, not the raw estimate's
+    assert window.state.breakdown.percent(window.state.breakdown.used) == \
+        projected.percent(projected.used)
     assert panels.back_action.isEnabled()
     # the branch's request is shown as simulated, never as an API count
     import numpy as np

@@ -118,9 +118,8 @@ def test_redundancy_rows_equal_findings_and_click_selects(window, qtbot, open_an
         click_row(qtbot, table, target)
     assert blocker.args == [want[target].first_request]
     assert window.state.index == want[target].first_request
-    carried = expected(window).redundancy.carry_tokens
-    assert carried > 2_000_000  # the parallel tool calls' results too (a read of 23 stale)
-    assert f"carried <b>{fmt_tokens(carried)}</b>" in table.summary.text()
+    carried = fmt_tokens(expected(window).redundancy.carry_tokens)
+    assert f"carried <b>{carried}</b>" in table.summary.text()
 
 
 def test_cache_break_row_selects_request(window, qtbot, open_and_wait, transcript_path):

@@ -113,10 +113,12 @@ def test_exports(qtbot, breakdown, tmp_path):
     export.write_breakdown_csv(breakdown, str(tmp_path / "b.csv"))
     with open(tmp_path / "b.csv", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    assert rows[0] == ["category", "item", "tokens", "percent"]
+    assert rows[0] == ["category", "item", "tokens", "percent", "depth", "leaf"]
     cats = [r for r in rows[1:] if r[1] == ""]
     assert [(r[0], int(r[2])) for r in cats] == [(c.name, c.tokens) for c in breakdown.categories]
-    assert ["mcp_tools", "ide / mcp__ide__executeCode", "163", "0.08"] in rows
+    assert ["mcp_tools", "ide / mcp__ide__executeCode", "163", "0.08", "2", "True"] in rows
+    # the leaves add up to the window: no token counted twice
+    assert sum(int(r[2]) for r in rows[1:] if r[5] == "True") == breakdown.window
     panel = BarPanel()
     qtbot.addWidget(panel)
     panel.resize(800, 140)

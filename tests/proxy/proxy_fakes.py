@@ -22,7 +22,9 @@ from aiohttp import web
 from ctxviewer.proxy import ProxyThread
 
 API_KEY = "sk-ant-test-SECRET"
-MODES = ("500", "429", "reset", "slow", "stall", "gzip", "drip", "hang", "huge", "close")
+MODES = ("500", "429", "reset", "slow", "stall", "gzip", "drip", "hang", "huge", "close",
+         "overflow")
+OVERFLOW_LIMIT = 200_000  # "overflow": the window its 400 names (x-fake-input: the prompt)
 HANG_SECONDS = 3600.0  # "hang": headers never come (the test ends it)
 HUGE_BYTES = 8 * 1024 * 1024  # "huge": default size of the streamed text (x-fake-size)
 SLOW_SECONDS = 5.0
@@ -117,6 +119,13 @@ class FakeUpstream:
             return _anthropic_error(500, "api_error", "Internal server error")
         if mode == "429":
             return _anthropic_error(429, "rate_limit_error", "Slow down", {"retry-after": "7"})
+        if mode == "overflow":  # Anthropic's two wordings of a prompt too large
+            size, cap = int(request.headers.get("x-fake-input", 195_000)), body.get("max_tokens")
+            said = f"prompt is too long: {size} tokens > {OVERFLOW_LIMIT} maximum" \
+                if size > OVERFLOW_LIMIT else \
+                (f"input length and `max_tokens` exceed context limit: {size} + {cap} > "
+                 f"{OVERFLOW_LIMIT}, decrease input length or `max_tokens` and try again")
+            return _anthropic_error(400, "invalid_request_error", said)
         if mode == "slow":
             await asyncio.sleep(SLOW_SECONDS)
         if mode == "hang":

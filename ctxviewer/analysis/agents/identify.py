@@ -15,7 +15,9 @@ from ctxviewer.model import AUXILIARY, MAIN, Request, Session
 
 # Formats whose reader says which agent wrote them.
 _FORMATS = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
-            "gemini-cli-jsonl": "gemini-cli", "qwen-code": "qwen-code"}
+            "gemini-cli-jsonl": "gemini-cli", "qwen-code": "qwen-code",
+            "opencode-db": "opencode", "opencode-session": "opencode",
+            "aider-chat": "aider", "aider-llm-history": "aider"}
 # Client names (User-Agent product token, or "<agent>/<version>" set by a transcript reader).
 _CLIENTS = (
     (re.compile(r"^(claude-cli|claude-code)/", re.I), "claude-code"),
@@ -24,6 +26,8 @@ _CLIENTS = (
     (re.compile(r"^codex(?:[_-][a-z_]+)?/", re.I), "codex"),
     # GeminiCLI, GeminiCLI-tui (GeminiCLI-<client name>), gemini-cli
     (re.compile(r"^(geminicli(?:-[\w-]+)?|gemini-cli)/", re.I), "gemini-cli"),
+    (re.compile(r"^cline/", re.I), "cline"),  # Cline and Roo Code task readers
+    (re.compile(r"^roo-code/", re.I), "roo-code"),
 )
 # The API an unknown client speaks -> the generic profile of that API
 _GENERIC = {"anthropic": "anthropic-client", "gemini": "gemini-client"}
@@ -66,6 +70,11 @@ class Identity:
     @property
     def interactive(self) -> bool | None:
         return None if self.entrypoint is None else self.entrypoint == "cli"
+
+
+def format_agent(fmt: str) -> str | None:
+    """The profile of the agent whose own log ``fmt`` is (None for API traces)."""
+    return _FORMATS.get(fmt)
 
 
 @lru_cache(maxsize=256)  # a session has a handful of distinct clients, seen per request

@@ -78,6 +78,14 @@ def _rule_thresholds(rule: PolicyRule, window: int, model: str | None, max_outpu
             return _ordered(window, c("warn_pct", 0.9) * window, window, window, window)
         return _ordered(window, min(limit, c("warn_pct", 0.9) * (raw_window or window)), limit,
                         window, window)
+    if kind == "window-table":  # Cline: a reserve per window, else the larger of two
+        exact = dict(rule.limits).get(str(window))
+        auto = exact if exact is not None else max(window - c("reserve"), c("pct") * window)
+        return _ordered(window, auto, auto, window, window)
+    if kind == "buffer-reserve":  # Roo Code: a share of the window, less the output reserve
+        usable = (1 - c("buffer_pct")) * window - (max_output or c("reserve"))
+        auto = min(c("pct", 1.0) * window, usable)
+        return _ordered(window, auto, auto, window, window)
     if kind == "none":
         return _ordered(window, c("warn_pct", 0.8) * window, window, window, window)
     raise KeyError(f"unknown policy kind {kind!r}")

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ctxviewer.analysis.agents.identify import identify, request_agent
+from ctxviewer.analysis.agents.identify import format_agent, identify, request_agent
 from ctxviewer.analysis.agents.table import profile
 from ctxviewer.model import MAIN, Request, Session
 
 # formats that can hold several sessions (a proxy, an OpenTelemetry Collector)
 FULL_BODY_FORMATS = ("recording", "claude-trace", "otel")
+# agents' stores of several sessions: OpenCode's database, Aider's chat history (one
+# session per run)
+STORE_FORMATS = ("opencode-db", "aider-chat", "aider-llm-history")
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,9 @@ class SessionInfo:
                 "last": self.last, "peak_prompt_tokens": self.peak}
 
 
-def _key(req: Request, fallback: dict[str, str | None]) -> tuple[str, str | None]:
-    agent, _ = request_agent(req)
+def _key(req: Request, fallback: dict[str, str | None], agent: str | None = None
+         ) -> tuple[str, str | None]:
+    agent = agent or request_agent(req)[0]
     conv = req.conversation
     if conv is None:  # a request without an id joins its agent's current conversation
         conv = fallback.get(agent)
@@ -51,12 +55,13 @@ def _key(req: Request, fallback: dict[str, str | None]) -> tuple[str, str | None
 
 def split(session: Session) -> list[Session]:
     """``session`` as one session per agent and conversation (itself when there is one)."""
-    if session.format not in FULL_BODY_FORMATS or not session.requests:
+    if session.format not in FULL_BODY_FORMATS + STORE_FORMATS or not session.requests:
         return [session]
     fallback: dict[str, str | None] = {}
     groups: dict[tuple[str, str | None], list[Request]] = {}
+    own = format_agent(session.format)  # an agent's own store: all its requests are its
     for r in session.requests:
-        groups.setdefault(_key(r, fallback), []).append(r)
+        groups.setdefault(_key(r, fallback, own), []).append(r)
     if len(groups) < 2:
         return [session]
     ordered = sorted(groups.items(), key=lambda kv: kv[1][0].index)
@@ -89,7 +94,7 @@ def describe(parts: list[Session]) -> list[SessionInfo]:
         main = [r for r in s.requests if r.role == MAIN]
         prompts = [r.api_prompt_tokens for r in s.requests if r.api_prompt_tokens is not None]
         if s.requests:
-            agent, _ = request_agent(main[0] if main else s.requests[0])
+            agent = format_agent(s.format) or request_agent(main[0] if main else s.requests[0])[0]
             label = profile(agent).label
         else:  # a transcript with no request yet (a summary line only): its format says
             label = identify(s).profile.label

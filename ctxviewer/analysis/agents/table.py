@@ -35,10 +35,11 @@ def parse_version(text: str | None) -> Version | None:
 class PolicyRule:
     """One compaction formula with its constants (see ``thresholds.agent_thresholds``)."""
 
-    kind: str  # reserve-buffer | ladder | ladder-min | fraction | limit
+    kind: str  # reserve-buffer | ladder | ladder-min | fraction | limit | window-table | ...
     label: str
     constants: dict[str, float] = field(default_factory=dict)
-    limits: tuple[tuple[str, int], ...] = ()  # (model prefix, auto-compact limit): kind "limit"
+    # (model prefix, auto-compact limit): kind "limit"; (window, limit): kind "window-table"
+    limits: tuple[tuple[str, int], ...] = ()
     source: str = ""
 
     def constant(self, name: str, default: float = 0.0) -> float:

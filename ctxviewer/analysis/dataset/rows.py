@@ -102,7 +102,7 @@ def _items(table: Columns, key: str, request: int, category: str, items: tuple[I
     for position, item in enumerate(items):
         _append(table, {"session_key": key, "request": request, "category": category,
                         "position": position, "name": item.name, "kind": item.kind,
-                        "parent": parent, "tokens": item.tokens})
+                        "parent": parent, "tokens": item.tokens, "leaf": not item.items})
         if item.items:
             _items(table, key, request, category, item.items, item.name)
 

@@ -137,6 +137,7 @@ ITEMS = (
     Column("kind", STRING),
     Column("parent", STRING),
     Column("tokens", INT),
+    Column("leaf", BOOL),
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {

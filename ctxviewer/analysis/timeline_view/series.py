@@ -24,6 +24,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ctxviewer.analysis.overflows import numbers, short_next
 from ctxviewer.analysis.thresholds import Thresholds, tier_floors
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.analysis.timeline_view.whatif import real_compactions
@@ -55,10 +56,11 @@ class EventMark:
     pre: int | None = None
     post: int | None = None
     trigger: str | None = None
+    note: str = ""  # an overflow: its numbers and what the agent does next
 
     def label(self) -> str:
         if self.kind == "overflow":
-            return "context overflow"
+            return "context overflow" + (f"\n{self.note}" if self.note else "")
         if self.kind == "simulated":
             return f"simulated #{self.index}\n(local estimate)"
         if self.kind == "undone":
@@ -182,7 +184,11 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     overflow = {i for i, e in events if e.kind == CONTEXT_OVERFLOW}
     overflow |= {p.index for p in points if CONTEXT_OVERFLOW in p.events}
     for i in sorted(overflow):
-        out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i))))
+        said = next((e.overflow for j, e in events
+                     if j == i and e.kind == CONTEXT_OVERFLOW and e.overflow), None)
+        note = "\n".join(x for x in (numbers(said), short_next(said)) if x) if said else ""
+        out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i)),
+                             note=note))
     for i in sorted({i for i, e in events if e.kind == PROXY_UNDO}):
         out.append(EventMark(i, "undone", _event_x(i, data, _event_time(events, i))))
     for p in points:

@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from ctxviewer.analysis.analysis import Analysis
+from ctxviewer.analysis.balance import balanced
 from ctxviewer.analysis.branch import estimated_request, with_summary
 from ctxviewer.analysis.breakdown import Breakdown, breakdown
 from ctxviewer.analysis.compaction import LABELS, STRATEGIES, CompactionResult
@@ -263,9 +264,9 @@ class CompactionDialog(QDialog):
         b = self.before_breakdown
         # the before bar is the API's count: the after bar is projected to the same
         # scale, so the estimator's error does not show as a saving
-        self.after_breakdown = breakdown(estimated_request(r, r.projected_after),
-                                         self.analysis.estimator, b.window, b.thresholds,
-                                         self.inferred)
+        self.after_breakdown = balanced(breakdown(estimated_request(r, r.projected_after),
+                                                  self.analysis.estimator, b.window,
+                                                  b.thresholds, self.inferred))
         self.after_bar.set_breakdown(self.after_breakdown)
 
         def pct(n: int) -> str:

@@ -29,10 +29,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ctxviewer.ingest.discover import CLAUDE_CODE, CODEX, GEMINI_CLI, QWEN_CODE, SessionInfo
+from ctxviewer.ingest.discover import (
+    AIDER,
+    CLAUDE_CODE,
+    CLINE,
+    CODEX,
+    GEMINI_CLI,
+    OPENCODE,
+    QWEN_CODE,
+    ROO_CODE,
+    SessionInfo,
+)
 
 AGENT_NAMES = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI",
-               QWEN_CODE: "qwen-code"}
+               QWEN_CODE: "qwen-code", CLINE: "Cline", ROO_CODE: "Roo Code",
+               OPENCODE: "OpenCode", AIDER: "Aider"}
 COL_ACTIVE, COL_AGENT, COL_PROJECT, COL_FILE, COL_WHEN, COL_SIZE = range(6)
 HEADERS = ["", "Agent", "Project", "Session file", "Last written", "Size"]
 ACTIVE_MARK = "●"

@@ -82,13 +82,21 @@ class BarPanel(QWidget):
             return "No request selected"
         head = f"<b>{_keep(heading)}</b> &nbsp;·&nbsp; " if heading else ""
         if b.failure:
-            return (f"{head}<b>Failed call</b>: {escape(b.failure[:160])} &nbsp;·&nbsp; "
-                    "the model never read this prompt")
+            head += (f"<b>Failed call</b>: {escape(b.failure[:160])} &nbsp;·&nbsp; "
+                     "the model never read this prompt")
+            if b.mode == "A":
+                return head
+            head += " &nbsp;·&nbsp; "
         if b.mode == "A":
             return (f"{head}No API usage: estimated overhead only "
                     f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}")
         used = _keep(f"<b>{b.used:,}</b> / {b.window:,} tokens "
                      f"(<b>{b.percent(b.used):.1f}%</b>)")
+        if b.total_basis == "estimate":
+            used = _keep(f"<b>~{b.used:,}</b> / {b.window:,} tokens "
+                         f"(<b>{b.percent(b.used):.1f}%</b>, estimated: no API usage)")
+        elif b.total_basis == "overflow":
+            used += " " + _keep("(as its overflow error states)")
         if b.simulated:
             head += "<b>Simulated compaction</b> (a local estimate, not an API count) &nbsp;·&nbsp; "
         return f"{head}{used} &nbsp;·&nbsp; {_keep(f'auto-compaction at {b.thresholds.auto:,}')}"

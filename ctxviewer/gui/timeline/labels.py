@@ -53,6 +53,13 @@ class LabelledLine(pg.InfiniteLine):
             self.stroke.setVisible(visible)
 
 
+def literal(text: str) -> str:
+    """``text`` as a line label's format: pyqtgraph's ``InfLineLabel`` runs
+    ``str.format`` on it, so the braces of a JSON error body ("HTTP 429: {'type': …}")
+    are doubled to show as they are."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def threshold_lines(plot_item: pg.PlotItem, dark: bool) -> dict[str, LabelledLine]:
     """One hidden horizontal line per key of ``THRESHOLD_KEYS``."""
     lines = {}
@@ -74,8 +81,8 @@ def apply_lines(lines: dict[str, pg.InfiniteLine], spec: Sequence[ThresholdLine]
         if s.value is None:
             continue
         line.setValue(s.value)
-        line.texts = (s.full, s.compact)
-        line.label.setFormat(s.full)
+        line.texts = (literal(s.full), literal(s.compact))
+        line.label.setFormat(line.texts[0])
         line.label.setVisible(s.labelled)
         # the ceiling's label hangs below it, the others sit on their line
         line.label.anchors = BELOW if s.below else ABOVE
@@ -94,7 +101,7 @@ def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
     line = pg.InfiniteLine(
         pos=mark.x, angle=90, movable=False,
         pen=pg.mkPen(color, width=1.4, style=style),
-        label=mark.label(), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
+        label=literal(mark.label()), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
                                        "color": color, "fill": pg.mkBrush(label_fill(dark))})
     line.setZValue(3)
     return line

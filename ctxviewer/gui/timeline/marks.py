@@ -61,7 +61,7 @@ class MarksLayer:
             color = tier_color("warn" if b.kind == "warn" else "hard", self.dark)
             line = pg.InfiniteLine(
                 pos=b.x, angle=90, movable=False,
-                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=b.label,
+                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=labels.literal(b.label),
                 labelOpts={"position": 0.05 + 0.07 * b.slot,  # neighbours stagger
                            "anchors": [(0, 1), (0, 1)], "color": color, "fill": fill})
             line.setZValue(4)

@@ -77,7 +77,7 @@ class ContextBar(QWidget):
         b = self._breakdown
         if b is None:
             return
-        if b.failure:  # nothing was in the model's context: no segments
+        if b.failure and b.mode == "A":  # a failed call of no known size: no segments
             return
         cats = shown_categories(b)
         scale = b.window if b.mode == "B" else sum(t for _, _, t in cats)
@@ -116,7 +116,7 @@ class ContextBar(QWidget):
         p.setPen(QPen(self.palette().color(self.palette().ColorRole.Mid), 1))
         p.setBrush(Qt.BrushStyle.NoBrush)
         p.drawRoundedRect(bar, RADIUS, RADIUS)
-        if self._breakdown is not None and self._breakdown.failure:
+        if self._breakdown is not None and self._breakdown.failure and not self.segments:
             p.setPen(self.palette().color(self.palette().ColorRole.PlaceholderText))
             p.drawText(bar, Qt.AlignmentFlag.AlignCenter, "failed call: no context to show")
         p.end()

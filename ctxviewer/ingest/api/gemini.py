@@ -15,10 +15,9 @@ from typing import Any
 from ctxviewer.ingest.api.anthropic import DEFAULT_IMAGE_TOKENS, Interner
 from ctxviewer.ingest.base import as_int
 from ctxviewer.ingest.classify import classify_tool, split_message_text, split_system_text
+from ctxviewer.ingest.overflow import error_event as overflow_error_event
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
-    API_ERROR,
-    CONTEXT_OVERFLOW,
     DOCUMENT,
     IMAGE,
     OTHER,
@@ -31,9 +30,6 @@ from ctxviewer.model import (
     ToolDef,
     Usage,
 )
-
-_OVERFLOW_HINTS = ("exceeds the maximum number of tokens", "context window", "too long",
-                   "input token count", "context_length")
 
 
 def gemini_usage(raw: dict[str, Any], *, prompt: str, cached: str, output: str,
@@ -106,10 +102,9 @@ def parts_blocks(content: Any, *, keep_thoughts: bool = False) -> list[Block]:
 
 
 def error_event(text: str, timestamp: str | None) -> Event:
-    """An error notice -> a context-overflow event when it says so, else an API error."""
-    low = text.lower()
-    kind = CONTEXT_OVERFLOW if any(h in low for h in _OVERFLOW_HINTS) else API_ERROR
-    return Event(kind, timestamp, detail=text[:300])
+    """An error notice -> a context-overflow event when it says so (with the numbers it
+    states), else an API error (``ingest.overflow``)."""
+    return overflow_error_event(text, timestamp)
 
 
 def usage_from_gemini(body: Any) -> Usage | None:

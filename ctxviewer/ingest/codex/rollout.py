@@ -11,7 +11,9 @@ One request per ``token_count`` that reports a new ``last_token_usage`` (Codex
 repeats the event with identical totals for the same call). Its context is
 the conversation items before the call's own output: Codex 0.39 writes the
 event before the call's items, later versions after them, so the trailing
-run of model output items is the call's response either way. Instructions
+run of model output items is the call's response either way. A rollout that
+records no ``token_count`` at all (Codex Desktop 0.128) still has its calls:
+each run of model output items is one, without usage, its size estimated. Instructions
 and tool schemas are only recorded by newer versions (``base_instructions``,
 ``dynamic_tools`` in ``session_meta``); requests stay ``complete=False``.
 """
@@ -81,6 +83,9 @@ _NOTE_WHOLE = ("Codex rollout: a transcript that holds the request's whole input
                "instructions (the system prompt) and the additional_tools item (the tool "
                "schemas as sent)")
 REASONING_OVERHEAD = 650  # bytes Codex takes off an encrypted reasoning item's estimate
+_NOTE_NO_COUNTS = ("no API counts: this rollout records no token_count events (Codex Desktop "
+                   "writes none), so each call is a run of model output items and its size an "
+                   "estimate")
 
 
 @dataclass
@@ -129,6 +134,8 @@ class _CodexParser:
         self.last_sig: tuple[Any, ...] | None = None
         self.last_prompt: int | None = None
         self.emitted = 0
+        self.counted = False  # a token_count with usage was seen
+        self.run_line: int | None = None  # the line of the current run of model output
         self.legacy = False
         self.subagent = False  # a sub-agent thread's rollout (session_meta.source.subagent)
         self.client: str | None = None  # "codex/<cli_version>" from session_meta
@@ -172,6 +179,7 @@ class _CodexParser:
     def finish(self) -> list[Item]:
         out: list[Item] = []
         self._flush(out)
+        self._uncounted_call(out)
         self._release(out)
         if self.legacy and not self.emitted and self.entries:
             self.pending = _Pending(None, self.entries[-1][1].timestamp, self.model, None,
@@ -233,9 +241,13 @@ class _CodexParser:
         msg = self.intern(msg)
         self._measure(p, is_output, msg)
         if not is_output:
+            self._uncounted_call(out)
             self._flush(out)
-        elif self.pending is not None:
-            self.pending.response.append(msg)
+        else:
+            if not self.entries or not self.entries[-1][0]:
+                self.run_line = line  # a run of model output starts
+            if self.pending is not None:
+                self.pending.response.append(msg)
         self.memory_seen = self.memory_seen or MEMORY in msg.tags
         if msg.role == "developer":
             self.developer_seen.update(b.text.strip() for b in msg.blocks)
@@ -303,6 +315,7 @@ class _CodexParser:
         if pend is not None and (not pend.fresh or (pend.silent and not pend.response)):
             pend.side = _NOTE_COMPACTION_CALL
             pre = pend.measure if pend.measure is not None else pre
+        self._uncounted_call(out)
         self._flush(out)
         self._release(out)
         summary = str(p.get("message") or "")
@@ -361,6 +374,7 @@ class _CodexParser:
         while cut and self.entries[cut - 1][0]:
             cut -= 1
         usage = _usage(last)
+        self.counted = True
         self.last_prompt = usage.prompt_tokens
         since = self.entries[self.entries_at_call:]
         self.estimate = None
@@ -371,6 +385,21 @@ class _CodexParser:
                                 measure=self._codex_measure())
         self.entries_at_call = len(self.entries)
         self.last_total = as_int(last.get("total_tokens")) or usage.total_tokens
+
+    def _uncounted_call(self, out: list[Item]) -> None:
+        """In a rollout without token counts, the run of model output items that just
+        ended is a call of its own: its context is the items before it, no usage."""
+        if self.counted or self.legacy or self.pending is not None:
+            return
+        cut = len(self.entries)
+        while cut and self.entries[cut - 1][0]:
+            cut -= 1
+        if cut == len(self.entries):
+            return
+        run = self.entries[cut:]
+        self.pending = _Pending(self.run_line, run[0][1].timestamp, self.model, None,
+                                self.entries[:cut], [m for _, m in run])
+        self._flush(out, (_NOTE_NO_COUNTS,))
 
     def _flush(self, out: list[Item], notes: tuple[str, ...] = ()) -> None:
         pend, self.pending = self.pending, None

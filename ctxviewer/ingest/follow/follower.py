@@ -78,7 +78,7 @@ class Follower:
         self.session: Session | None = None
         self._parser: Parser | None = None
         self._builder: LiveBuilder | None = None
-        self._stamp: tuple[int, int, int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._ident: tuple[int, int] | None = None
         self._offset = 0  # bytes consumed: the end of the last complete line
         self._lineno = 0
@@ -127,7 +127,7 @@ class Follower:
         if st is None:
             self.error = f"no such file: {self.path}"
             return self._nothing()
-        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        stamp = self._stamp_of(st)
         if stamp == self._stamp and not self._more:
             return self._nothing()
         if self.reader is None:
@@ -201,11 +201,28 @@ class Follower:
         self._ident = (st.st_dev, st.st_ino)
         self._whole = reader.document or compression(self.path) is not None
         if self._whole:
-            return self._reread(stamp)
+            return self._reread(self._stamp_of(st))
         self.session = Session(path=self.path, format=reader.name, cwd=recorded_cwd(head))
         self._parser = new_parser(reader, self.path)
         self._builder = LiveBuilder(self.session)
         return self._append(stamp, max_bytes)
+
+    def _stamp_of(self, st: os.stat_result) -> tuple[int, ...]:
+        """What a poll compares: the file's stat, and for a reader that loads its own
+        document, the size and time of every other file it reads (a database's
+        write-ahead log, a task folder's files): a change in any of them is new data."""
+        stamp: tuple[int, ...] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        reader = self.reader
+        if reader is None or not getattr(reader, "own_document", False):
+            return stamp
+        sources = getattr(reader, "sources", None)
+        for other in (sources(self.path) if sources is not None else ())[1:]:
+            try:
+                o = os.stat(other)
+                stamp += (o.st_size, o.st_mtime_ns)
+            except OSError:
+                stamp += (-1, -1)
+        return stamp
 
     def _reload(self, st: os.stat_result, max_bytes: int | None) -> Update:
         self._reset()
@@ -232,7 +249,7 @@ class Follower:
 
     # -- whole-file formats -------------------------------------------------
 
-    def _reread(self, stamp: tuple[int, int, int, int]) -> Update:
+    def _reread(self, stamp: tuple[int, ...]) -> Update:
         assert self.reader is not None
         self._stamp = stamp
         try:
@@ -275,7 +292,7 @@ class Follower:
         return merge_by_position(self.session, fresh)
     # -- line formats -------------------------------------------------------
 
-    def _append(self, stamp: tuple[int, int, int, int], max_bytes: int | None) -> Update:
+    def _append(self, stamp: tuple[int, ...], max_bytes: int | None) -> Update:
         assert self.session is not None and self._builder is not None
         assert self._parser is not None
         prev: list[Request] | None = None

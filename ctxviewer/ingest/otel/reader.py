@@ -49,6 +49,7 @@ from ctxviewer.ingest.otel.body import (
     redacted_thinking,
 )
 from ctxviewer.ingest.otel.records import LogEvent, log_events, spans
+from ctxviewer.ingest.overflow import error_event
 from ctxviewer.jsonish import js_dumps
 from ctxviewer.model import (
     API_ERROR,
@@ -308,7 +309,7 @@ def _error(call: LogEvent) -> Event:
     status = call.number("status_code")
     what = call.text("error") or "the call failed"
     detail = f"HTTP {status}: {what}" if status else what
-    return Event(API_ERROR, call.timestamp, detail=detail[:500])
+    return error_event(what, call.timestamp, detail=detail[:500])
 
 
 def _client(call: LogEvent) -> str | None:

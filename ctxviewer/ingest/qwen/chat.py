@@ -27,6 +27,7 @@ from typing import Any
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.api.gemini import error_event, gemini_usage, parts_blocks
 from ctxviewer.ingest.base import Head, Item, as_dict, as_int
+from ctxviewer.ingest.chains import CYCLE, Links
 from ctxviewer.ingest.qwen import FORMAT, QWEN_TYPES, qwen_code
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
@@ -90,6 +91,11 @@ class _QwenParser:
         # the last history built (uuid, messages): the next request's walk stops there, so
         # a session of n requests takes time in n, not n² (a node replaced drops it)
         self.memo: tuple[str, tuple[Message, ...]] | None = None
+        self.links = Links()  # to keep the chains free of cycles
+
+    def _parent_of(self, uuid: str) -> str | None:
+        node = self.nodes.get(uuid)
+        return node.parent if node is not None else None
 
     def feed(self, line: int, record: Any) -> list[Item]:
         if not isinstance(record, dict):
@@ -101,6 +107,10 @@ class _QwenParser:
         parent = record.get("parentUuid") if "parentUuid" in record else self.last_uuid
         parent = parent if isinstance(parent, str) else None
         out: list[Item] = []
+        if parent is not None and self.links.closes_cycle(uuid, parent, self._parent_of):
+            out.append(Skipped(line, CYCLE))
+            parent = None
+        self.links.add(parent)
         node = self._node(line, record, parent, out)
         if uuid in self.nodes:
             self.memo = None

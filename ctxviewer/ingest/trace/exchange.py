@@ -31,18 +31,8 @@ from ctxviewer.ingest.api.openai import (
     responses_request_parts,
     usage_from_openai,
 )
-from ctxviewer.model import (
-    API_ERROR,
-    AUXILIARY,
-    CONTEXT_OVERFLOW,
-    MAIN,
-    Event,
-    Request,
-    TokenCount,
-)
-
-_OVERFLOW_HINTS = ("prompt is too long", "context_length_exceeded", "maximum context length",
-                   "context window", "too many tokens", "input is too long")
+from ctxviewer.ingest.overflow import error_event
+from ctxviewer.model import API_ERROR, AUXILIARY, MAIN, Event, Request, TokenCount
 
 
 def api_of(path: str, body: Any) -> str | None:
@@ -144,8 +134,7 @@ def _error_events(status: int | None, body: Any, timestamp: str | None,
     if status < 400:
         return ()
     text = str(body)[:500]
-    kind = CONTEXT_OVERFLOW if any(h in text.lower() for h in _OVERFLOW_HINTS) else API_ERROR
-    return (Event(kind, timestamp, detail=f"HTTP {status}: {text}"),)
+    return (error_event(text, timestamp, detail=f"HTTP {status}: {text}"),)
 
 
 def request_from_exchange(
@@ -159,9 +148,13 @@ def request_from_exchange(
     intern: Interner,
     headers: Any = None,
     error: Any = None,
+    exchange: str | None = None,
 ) -> Request | TokenCount | None:
     """The Request of one exchange, a TokenCount for a count_tokens call, or None
-    when it is neither."""
+    when it is neither. ``exchange`` names the exchange in its log: each is one call,
+    whatever its response's id (a gateway or a mock may give every answer the same),
+    so it is the request's ``request_id`` and no two exchanges merge as one call's
+    records."""
     headers = _lowered(headers)
     if path.endswith("/count_tokens"):
         return _token_count(body, response, status, timestamp, line, headers, intern)
@@ -200,6 +193,7 @@ def request_from_exchange(
         events=_error_events(status, response, timestamp, error),
         response=reply,
         message_id=msg_id if isinstance(msg_id, str) else None,
+        request_id=exchange,
         window_hint=_window_hint(headers),
         client=headers.get("user-agent"),
         conversation=_conversation(headers),

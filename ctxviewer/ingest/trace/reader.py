@@ -65,6 +65,7 @@ class _TraceParser:
             line=line,
             intern=self.intern,
             headers=req.get("headers"),
+            exchange=f"line {line}",
         )
         if result is None:
             yield Skipped(line, "not a model call (e.g. count_tokens)")
@@ -117,6 +118,7 @@ class _RecordingParser:
             intern=self.intern,
             headers=req.get("headers"),
             error=record.get("error"),
+            exchange=f"line {line}",  # exchange ids start again with each proxy run
         )
         if result is None:
             yield Skipped(line, f"not a model call ({record.get('api')})")
