@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from ctxviewer.analysis.agents.claude_counts import agent_counts
+from ctxviewer.analysis.agents.claude_counts import LocalEstimate, agent_counts, local_estimate
 from ctxviewer.analysis.agents.counting import CountingView, Difference
+from ctxviewer.analysis.agents.fired import Fired, fired
 from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
@@ -56,6 +57,19 @@ def env_pct_override(environ: Mapping[str, str]) -> float | None:
     return pct if 0 < pct < 100 else None
 
 
+def _local_counts(rules: Mapping[str, object], model: str | None,
+                  overhead: int) -> LocalEstimate | None:
+    """How the agent counts when its count_tokens calls fail, where it estimates itself
+    (``count_fallback = "local"``): characters a token, by model."""
+    if rules.get("count_fallback") != "local":
+        return None
+    name = (model or "").lower()
+    per_model = rules.get("local_chars_per_token_by_model")
+    cpt = next((float(v) for prefix, v in (per_model.items() if isinstance(per_model, dict)
+                                           else ()) if name.startswith(prefix)), None)
+    return local_estimate(cpt or float(str(rules.get("local_chars_per_token", 4))), overhead)
+
+
 @dataclass
 class Analysis:
     """A loaded session with the user's choices, and everything derived from them."""
@@ -74,6 +88,7 @@ class Analysis:
     _breakdowns: dict[int, Breakdown] = field(default_factory=dict, repr=False)
     _message_rows: MessageMemo = field(default_factory=dict, repr=False)
     _windows: dict[str | None, Window] = field(default_factory=dict, repr=False)
+    _profile_auto: int | None = field(default=None, repr=False)
 
     @cached_property
     def estimator(self) -> Estimator:
@@ -113,16 +128,42 @@ class Analysis:
 
     @property
     def policy_source(self) -> str:
-        return "agent profile" if self.policy == AGENT else "user"
+        if self.policy != AGENT:
+            return "user"
+        return "log" if self.threshold_evidence else "agent profile"
+
+    @cached_property
+    def fired(self) -> Fired | None:
+        """The bounds the log's own auto compactions put on the threshold (agent policy)."""
+        if self.policy != AGENT:
+            return None
+        return fired(self.session, bool(self.identity.era.policy.constant("counts_output")))
+
+    @property
+    def threshold_evidence(self) -> str:
+        """Why the log's compaction replaced the profile's auto threshold, or ''."""
+        f, t = self.fired, self.thresholds
+        if f is None or t.auto != f.at or self._profile_auto == f.at:
+            return ""
+        return (f"an auto compaction before request {f.request} at {f.at:,} tokens, after a "
+                f"request of {f.above:,}: the profile's {self._profile_auto:,} would not have "
+                "fired there")
 
     def thresholds_for(self, window: Window, model: str | None) -> Thresholds:
         if self.policy != AGENT:
             return thresholds(window.tokens, self.policy, self.custom)
         caps = [r.max_tokens for r in self.session.requests
                 if r.model == model and r.role == MAIN and r.max_tokens]
-        return rule_thresholds(self.identity.era.policy, window.tokens, model=model,
-                               max_output=max(caps) if caps else None, raw_window=window.raw,
-                               pct_override=self.pct_override)
+        t = rule_thresholds(self.identity.era.policy, window.tokens, model=model,
+                            max_output=max(caps) if caps else None, raw_window=window.raw,
+                            pct_override=self.pct_override)
+        f = self.fired
+        if model != self.session.model or f is None or f.allows(t.auto):
+            return t
+        self._profile_auto = t.auto  # what the log's evidence replaced (threshold_evidence)
+        auto = min(f.at, t.window)
+        return replace(t, warn=max(0, min(auto, auto - (t.auto - t.warn))), auto=auto,
+                       hard=min(t.window, max(t.hard, auto)))
 
     @cached_property
     def thresholds(self) -> Thresholds:
@@ -177,9 +218,14 @@ class Analysis:
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
         agent = self.agent_view
+        if agent.rules.get("shows_buffer") == "native-window":
+            era = self.identity.era
+            own = era.window_for(req.model or self.session.model) or 0
+            agent = replace(agent, native_window=own >= (era.extended_window or own + 1))
         overhead = agent.rules.get("tool_overhead")
         if overhead is not None and req.complete:
-            answers = agent_counts(self.session, index, int(overhead))
+            answers = agent_counts(self.session, index, int(overhead),
+                                   _local_counts(agent.rules, req.model, int(overhead)))
             if answers is not None:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)

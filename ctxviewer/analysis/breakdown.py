@@ -3,7 +3,9 @@
 Categories, in order, sum to the context window: system prompt, built-in
 tools, MCP tools, skills, memory files, messages, free space, autocompact
 buffer (plus ``unrecorded_overhead`` for transcripts, whose system prompt and
-tools were never written down).
+tools were never written down, and qwen-code 0.24.2's ``startup_context`` and
+``unattributed``). Rows an agent shows outside its total (Claude Code
+2.1.332's deferred tools) are ``Breakdown.outside``.
 
 Mode A (no size known: no API usage before it): estimated overhead only, no
 total, no Messages row.
@@ -21,7 +23,13 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from ctxviewer.analysis.agents.counting import CountingView, Difference
+from ctxviewer.analysis.agents.counting import (
+    DEFERRED_BUILTIN,
+    DEFERRED_MCP,
+    OUTSIDE,
+    CountingView,
+    Difference,
+)
 from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.tokens.estimators import Estimator
 from ctxviewer.analysis.windows import baseline_note
@@ -47,11 +55,16 @@ LABELS = {
     "mcp_tools": "MCP tools",
     "skills": "Skills",
     "memory_files": "Memory files",
+    "startup_context": "Startup context",
     "messages": "Messages",
+    "unattributed": "Unattributed",
     "free_space": "Free space",
     "autocompact_buffer": "Autocompact buffer",
+    # outside the total (Breakdown.outside)
+    DEFERRED_MCP: "MCP tools (deferred)",
+    DEFERRED_BUILTIN: "System tools (deferred)",
 }
-ORDER = tuple(LABELS)
+ORDER = tuple(k for k in LABELS if k not in OUTSIDE)
 SIZE_NOTES = {
     "estimate": "no API usage for this request: its size is the last API count of its "
                 "conversation plus the estimate of what was added since (the pre-send "
@@ -60,7 +73,7 @@ SIZE_NOTES = {
                 "error states",
 }
 OVERHEAD = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
-            "memory_files")
+            "memory_files", "startup_context")
 SPACE = ("free_space", "autocompact_buffer")
 
 
@@ -117,13 +130,15 @@ class Breakdown:
     attribution: dict[str, int] | None = None
     failure: str | None = None  # the call got no answer (HTTP error, upstream unreachable)
     simulated: bool = False  # a simulated compaction's request: the total is an estimate
+    # rows the agent shows outside its total (deferred tools): not in used, nor the window
+    outside: tuple[Category, ...] = ()
     # where the total comes from (mode B): "api" (the usage), "overflow" (the size a
     # context-overflow error states), "estimate" (no usage: the last API count of the
     # conversation plus the estimate of what was added); None in mode A
     total_basis: str | None = None
 
     def category(self, name: str) -> Category | None:
-        return next((c for c in self.categories if c.name == name), None)
+        return next((c for c in (*self.categories, *self.outside) if c.name == name), None)
 
     def percent(self, tokens: int) -> float:
         return round(100.0 * tokens / self.window, 2) if self.window else 0.0
@@ -306,8 +321,12 @@ def breakdown(
     diffs: list[Difference] = []
     if view is not None:
         parts, diffs = view.adjust(parts, req, est, Item)
+    outside = {k: parts.pop(k) for k in OUTSIDE if k in parts}
     notes: list[str] = []
-    if not req.complete:
+    if not req.complete and req.system and req.tools:  # Claude Code 2.1.332 records both
+        notes.append("system prompt and tools as the transcript records them; no count_tokens "
+                     "answers: estimated")
+    elif not req.complete:
         unrec = inferred_overhead or 0
         kept = {"memory_files": parts["memory_files"], "skills": parts["skills"]}
         if req.system:  # a transcript that records its system prompt (Codex base instructions)
@@ -361,11 +380,16 @@ def breakdown(
             "estimation error and content the log does not record"
         whole = "API total" if size_basis == "api" else "overflow error's count" \
             if size_basis == "overflow" else "estimated total"
-        cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
-                             f"{whole} minus overhead; local estimate {msg_est:,} "
-                             f"({diff:+,} absorbed: {absorbed})",
-                             basis="api - overhead" if size_basis == "api" else
-                             f"{size_basis} - overhead"))
+        split = view.split_messages(req, est, messages) \
+            if view is not None and scale >= 1.0 else None
+        if split is None:
+            cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
+                                 f"{whole} minus overhead; local estimate {msg_est:,} "
+                                 f"({diff:+,} absorbed: {absorbed})",
+                                 basis="api - overhead" if size_basis == "api" else
+                                 f"{size_basis} - overhead"))
+        else:
+            cats += _history_split(view, split, msg_items, messages)
         used = total
     else:
         used = scaled_overhead
@@ -382,6 +406,12 @@ def breakdown(
     free = max(0, window - used - buffer)
     cats.append(Category("free_space", free, basis="window"))
     cats.append(Category("autocompact_buffer", buffer, note=buffer_note, basis="window"))
+    shown_outside = tuple(
+        Category(name, tokens, tuple(_desc(items)), tokens,
+                 f"{view.agent if view else 'the agent'} shows this row outside its total: "
+                 "deferred tools are named to the model, their schemas are not sent",
+                 "count_tokens" if view is not None and view.counted(name) else "estimate")
+        for name, (tokens, items) in outside.items())
     baseline = baseline_note(req.api, req.client)
     if baseline:
         notes.append(baseline)
@@ -391,7 +421,28 @@ def breakdown(
         overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
         complete=req.complete, notes=tuple(notes), source_notes=req.notes,
         counts="agent" if view is not None else "wire", differences=tuple(diffs),
-        failure=req.failure, simulated=req.simulated, total_basis=size_basis)
+        failure=req.failure, simulated=req.simulated, outside=shown_outside,
+        total_basis=size_basis)
+
+
+def _history_split(view: CountingView | None, split: tuple[int, int, int,
+                                                          list[tuple[str, int, str]]],
+                   msg_items: list[Item], left: int) -> list[Category]:
+    """Messages and Unattributed as an agent that splits them counts them (qwen-code 0.24.2)."""
+    messages, unattributed, history, transient = split
+    agent = view.agent if view is not None else "the agent"
+    rows = [Item(name, tokens, "block", ref=text) for name, tokens, text in transient]
+    rest = unattributed - sum(x.tokens for x in rows)
+    if rest:
+        rows.append(Item("the rest: text sent outside its rows, and the estimate's error", rest,
+                         "note", ref="the API total less every row"))
+    return [Category("messages", messages, tuple(_desc(msg_items)), history,
+                     f"{agent}'s estimate of its history ({history:,}), at most what the API "
+                     f"total leaves ({left:,})", basis="estimate"),
+            Category("unattributed", unattributed, tuple(_desc(rows)), unattributed,
+                     f"the API total less every row: what {agent} sends and attributes to "
+                     "nothing (the reminders of the newest message, the memory section's "
+                     "markers) and the estimate's error", basis="api - overhead")]
 
 
 def apportion(values: list[int], total: int) -> list[int]:

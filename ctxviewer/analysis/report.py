@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ctxviewer.analysis.analysis import Analysis
-from ctxviewer.analysis.breakdown import Breakdown, Item
+from ctxviewer.analysis.breakdown import Breakdown, Category, Item
 from ctxviewer.analysis.overflows import overflow_json
 from ctxviewer.analysis.timeline import Point
 
@@ -37,13 +37,15 @@ def breakdown_json(b: Breakdown) -> dict[str, Any]:
         "attribution": b.attribution, "failure": b.failure, "total_basis": b.total_basis,
         "messages_error": b.messages_error, "complete": b.complete, "notes": list(b.notes),
         "source_notes": list(b.source_notes),
-        "categories": [
-            {"name": c.name, "label": c.label, "tokens": c.tokens, "percent": b.percent(c.tokens),
-             "estimated": c.estimated, "basis": c.basis, "note": c.note,
-             "items": [item_json(x) for x in c.items]}
-            for c in b.categories
-        ],
+        "categories": [category_json(b, c) for c in b.categories],
+        "outside": [category_json(b, c) for c in b.outside],
     }
+
+
+def category_json(b: Breakdown, c: Category) -> dict[str, Any]:
+    return {"name": c.name, "label": c.label, "tokens": c.tokens, "percent": b.percent(c.tokens),
+            "estimated": c.estimated, "basis": c.basis, "note": c.note,
+            "items": [item_json(x) for x in c.items]}
 
 
 CSV_HEADER = ("category", "item", "tokens", "percent", "depth", "leaf")
@@ -88,6 +90,7 @@ def report_json(a: Analysis, which: int | str | None = None) -> dict[str, Any]:
         "agent": identity_json(a),
         "policy": a.policy, "policy_label": a.policy_label, "policy_source": a.policy_source,
         "rules_note": a.identity.rules_note,
+        "threshold_evidence": a.threshold_evidence,
         "estimator": a.estimator.name,
         "thresholds": a.thresholds.as_dict(),
         "requests": [point_json(p) | att.as_dict()

@@ -43,7 +43,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="count as the agent's own /context does (default) or as sent on the wire")
     p.add_argument("--against", metavar="CONTEXT_TXT",
                    help="an agent's own /context output (Claude Code's screen or Markdown, "
-                        "qwen-code's text) for the same request: print both side by side")
+                        "qwen-code's text) or Codex's /status screen for the same request: "
+                        "print both side by side")
     p.add_argument("--sessions", action="store_true",
                    help="list the sessions the file holds (a recording may hold several agents "
                         "or conversations) and exit; pick one with --session N")
@@ -104,12 +105,12 @@ def _read_context(path: str) -> AgentContext:
     except OSError as e:
         raise UsageError(f"--against {path}: {e.strerror or e}") from None
     except ValueError:
-        raise UsageError(f"--against {path}: not an agent's /context output") from None
+        raise UsageError(f"--against {path}: not an agent's /context or /status output") from None
 
 
 def render_against(theirs: AgentContext, rows: list[dict[str, Any]]) -> str:
     ok = sum(r["ok"] for r in rows)
-    lines = ["", f"Against {theirs.agent}'s own /context: {ok} of {len(rows)} within 5% "
+    lines = ["", f"Against {theirs.agent}'s own {theirs.command}: {ok} of {len(rows)} within 5% "
              "(items: or 10 tokens; or the precision it printed)",
              f"  {'':<52} {'agent':>10} {'ctxviewer':>10}"]
     for r in rows:
@@ -127,7 +128,8 @@ def attribution_text(att: dict[str, int]) -> str:
 
 def _bar(b: Breakdown, width: int = 50) -> str:
     glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
-              "mcp_tools": "M", "skills": "K", "memory_files": "F", "messages": "#",
+              "mcp_tools": "M", "skills": "K", "memory_files": "F", "startup_context": "S",
+              "messages": "#", "unattributed": "?",
               "free_space": ".", "autocompact_buffer": "~"}
     out = "".join(glyphs[c.name] * min(width, round(width * c.tokens / b.window))
                   for c in b.categories)
@@ -165,6 +167,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
     if ident.rules_note:
         lines.append(f"note: {ident.rules_note}")
+    if a.threshold_evidence:
+        lines.append(f"auto threshold from the log: {a.threshold_evidence}")
     lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
                  f"effective {t.effective:,}")
     if which is None:
@@ -190,6 +194,8 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     lines.append("")
     for c in b.categories:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
+    for c in b.outside:
+        lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens (not in the total)")
     for note in b.notes:
         lines.append(f"  note: {note}")
     for note in b.source_notes:
@@ -208,7 +214,7 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     if b.attribution:
         lines.append(f"  prompt: {attribution_text(b.attribution)}")
     limit = None if all_items else 12
-    for c in b.categories:
+    for c in (*b.categories, *b.outside):
         if c.items and c.name != "messages":
             lines += ["", f"  {c.label}"]
             _items(lines, c.items, limit)

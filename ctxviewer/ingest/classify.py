@@ -141,6 +141,8 @@ def split_message_text(text: str) -> list[Block]:
         parts = split_system_text(text)
         if any(b.tag == MEMORY for b in parts):
             return parts
+    if "<available_skills>" in text and stripped.startswith("<system-reminder>"):
+        return [Block(TEXT, text, tag=SKILL_LISTING, name="available_skills")]  # qwen-code 0.24
     blocks: list[Block] = []
     if "<system-reminder>" in text and "Contents of " in text:
         blocks = _split_claude_memory(text)
@@ -234,12 +236,24 @@ def _section_end(text: str, start: int, limit: int) -> int:
     return end
 
 
+_LISTING_END = re.compile(r"\n\n(?!- )|</system-reminder>")
+
+
+def listing_body(text: str) -> str:
+    """A Claude Code skill listing's entries, without what follows them: the reminder's end,
+    or (2.1.332, where the listing sits among other text in a system message) the first
+    blank line that starts no entry."""
+    head = len(text) - len(text.lstrip("\n"))
+    end = _LISTING_END.search(text, head)
+    return text if end is None else text[:end.start()]
+
+
 def _split_listing(block: Block) -> list[Block]:
     at = block.text.find(SKILLS_LISTING)
     if block.tag or at == -1:
         return [block]
-    end = block.text.find("</system-reminder>", at)
-    end = len(block.text) if end == -1 else end
+    start = at + len(SKILLS_LISTING)
+    end = start + len(listing_body(block.text[start:]))
     out = [Block(TEXT, block.text[:at])] if at else []
     out.append(Block(TEXT, block.text[at:end], tag=SKILL_LISTING))
     if end < len(block.text):
@@ -262,5 +276,6 @@ def skills_in(text: str) -> Iterator[tuple[str, str]]:
     at = text.find(SKILLS_LISTING)
     if at == -1:
         return
-    for m in _SKILL_LINE.finditer(text, at):
+    start = at + len(SKILLS_LISTING)
+    for m in _SKILL_LINE.finditer(text, at, start + len(listing_body(text[start:]))):
         yield m.group("name").strip(), m.group("desc").strip()

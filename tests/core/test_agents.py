@@ -58,6 +58,22 @@ def test_claude_code_formula():
     assert env_pct_override({"CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "x"}) is None
 
 
+def test_claude_code_2_0_reserves_the_whole_max_output():
+    """Before 2.1.21 the max output was not capped at 20k: a 2.0.76 transcript (no max
+    output recorded: 32,000) compacted at 155,979 on claude-sonnet-4-5, under 167,000."""
+    cc = profile("claude-code")
+    rule = cc.era((2, 0, 76)).policy
+    assert rule_thresholds(rule, 200_000, model="claude-sonnet-4-5").auto == 155_000
+    assert rule_thresholds(rule, 200_000, max_output=64_000).auto == 123_000
+    assert rule_thresholds(cc.era((2, 1, 21)).policy, 200_000, max_output=64_000).auto \
+        == 167_000
+    assert rule_thresholds(cc.era((1, 0, 6)).policy, 200_000).auto == 167_000  # as it was
+    new = cc.era((2, 1, 332))
+    assert new.window_for("claude-opus-5-5") == 1_000_000
+    assert new.window_for("claude-sonnet-4-5-20250929") == 200_000
+    assert cc.era((2, 1, 197)).window_for("claude-opus-4-8") == 200_000
+
+
 def test_qwen_code_by_version():
     qwen = profile("qwen-code")
     old = qwen.era((0, 15, 10))
@@ -272,6 +288,26 @@ def test_predicted_compactions_match_the_observed_ones(corpus, capsys):
     assert a.compactions.observed == (57,) and a.compactions.predicted == ()
     assert Analysis(load(str(corpus / SPOTTER)), policy="qwen-legacy").compactions.predicted \
         != tuple(boundary)
+
+
+def test_a_logged_auto_compaction_outranks_the_profile(corpus, tmp_path):
+    """The spotter transcript said to be 2.0.76: that profile's 155,000 would have fired
+    several requests before the compaction the log records (preTokens 167,117 after a
+    request of 166,899): the log's threshold wins, and the report says so."""
+    text = (corpus / SPOTTER).read_text("utf-8").replace('"version":"2.1.39"',
+                                                         '"version":"2.0.76"')
+    path = tmp_path / "spotter-2.0.76.jsonl"
+    path.write_text(text, "utf-8")
+    a = Analysis(load(str(path)))
+    assert a.identity.version == (2, 0, 76)
+    assert a.fired is not None and (a.fired.above, a.fired.at) == (166_899, 167_117)
+    assert a.thresholds.auto == 167_117 and a.policy_source == "log"
+    assert "155,000 would not have fired" in a.threshold_evidence
+    assert a.compactions.predicted == a.compactions.observed == (144,)
+    kept = Analysis(load(str(corpus / SPOTTER)))  # 2.1.39: its profile fits the log
+    assert kept.thresholds.auto == 167_000 and kept.policy_source == "agent profile"
+    assert not kept.threshold_evidence
+    assert main(["report", str(path)]) == 0
 
 
 def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):

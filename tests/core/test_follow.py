@@ -252,6 +252,33 @@ def test_live_session_matches_load_of_what_was_written(corpus: Path, tmp_path: P
     assert f.session.requests == load(str(corpus / name)).requests
 
 
+def test_a_reply_written_before_its_prompt_is_shown_then_completed(tmp_path: Path) -> None:
+    """Claude Code 2.1.197's TUI writes its first reply before the prompt it answers: the
+    parser holds that request for its prompt; live, it is shown provisionally, and after
+    every line the followed session is what ``load`` makes of the lines so far."""
+    import lzma
+
+    data = lzma.decompress((DATA / "agents" / "claude-code-2.1.197" / "tui"
+                            / "transcript.jsonl.xz").read_bytes())
+    path, prefix = tmp_path / "live.jsonl", tmp_path / "prefix.jsonl"
+    path.write_bytes(b"")
+    f = Follower(path)
+    provisional = 0
+    for raw in data.splitlines(keepends=True):
+        append(path, raw)
+        up = f.poll()
+        provisional += bool(up.provisional)
+        if f.session is None:  # not known as a transcript yet
+            continue
+        prefix.write_bytes(path.read_bytes())
+        assert f.session.requests == load(str(prefix), format=f.format).requests
+    assert provisional
+    f.finish()
+    whole = load(str(path))
+    assert f.session.requests == whole.requests
+    assert whole.requests[0].messages[0].text.startswith("Please look at hello.py")
+
+
 def test_max_bytes_takes_a_big_file_in_steps(corpus: Path) -> None:
     src = corpus / CLAUDE
     f = Follower(src)

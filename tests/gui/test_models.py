@@ -49,6 +49,26 @@ def test_breakdown_model_mirrors_the_core(qtmodeltester, corpus, trace_path):
             assert model.rowCount(child) == len(item.items)
 
 
+def test_breakdown_model_shows_rows_outside_the_total(qtmodeltester):
+    """Claude Code 2.1.332's deferred tools: rows after the categories, no share of the used
+    tokens (its print-mode capture, with its own count_tokens answers)."""
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "data" / "agents" / "claude-code-2.1.332"
+    a = Analysis(load(str(folder / "print" / "recording.rec.jsonl.xz")))
+    b = a.breakdown(a.resolve_index("last"))
+    model = BreakdownModel()
+    model.set_breakdown(b)
+    qtmodeltester.check(model)
+    assert b.outside and model.rowCount() == len(b.categories) + len(b.outside)
+    for row, c in enumerate(b.outside, start=len(b.categories)):
+        assert model.index(row, 0).data() == f"{c.label} (not in the total)"
+        assert model.index(row, 0).data(USER) is c
+        assert model.index(row, 1).data() == f"{c.tokens:,}" and c.tokens > 0
+        assert model.index(row, 3).data() == ""  # no share of the tokens in use
+        assert model.rowCount(model.index(row, 0)) == len(c.items)
+
+
 def test_breakdown_model_mcp_server_then_tools_and_message_blocks(trace_path):
     a = Analysis(load(trace_path))
     b = a.breakdown(a.resolve_index("last"))

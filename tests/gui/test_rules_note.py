@@ -7,7 +7,7 @@ import json
 import lzma
 from pathlib import Path
 
-ROLLOUT = Path(__file__).parents[1] / "data" / "agents" / "codex-0.171.0" / "exec" / \
+ROLLOUT = Path(__file__).parents[1] / "data" / "agents" / "codex-0.171.0" / "proxy" / \
     "rollout.jsonl.xz"
 
 

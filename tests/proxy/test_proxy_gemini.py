@@ -24,7 +24,7 @@ genai = pytest.importorskip("google.genai", reason="google-genai is a test depen
 types = pytest.importorskip("google.genai.types")
 
 KEY = "gk-test-SECRET-0123"
-CAPTURE = Path(__file__).parents[1] / "data" / "agents" / "gemini-cli-0.61.0" / "chat"
+CAPTURE = Path(__file__).parents[1] / "data" / "agents" / "gemini-cli-0.61.0" / "direct"
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_a_key_in_the_query_is_forwarded_and_never_recorded(gproxy: ProxyThread,
 
 
 def _captured() -> list[dict[str, Any]]:
-    lines = lzma.decompress((CAPTURE / "fake_requests.jsonl.xz").read_bytes()).splitlines()
+    lines = lzma.decompress((CAPTURE / "fake.jsonl.xz").read_bytes()).splitlines()  # the fake's
     return [r for r in map(json.loads, lines) if r.get("method") == "POST"]
 
 

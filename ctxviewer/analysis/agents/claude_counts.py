@@ -3,8 +3,9 @@
 To draw ``/context``, Claude Code counts each part of its context with one
 ``count_tokens`` call: each section of its system prompt, each memory file,
 then its tools in groups (MCP tools, the Skill tool, the built-in tools in
-batches). When count_tokens is unavailable it sends the same content as
-``max_tokens: 1`` probes and reads their usage. A recording that holds these
+batches). When count_tokens is unavailable, up to 2.1.197 it sends the same content
+as ``max_tokens: 1`` probes and reads their usage; 2.1.332 estimates the same content
+itself (``local_estimate``). A recording that holds these
 calls holds the agent's exact numbers: this module matches each call to the
 part of the request it counted. A tool group's answer includes the fixed
 tool-use overhead the API adds whenever tools are present, which Claude Code
@@ -13,8 +14,9 @@ subtracts (``tool_overhead`` in the profile table).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from ctxviewer.model import AUXILIARY, MEMORY, Request, Session, TokenCount
@@ -37,6 +39,10 @@ class AgentCounts:
     calls: int = 0
     via: str = "count_tokens"  # or "max_tokens: 1 probes"
     unmatched: int = 0  # calls whose content is not in the request
+    # What 2.1.332's /context needs of the tool calls (``tool_groups = "listed-raw"``):
+    listed: int | None = None  # the one call of several built-in tools at once, as answered
+    single: dict[str, int] = field(default_factory=dict)  # one built-in tool a call, net
+    mcp_sizes: dict[str, int] = field(default_factory=dict)  # each MCP tool's JSON length
 
     @property
     def builtin_without_skill(self) -> int:
@@ -50,8 +56,27 @@ def _probe_count(r: Request) -> TokenCount | None:
     return TokenCount(r.line or 0, r.timestamp, r.model, texts, r.tools, r.usage.input_tokens)
 
 
-def _calls_after(session: Session, req: Request) -> tuple[list[TokenCount], str]:
-    """The count calls made between ``req`` and the next main request after it."""
+LocalEstimate = Callable[[TokenCount], int]
+
+
+def local_estimate(chars_per_token: float, tool_overhead: int) -> LocalEstimate:
+    """What Claude Code 2.1.332 counts when count_tokens fails ("count unavailable,
+    estimating locally"): each text's length over ``chars_per_token``, rounded; a call's
+    tools as their JSON array the same way, plus the tool-use overhead."""
+
+    def estimate(call: TokenCount) -> int:
+        if call.tools:
+            array = "[" + ",".join(t.text for t in call.tools) + "]"
+            return math.floor(len(array) / chars_per_token + 0.5) + tool_overhead
+        return sum(math.floor(len(t) / chars_per_token + 0.5) for t in call.texts)
+
+    return estimate
+
+
+def _calls_after(session: Session, req: Request,
+                 local: LocalEstimate | None = None) -> tuple[list[TokenCount], str]:
+    """The count calls made between ``req`` and the next main request after it (with
+    ``local``, failed ones answered by the agent's own estimate)."""
     reqs = session.requests
     start = req.line or 0
     later = [r.line for r in reqs if r.role != AUXILIARY and (r.line or 0) > start]
@@ -62,10 +87,29 @@ def _calls_after(session: Session, req: Request) -> tuple[list[TokenCount], str]
 
     counted = [c for c in session.token_counts if inside(c.line) and c.tokens is not None]
     if counted:
-        return counted, "count_tokens"
+        return _last_round(counted), "count_tokens"
+    if local is not None:
+        failed = [replace(c, tokens=local(c)) for c in session.token_counts if inside(c.line)]
+        if failed:
+            return _last_round(failed), "local estimate (count_tokens failed)"
     probes = [c for r in reqs if r.role == AUXILIARY and r.max_tokens is not None
               and r.max_tokens <= 1 and inside(r.line or 0) and (c := _probe_count(r))]
-    return probes, "max_tokens: 1 probes"
+    return _last_round(probes), "max_tokens: 1 probes"
+
+
+def _last_round(calls: list[TokenCount]) -> list[TokenCount]:
+    """The calls of the last ``/context`` among ``calls``: each ``/context`` counts its
+    parts again, starting with the same first section (Claude Code 2.1.197's TUI counts
+    anew for a second ``/context`` and ``/context all``; 2.1.332 reuses its counts)."""
+    if not calls:
+        return calls
+    first = _what(calls[0])
+    starts = [i for i, c in enumerate(calls) if _what(c) == first]
+    return calls[starts[-1]:]
+
+
+def _what(call: TokenCount) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    return call.texts, tuple(t.text for t in call.tools)
 
 
 def _memory_of(req: Request) -> dict[str, str]:
@@ -73,13 +117,15 @@ def _memory_of(req: Request) -> dict[str, str]:
             if b.tag == MEMORY}
 
 
-def agent_counts(session: Session, index: int, tool_overhead: int) -> AgentCounts | None:
+def agent_counts(session: Session, index: int, tool_overhead: int,
+                 local: LocalEstimate | None = None) -> AgentCounts | None:
     """The agent's own counts of request ``index``'s overhead, or None when the
-    recording holds no count calls for it."""
+    recording holds no count calls for it. ``local``: what the agent counts when its
+    calls fail (Claude Code 2.1.332 estimates locally; older versions send probes)."""
     req = session.requests[index]
     if req.line is None or not req.complete:
         return None
-    calls, via = _calls_after(session, req)
+    calls, via = _calls_after(session, req, local)
     if not calls:
         return None
     out = AgentCounts(via=via)
@@ -92,6 +138,7 @@ def agent_counts(session: Session, index: int, tool_overhead: int) -> AgentCount
             net = max(0, tokens - tool_overhead)
             if all(n.startswith("mcp__") for n in names):
                 out.mcp = (out.mcp or 0) + net
+                out.mcp_sizes.update((t.name, len(t.text)) for t in call.tools)
             elif names == {SKILL_TOOL}:
                 if out.skill_tool is None:
                     out.skill_tool = net
@@ -99,6 +146,11 @@ def agent_counts(session: Session, index: int, tool_overhead: int) -> AgentCount
                     continue  # counted twice (once for Skills): not another group
             else:
                 out.builtin += net
+                if len(call.tools) == 1:
+                    name = call.tools[0].name
+                    out.single[name] = out.single.get(name, 0) + net
+                else:
+                    out.listed = (out.listed or 0) + tokens
             out.calls += 1
             continue
         text = "\n".join(call.texts).strip()

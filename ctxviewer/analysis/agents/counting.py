@@ -17,10 +17,25 @@ The rules are data in the profile table (``Era.counting``):
   ``skill_round``; the Skill tool's schema is left to Messages;
 - ``skills = "xml-blocks"`` (qwen-code): a skill's row is its whole
   ``<skill>…</skill>`` entry of the skill tool's description;
-- ``shows_buffer = false`` (Claude Code 2.1): ``/context`` shows no autocompact
-  buffer row: free space is the window minus what is used;
+- ``shows_buffer = false`` (Claude Code 2.1.101 to 2.1.331): ``/context`` shows no
+  autocompact buffer row: free space is the window minus what is used;
+  ``"native-window"`` (2.1.332): the row is there for a model whose own window is
+  1M and not for the others (the auto-compact window's source is "auto" for them);
+- ``tool_groups = "listed-raw"`` (Claude Code 2.1.332): System tools is the answer
+  for the built-in tools sent, as answered (no overhead taken off), plus the
+  deferred built-ins the conversation used, minus the Skills total; each deferred
+  built-in is counted alone (overhead taken off) and, with ``deferred_rows``, the
+  ones not used are a row of their own outside the total, as are the MCP tools
+  not loaded (their share of the one MCP count, by the length of their JSON);
+- ``skill_total = "entries"`` (Claude Code 2.1.332): Skills is the sum of the
+  entries' estimates before each row is rounded for display;
 - ``system_skip`` prefixes: system blocks the agent does not count (Claude
-  Code's billing header).
+  Code's billing header);
+- qwen-code 0.24.2 (``qwen_context``): ``system = "core-section"``,
+  ``auto_memory = "memory-file"``, ``tools = "declarations"``, ``skills =
+  "startup-listing"``, ``startup = "prelude"`` (the Startup context row) and
+  ``messages = "history"`` (Messages is its history's estimate, at most what the
+  total leaves; the rest is the Unattributed row: ``split_messages``).
 """
 
 from __future__ import annotations
@@ -31,14 +46,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ctxviewer.analysis.agents import qwen_context
 from ctxviewer.analysis.agents.claude_counts import AgentCounts, scaled_items
 from ctxviewer.analysis.tokens.estimators import Estimator
-from ctxviewer.ingest.classify import QWEN_MEMORY, SKILLS_LISTING
+from ctxviewer.ingest.classify import QWEN_MEMORY, SKILLS_LISTING, listing_body
 from ctxviewer.jsonish import js_dumps
-from ctxviewer.model import MEMORY, SKILL, SKILL_LISTING, Block, Request
+from ctxviewer.model import MEMORY, SKILL, SKILL_BODY, SKILL_LISTING, TOOL_USE, Block, Request
 
 # (tokens, items) per category, as ``breakdown.overhead_parts`` builds them.
 Parts = dict[str, tuple[int, list[Any]]]
+# Rows an agent shows outside its total (Claude Code 2.1.332's deferred tools).
+DEFERRED_BUILTIN = "builtin_tools_deferred"
+DEFERRED_MCP = "mcp_tools_deferred"
+OUTSIDE = (DEFERRED_BUILTIN, DEFERRED_MCP)
 ItemFactory = Callable[..., Any]
 
 _DEFERRED = re.compile(r"^#+ Deferred Tools\n.*?(?=^---\s*$|^--- Context from: |\Z)", re.M | re.S)
@@ -68,10 +88,12 @@ class CountingView:
     agent: str  # the agent's label, for notes
     rules: dict[str, Any]
     answers: AgentCounts | None = None  # the agent's own count calls for this request
+    native_window: bool = False  # the request's model has the large window of its own
 
     @property
     def shows_buffer(self) -> bool:
-        return bool(self.rules.get("shows_buffer", True))
+        rule = self.rules.get("shows_buffer", True)
+        return self.native_window if rule == "native-window" else bool(rule)
 
     def adjust(self, parts: Parts, req: Request, est: Estimator,
                item: ItemFactory) -> tuple[Parts, list[Difference]]:
@@ -91,8 +113,12 @@ class CountingView:
             self._listing_entries(parts, req, est, item, diffs)
         elif self.rules.get("skills") == "xml-blocks":
             self._xml_blocks(parts, req, est, item)
+        if sent and self.rules.get("startup") == "prelude":
+            self._qwen_prelude(parts, req, est, item, diffs)
         if self.answers is not None:
-            self._apply_answers(parts, self.answers, item, diffs)
+            self._apply_answers(parts, self.answers, req, item, diffs)
+        elif self.rules.get("tool_groups") == "listed-raw" and req.tools:
+            self._listed_estimate(parts, req, est, item, diffs)
         return parts, diffs
 
     def counted(self, category: str) -> bool:
@@ -101,8 +127,9 @@ class CountingView:
         if a is None:
             return False
         return {"system_prompt": bool(a.system), "memory_files": bool(a.memory),
-                "builtin_tools": bool(a.builtin), "mcp_tools": a.mcp is not None}.get(category,
-                                                                                     False)
+                "builtin_tools": bool(a.builtin), "mcp_tools": a.mcp is not None,
+                DEFERRED_BUILTIN: bool(a.single), DEFERRED_MCP: a.mcp is not None,
+                }.get(category, False)
 
     # -- rules ------------------------------------------------------------------
 
@@ -211,19 +238,29 @@ class CountingView:
                     entries.update(skill_entries(b.text))
         if not entries:
             return
-        items = [item(name, _round(len(text) / per, step), "skill", ref=text)
-                 for name, text in entries.items()]
-        agent = sum(x.tokens for x in items)
+        if self.rules.get("skill_total") == "entries":  # each entry rounded, then its row
+            sizes = {name: _js_round(len(text.rstrip("\n")) / per)
+                     for name, text in entries.items()}
+            items = [item(name, _js_round(sizes[name] / step) * step, "skill", ref=text)
+                     for name, text in entries.items()]
+            agent = sum(sizes.values())
+        else:
+            items = [item(name, _round(len(text) / per, step), "skill", ref=text)
+                     for name, text in entries.items()]
+            agent = sum(x.tokens for x in items)
         parts["skills"] = (agent, items)
         skill_tool = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
         note = (f"{self.agent} sums each skill's listing entry (about {per:g} characters a "
                 "token)")
-        if skill_tool:
+        if skill_tool and self.rules.get("tool_groups") == "listed-raw":
+            note += (f"; the Skill tool's schema ({skill_tool:,}) is in System tools, which has "
+                     "the Skills total taken off")
+        elif skill_tool:
             note += f"; the Skill tool's schema ({skill_tool:,}) falls under its Messages"
         diffs.append(Difference("skills", agent, wire, note))
 
 
-    def _apply_answers(self, parts: Parts, a: AgentCounts, item: ItemFactory,
+    def _apply_answers(self, parts: Parts, a: AgentCounts, req: Request, item: ItemFactory,
                        diffs: list[Difference]) -> None:
         how = f"{self.agent}'s own {a.via}"
         if a.system:
@@ -242,6 +279,9 @@ class CountingView:
                          ref=wire_items[path].ref if path in wire_items else path)
                     for path, tokens in a.memory.items()]
             parts["memory_files"] = (sum(a.memory.values()), rows)
+        if self.rules.get("tool_groups") == "listed-raw" and a.listed is not None:
+            self._listed_raw(parts, a, req, item)
+            return
         if a.builtin:
             total = a.builtin_without_skill
             _, items = parts["builtin_tools"]
@@ -258,6 +298,120 @@ class CountingView:
             parts["mcp_tools"] = (a.mcp, rows)  # one count for all: shares by estimate
 
 
+    def _listed_raw(self, parts: Parts, a: AgentCounts, req: Request,
+                    item: ItemFactory) -> None:
+        """Claude Code 2.1.332's tool rows: the sent built-ins as answered, the deferred ones
+        the conversation used, minus Skills; the rest of the deferred tools outside."""
+        used = {b.name for m in req.messages for b in m.blocks if b.kind == TOOL_USE and b.name}
+        loaded = {name: tokens for name, tokens in a.single.items() if name in used}
+        skills = parts["skills"][0]
+        listed = max(0, (a.listed or 0) - skills)
+        _, items = parts["builtin_tools"]
+        rows = [*scaled_items(items, listed, item),
+                *(item(name, tokens, "tool", ref=f"{name}: deferred, loaded by its use")
+                  for name, tokens in loaded.items())]
+        parts["builtin_tools"] = (listed + sum(loaded.values()), rows)
+        if self.rules.get("deferred_rows"):
+            rest = {name: tokens for name, tokens in a.single.items() if name not in loaded}
+            parts[DEFERRED_BUILTIN] = (sum(rest.values()), [
+                item(name, tokens, "tool", ref=f"{name}: deferred (its schema is not sent)")
+                for name, tokens in rest.items()])
+        if a.mcp is None:
+            return
+        shares = _js_shares(a.mcp, {n: _js_round(size / 4) for n, size in a.mcp_sizes.items()})
+        sent = {t.name for t in req.tools}
+        deferred = _announced_deferred(req)
+        is_loaded = {n: n in used or (n in sent and n not in deferred) for n in shares}
+        if not self.rules.get("deferred_rows"):
+            is_loaded = dict.fromkeys(shares, True)
+        for key, want in (("mcp_tools", True), (DEFERRED_MCP, False)):
+            chosen = {n: t for n, t in shares.items() if is_loaded[n] == want}
+            if key == DEFERRED_MCP and not self.rules.get("deferred_rows"):
+                continue
+            parts[key] = (sum(chosen.values()), _by_server(chosen, item))
+
+    def _listed_estimate(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
+                         diffs: list[Difference]) -> None:
+        """Without its count_tokens answers, System tools as the agent counts it, estimated:
+        the built-in tools sent (the deferred-tools placeholder aside, the Skill tool in) and
+        the tool-use overhead, minus Skills."""
+        wire, items = parts["builtin_tools"]
+        placeholder = [t for t in req.tools if '"defer_loading":true' in t.text]
+        skill_tool = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
+        listed = wire - sum(est.tool(t) for t in placeholder) + skill_tool
+        agent = max(0, listed + int(self.rules.get("tool_overhead", 0)) - parts["skills"][0])
+        kept = [x for x in items if x.ref not in placeholder]
+        parts["builtin_tools"] = (agent, scaled_items(kept, agent, item))
+        diffs.append(Difference("built-in tools", agent, wire,
+                                f"{self.agent} counts the built-in tools it sends with the Skill "
+                                "tool and the API's tool-use overhead, then takes Skills off"))
+
+    def _qwen_prelude(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
+                      diffs: list[Difference]) -> None:
+        """qwen-code 0.24.2's System prompt, tools, memory, Skills and Startup context."""
+        core, auto = qwen_context.system_sections(req)
+        wire = parts["system_prompt"][0]
+        if core:
+            parts["system_prompt"] = (est.count(core), [item("core prompt", est.count(core),
+                                                             "system", ref=core, index=0)])
+        if auto and self.rules.get("auto_memory") == "memory-file":
+            tokens, items = parts["memory_files"]
+            n = est.count(auto)
+            parts["memory_files"] = (tokens + n, [*items, item("auto memory", n, "memory",
+                                                               ref=auto)])
+        diffs.append(Difference("system prompt", parts["system_prompt"][0], wire,
+                                f"{self.agent} counts its core prompt alone: the auto memory "
+                                "is a memory file to it; the memory section's markers and the "
+                                "text between them are in no row of its"))
+        if self.rules.get("tools") == "declarations":
+            closed = frozenset(self.rules.get("closed_declarations", ()))
+            whole, builtin, mcp, skill_decl = qwen_context.tool_rows(req, est, closed)
+            wire_tools = parts["builtin_tools"][0]
+            parts["builtin_tools"] = (max(0, whole - skill_decl - sum(mcp.values())),
+                                      [item(n, t, "tool") for n, t in builtin.items()])
+            diffs.append(Difference("built-in tools", parts["builtin_tools"][0], wire_tools,
+                                    f"{self.agent} counts the JSON of its declarations, which "
+                                    "the wire carries converted"))
+            if mcp:
+                parts["mcp_tools"] = (sum(mcp.values()), _by_server(mcp, item))
+        else:
+            skill_decl = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
+        if self.rules.get("skills") == "startup-listing":
+            listing = [b for m in req.messages for b in m.blocks if b.tag == SKILL_LISTING]
+            bodies = [b for m in req.messages for b in m.blocks if b.tag == SKILL_BODY]
+            rows = {x.group("name").strip(): item(x.group("name").strip(), est.count(x.group(0)),
+                                                  "skill", ref=x.group(0))
+                    for b in listing for x in _SKILL_XML.finditer(b.text)}
+            total = skill_decl + sum(est.count(b.text) for b in (*listing, *bodies))
+            if total != parts["skills"][0]:
+                diffs.append(Difference("skills", total, parts["skills"][0],
+                                        f"{self.agent} counts the skill tool's declaration, the "
+                                        "whole listing reminder and the loaded skill bodies"))
+            parts["skills"] = (total, list(rows.values()))
+        pre = qwen_context.prelude(req)
+        startup = sum(est.count(b.text) for b in pre.startup)
+        if startup:
+            diffs.append(Difference("startup context", startup, 0,
+                                    f"sent in the first user message; {self.agent} shows it as "
+                                    "Startup context, not Messages"))
+        parts["startup_context"] = (startup, [
+            item(qwen_context.reminder_name(b.text), est.count(b.text), "block", ref=b)
+            for b in pre.startup])
+
+    def split_messages(self, req: Request, est: Estimator, left: int
+                       ) -> tuple[int, int, int, list[tuple[str, int, str]]] | None:
+        """qwen-code 0.24.2's Messages and Unattributed out of ``left`` (the total less the
+        other rows): (messages, unattributed, the history's estimate, the reminders it
+        attributes to nothing as (name, tokens, text)); None for other agents."""
+        if self.rules.get("messages") != "history" or not req.complete:
+            return None
+        pre = qwen_context.prelude(req)
+        history = qwen_context.history_tokens(pre.conversation, est)
+        messages = min(history, max(0, left))
+        transient = [(qwen_context.reminder_name(b.text), est.count(b.text), b.text)
+                     for b in pre.transient]
+        return messages, max(0, left - messages), history, transient
+
     def _xml_blocks(self, parts: Parts, req: Request, est: Estimator,
                     item: ItemFactory) -> None:
         """Each skill's row is its whole ``<skill>…</skill>`` entry in the skill tool's
@@ -268,6 +422,46 @@ class CountingView:
                 for t in req.tools if t.kind == SKILL for m in _SKILL_XML.finditer(t.description)}
         if rows:
             parts["skills"] = (total, list(rows.values()))
+
+
+def _js_round(value: float) -> int:
+    """JavaScript's ``Math.round``: halves go up (Python's ``round`` goes to even)."""
+    return math.floor(value + 0.5)
+
+
+def _js_shares(total: int, weights: dict[str, int]) -> dict[str, int]:
+    """``total`` shared by ``weights`` as Claude Code shares its MCP count (each share
+    rounded on its own)."""
+    whole = sum(weights.values()) or 1
+    return {name: _js_round(w / whole * total) for name, w in weights.items()}
+
+
+def _by_server(tokens: dict[str, int], item: ItemFactory) -> list[Any]:
+    """MCP tool rows (``mcp__server__tool``) grouped under one row per server."""
+    servers: dict[str, list[Any]] = {}
+    for name, n in tokens.items():
+        server = name.removeprefix("mcp__").split("__", 1)[0] or "mcp"
+        servers.setdefault(server, []).append(item(name, n, "tool", ref=name))
+    return [item(server, sum(x.tokens for x in rows), "server", tuple(rows))
+            for server, rows in servers.items()]
+
+
+_ANNOUNCED = "The following deferred tools are now available via ToolSearch"
+
+
+def _announced_deferred(req: Request) -> set[str]:
+    """The tools Claude Code announced as deferred (listed by name, schema not sent)."""
+    out: set[str] = set()
+    for m in req.messages:
+        for b in m.blocks:
+            at = b.text.find(_ANNOUNCED)
+            if at == -1:
+                continue
+            body = b.text[b.text.find("\n", at) + 1:]
+            end = body.find("\n\n")
+            out.update(ln.strip() for ln in (body if end == -1 else body[:end]).splitlines()
+                       if ln.strip())
+    return out
 
 
 def _first_line(text: str, n: int = 50) -> str:
@@ -296,9 +490,7 @@ def skill_entries(text: str) -> dict[str, str]:
     at = text.find(SKILLS_LISTING)
     if at == -1:
         return {}
-    body = text[at + len(SKILLS_LISTING):]
-    end = body.find("</system-reminder>")
-    body = body if end == -1 else body[:end]
+    body = listing_body(text[at + len(SKILLS_LISTING):])
     heads = list(_SKILL_HEAD.finditer(body))
     out: dict[str, str] = {}
     for i, head in enumerate(heads):

@@ -32,7 +32,7 @@ def rule_thresholds(rule: PolicyRule, window: int, *, model: str | None = None,
     """Thresholds of ``rule`` for a ``window``.
 
     ``max_output``: the request's output cap (Claude Code reserves
-    ``min(max output, summary_cap)``); ``raw_window``: the model's full window
+    ``min(max output, summary_cap)``, before 2.1.21 all of it); ``raw_window``: the model's full window
     where the agent works with a share of it (Codex); ``pct_override``:
     Claude Code's ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (it can only lower auto).
     """
@@ -48,7 +48,8 @@ def _rule_thresholds(rule: PolicyRule, window: int, model: str | None, max_outpu
     kind = rule.kind
     if kind == "reserve-buffer":
         cap = c("summary_cap")
-        usable = window - min(max_output or cap, cap)
+        out = max_output or c("default_output") or cap
+        usable = window - (min(out, cap) if cap else out)
         auto = usable - c("buffer")
         if pct_override is not None and 0 < pct_override < 100:
             auto = min(auto, int(usable * pct_override / 100))

@@ -1,7 +1,8 @@
 """The breakdown of one request as a read-only Qt tree model.
 
-Rows: the categories in the breakdown's order, then their items (an MCP server and its
-tools, a memory file, a skill, a message and its blocks). Columns: Name,
+Rows: the categories in the breakdown's order, then the rows the agent shows outside its
+total (Claude Code's deferred tools: no share of the tokens in use), each with its items
+(an MCP server and its tools, a memory file, a skill, a message and its blocks). Columns: Name,
 Tokens, % of window, % of used. ``UserRole`` returns the core object of the
 row (``Category`` or ``Item``), ``REF_ROLE`` the model object behind it
 (``Block``, ``ToolDef``, ``Message`` or text), ``SORT_ROLE`` a value that
@@ -16,6 +17,7 @@ from typing import Any
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QObject, QPersistentModelIndex, Qt
 from PySide6.QtGui import QFont
 
+from ctxviewer.analysis.agents.counting import OUTSIDE
 from ctxviewer.analysis.breakdown import SPACE, Breakdown, Category, Item
 from ctxviewer.gui.widgets.palette import category_color, is_dark
 
@@ -65,7 +67,7 @@ class BreakdownModel(QAbstractItemModel):
         self._nodes, self._top = [], []
         self._dark = is_dark()
         if b is not None:
-            for row, c in enumerate(b.categories):
+            for row, c in enumerate((*b.categories, *b.outside)):
                 nid = self._add(_Node(c, c.name, -1, row))
                 self._top.append(nid)
                 self._add_items(nid, c.items, c.name)
@@ -160,13 +162,14 @@ class BreakdownModel(QAbstractItemModel):
             return float(node.tokens)
         if col == 2:
             return 100.0 * node.tokens / b.window if b.window else 0.0
-        if node.category in SPACE or not b.used:
+        if node.category in SPACE or node.category in OUTSIDE or not b.used:
             return -1.0
         return 100.0 * node.tokens / b.used
 
     def _display(self, node: _Node, col: int) -> str:
         if col == 0:
-            return node.name
+            outside = node.parent < 0 and node.category in OUTSIDE
+            return f"{node.name} (not in the total)" if outside else node.name
         if col == 1:
             return f"{node.tokens:,}"
         value = self._number(node, col)

@@ -17,7 +17,9 @@ _CATEGORY: dict[str, tuple[str, str]] = {
     "mcp_tools": ("#129d8f", "#2fc1b0"),
     "skills": ("#e08a1e", "#f2a440"),
     "memory_files": ("#d2487f", "#ec6a9c"),
+    "startup_context": ("#a0785a", "#c49a78"),
     "messages": ("#4a9a3f", "#68bb5a"),
+    "unattributed": ("#8a8f96", "#9aa1a9"),
     "free_space": ("#d9dee5", "#3a3f45"),
     "autocompact_buffer": ("#b9bec6", "#5b626b"),
 }

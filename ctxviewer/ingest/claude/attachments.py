@@ -24,6 +24,13 @@ them (listings) and its ``normalizeAttachmentForAPI`` (the rest). Records that
 put nothing before the model (hook errors, permissions, already-read files)
 are quiet. Any other type is counted as skipped, by name: its text, if it had
 one, is not in the requests.
+
+From 2.1.332 a record carries the text it put in the request (``rendered``,
+and ``renderedRole``): that text is taken as it is, whatever the type
+(``instructions`` holds the CLAUDE.md files, ``session_context`` the git
+status, ``environment``, ``model``, ``date``, ...). A ``system`` one is sent
+inside the conversation's system message, without its ``<system-reminder>``
+tags.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ QUIET = frozenset({
     "structured_output", "hook_permission_decision", "autocheckpointing",
     "background_task_status", "hook_blocking_error", "hook_stopped_continuation",
     "permission_mode", "mode", "credential_org", "remote_session_change", "auto_mode",
-    "prompt_snapshot",
+    "prompt_snapshot", "deferred_tools_record",
 })
 _PROMPT_HOOKS = ("SessionStart", "UserPromptSubmit")
 
@@ -180,6 +187,28 @@ RENDER: dict[str, Callable[[dict[str, Any]], tuple[Block, ...]]] = {
 }
 
 
+_REMINDER_OPEN, _REMINDER_CLOSE = "<system-reminder>\n", "\n</system-reminder>"
+
+
+def _rendered(record: dict[str, Any]) -> Message | None:
+    """The message as Claude Code rendered it into the request (2.1.332), or None when the
+    record does not say (older versions: the type's template renders it)."""
+    raw = record.get("rendered")
+    if not isinstance(raw, list):
+        return None
+    texts = [t for x in raw if isinstance(x, dict) and isinstance(t := x.get("content"), str)
+             and t]
+    role = _s(record.get("renderedRole")) or "user"
+    if role == "system":  # joined into the system message, the tags left out
+        texts = [t.removeprefix(_REMINDER_OPEN).removesuffix(_REMINDER_CLOSE) for t in texts]
+    blocks = tuple(b for t in texts for b in split_message_text(t))
+    if not blocks:
+        return None
+    uuid = record.get("uuid")
+    return Message(role, blocks, uuid if isinstance(uuid, str) else None,
+                   _s(record.get("timestamp")) or None)
+
+
 def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | None]:
     """(the message an attachment record put in the request, or None; why it was left out
     when its type is unknown, else None)."""
@@ -187,6 +216,9 @@ def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | No
     kind = a.get("type")
     if not isinstance(kind, str):
         return None, "attachment without a type"
+    rendered = _rendered(record)
+    if rendered is not None:
+        return rendered, None
     render = RENDER.get(kind)
     if render is None:
         return None, None if kind in QUIET else f"attachment {kind!r}: not counted"

@@ -6,8 +6,10 @@ several assistant records (one per content block) with the same message id
 and request id: they are one request. The context of a request is the chain
 of messages from its first record's parent back to the root (a compaction
 boundary starts a new root), so rewinds and interleaved sidechains come out
-right. Transcripts never record the system prompt or tool schemas: requests
-are ``complete=False``.
+right. Transcripts up to 2.1.331 never record the system prompt or tool
+schemas; 2.1.332 records both for each call (``prompt_records``), which its
+requests carry. Requests stay ``complete=False``: the messages are rebuilt,
+not recorded as sent.
 
 An assistant message and what answered it is one *turn*, rebuilt as the API
 saw it: one assistant message of all its records, then one user message of
@@ -15,7 +17,9 @@ all its tool results, in the order they were written, then the records that
 hang off them (hook output, reminders). Claude Code 2.x hangs each result of
 parallel tool calls off its own ``tool_use`` record, so the results sit on
 sibling branches and the chain walks through one of them only; earlier
-versions interleave calls and results in one chain.
+versions interleave calls and results in one chain. 2.1.197's TUI writes its
+first reply before the prompt and attachments it answers: that request is held
+until the next call (or the end), and its context walked again then.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from ctxviewer.ingest.chains import CYCLE, Links
 from ctxviewer.ingest.claude import FORMAT, claude_code
 from ctxviewer.ingest.claude.attachments import attachment_message
 from ctxviewer.ingest.claude.progress import ProgressAgents
+from ctxviewer.ingest.claude.prompt_records import NOTE as PROMPT_NOTE
+from ctxviewer.ingest.claude.prompt_records import RecordedPrompts
 from ctxviewer.ingest.overflow import error_event
 from ctxviewer.model import (
     COMPACT_BOUNDARY,
@@ -48,7 +54,7 @@ from ctxviewer.model import (
 _QUIET_TYPES = frozenset({
     "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
     "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
-    "permission-mode",
+    "permission-mode", "tools-used", "cost-state", "atis-latch",
 })
 
 
@@ -95,6 +101,15 @@ class _Parser:
         self.tool_turn: dict[str, str] = {}  # tool_use id -> the turn that made the call
         self.memo_turns: set[str] = set()  # turns some kept context holds
         self.links = Links()  # to keep the chains free of cycles
+        self.prompts = RecordedPrompts(self.intern)  # 2.1.332: what each call sent
+        # parents a walk did not find yet: when one comes, the contexts through it are stale
+        self.missing: set[str] = set()
+        # A request whose parent record comes after it is held, with what follows it,
+        # until the next call or the end: its context is walked again then.
+        self.held: list[Item] = []
+        self.held_parent: str | None = None
+        self.short: str | None = None  # set by _message: the parent of a request just made
+        self.new_call = False  # set by _message: its request is a call's first record
 
     def _join(self, node: _Node, turn: str, part: str) -> None:
         """Make ``node`` part of ``turn`` (``calls``, ``results`` or ``rest``)."""
@@ -123,8 +138,9 @@ class _Parser:
                                    first.id, first.timestamp))
 
     def _set(self, uuid: str, node: _Node) -> None:
-        if uuid in self.nodes:  # a record seen again may hang elsewhere: contexts are stale
+        if uuid in self.nodes or uuid in self.missing:  # contexts through it are stale
             self.contexts.clear()
+            self.missing.discard(uuid)
         self.nodes[uuid] = node
         self.links.add(node.parent)
 
@@ -136,6 +152,29 @@ class _Parser:
         return self.links.closes_cycle(uuid, parent, self._parent_of)
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
+        out: list[Item] = []
+        for item in self._feed(line, record):
+            if isinstance(item, Request) and self.new_call and self.held:
+                out += self._release()
+            if not self.held and isinstance(item, Request) and self.short is not None:
+                self.held_parent = self.short
+            if self.held_parent is not None:
+                self.held.append(item)
+            else:
+                out.append(item)
+            self.short, self.new_call = None, False
+        return iter(out)
+
+    def _release(self) -> list[Item]:
+        """The held request, its context walked again, and what followed it."""
+        held, self.held = self.held, []
+        first = held[0]
+        if isinstance(first, Request) and self.held_parent is not None:
+            held[0] = replace(first, messages=self._context(self.held_parent))
+        self.held_parent = None
+        return held
+
+    def _feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict):
             yield Skipped(line, "not a JSON object")
             return
@@ -147,6 +186,8 @@ class _Parser:
             parent = None
         if kind in ("user", "assistant") and isinstance(record.get("message"), dict):
             yield from self._message(line, record, kind, parent)
+            return
+        if self.prompts.feed(record):
             return
         if kind == "progress":
             req = self.progress.feed(line, record)
@@ -220,13 +261,17 @@ class _Parser:
         key = (msg_id or "", _text_or_empty(record.get("requestId")))
         first = key not in self.seen
         self.seen.add(key)
+        self.new_call = first
         sidechain = bool(record.get("isSidechain"))
+        sent = self.prompts.sent(record)
+        if first and parent is not None and parent not in self.nodes:
+            self.short = parent  # its parent is written after it: feed holds it
         yield Request(
             index=0,
             model=_str(raw.get("model")),
             timestamp=record.get("timestamp"),
-            system=(),
-            tools=(),
+            system=sent.system if sent else (),
+            tools=sent.tools if sent else (),
             messages=self._context(parent) if first else (),
             usage=usage,
             complete=False,
@@ -240,6 +285,9 @@ class _Parser:
             line=line,
             client=record_client(record),
             conversation=_str(record.get("sessionId")),
+            max_tokens=sent.max_tokens if sent else None,
+            window_hint=sent.window_hint if sent else None,
+            notes=(PROMPT_NOTE,) if sent else (),
         )
 
     def _preserve(self, boundary: str, kept: list[str]) -> None:
@@ -274,6 +322,7 @@ class _Parser:
                 break
             node = self.nodes.get(uuid)
             if node is None:
+                self.missing.add(uuid)
                 break
             path.append(node)
             uuid = node.parent
@@ -292,7 +341,7 @@ class _Parser:
         return context
 
     def finish(self) -> Iterator[Item]:
-        return iter(())
+        return iter(self._release() if self.held else ())
 
 
 class ClaudeCodeReader:

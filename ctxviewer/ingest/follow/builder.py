@@ -64,7 +64,8 @@ class LiveBuilder(SessionBuilder):
                 continue  # counted when the real record is read
             if isinstance(item, Request) and item.key is not None and item.key in self._by_key:
                 pos = self._by_key[item.key]
-                undo[2].append((pos, reqs[pos]))
+                if pos < undo[0]:  # one added in this batch goes with the batch
+                    undo[2].append((pos, reqs[pos]))
             added = self.add(item)
             if added is not None:
                 touched.add(added.index)

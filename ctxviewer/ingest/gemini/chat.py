@@ -85,6 +85,10 @@ class _GeminiParser:
         # not n²); dropped when a message it holds changes, or the list is replaced
         self.memo: _History | None = None
         self.messages = True  # False: requests without their messages (``new_parser``)
+        # a history replaced with messages dropped, and their ids: a compaction unless the
+        # next replacement brings them back (0.61's resume writes the bare session context
+        # first, then the history it resumed)
+        self.replaced: tuple[Event, set[str]] | None = None
 
     def feed(self, line: int, record: Any) -> list[Item]:
         out: list[Item] = []
@@ -93,6 +97,10 @@ class _GeminiParser:
         held = self.pending
         if held is not None and record.get("id") != held[1] and not _metadata(record):
             self._flush(out)
+        if self.replaced is not None and not _metadata(record) and "$set" not in record \
+                and "sessionId" not in record:
+            out.append(self.replaced[0])
+            self.replaced = None
         if isinstance(record.get("$rewindTo"), str):
             self._rewind(record["$rewindTo"])
         elif isinstance(record.get("$set"), dict):
@@ -108,6 +116,8 @@ class _GeminiParser:
     def finish(self) -> list[Item]:
         out: list[Item] = []
         self._flush(out)
+        if self.replaced is not None:
+            out.append(self.replaced[0])
         return out
 
     def _update(self, line: int, fields: dict[str, Any], out: list[Item]) -> None:
@@ -118,10 +128,15 @@ class _GeminiParser:
         if not isinstance(messages, list):
             return
         ids = {m.get("id") for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        if self.replaced is not None and not self.replaced[1] <= ids:
+            out.append(self.replaced[0])  # what it dropped stays dropped: a compaction
+        self.replaced = None
         dropped = [i for i in self.records if i not in ids]
         if dropped:
-            out.append(Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
-                             detail=f"history replaced, {plural(len(dropped), 'message')} dropped"))
+            self.replaced = (Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
+                                   detail=f"history replaced, "
+                                          f"{plural(len(dropped), 'message')} dropped"),
+                             set(dropped))
         self.records, self.cache, self.memo = {}, {}, None
         for m in messages:
             if isinstance(m, dict) and isinstance(m.get("id"), str):
