@@ -311,10 +311,22 @@ class _Walker:
         walked: dict[Key, float] = {}
         start = len(walk)
         walk += new
+        # the prompt's tiers by position (``split_billed``): a span inside one of them is
+        # priced at once; only a span across a boundary is split
+        u = req.usage
+        read_end = round(u.cache_read_input_tokens * share) if u is not None else 0
+        write_end = read_end + (round(u.cache_creation_input_tokens * share)
+                                if u is not None else 0)
         for i, (k, n, b) in enumerate(walk):
             estimated[k] = estimated.get(k, 0) + n
             if rates is not None and n:
-                spent = _span_usd(req, rates, at, n * scale, share)
+                first, span = round(at), round(n * scale)
+                if u is None or first >= write_end:
+                    spent = span * rates[2]
+                elif first + span <= read_end:
+                    spent = span * rates[0]
+                else:
+                    spent = _span_usd(req, rates, at, n * scale, share)
                 walked[k] = walked.get(k, 0.0) + spent
                 if i >= start and b is not None and b.kind == TOOL_RESULT:
                     self.blocks.append((b, k, node, n, spent / n))
