@@ -9,6 +9,7 @@ following a growing one (live attach) use the same parser.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -229,3 +230,28 @@ class Format:
         # sub-agent files), or None
         self.companions = companions
         self.own_document, self.magic = own_document, magic
+
+
+def compression(path: str) -> str | None:
+    """``"gzip"``, ``"xz"`` or None, from the file's magic bytes (never its name)."""
+    with open(path, "rb") as f:
+        magic = f.read(6)
+    if magic[:2] == b"\x1f\x8b":
+        return "gzip"
+    if magic == b"\xfd7zXZ\x00":
+        return "xz"
+    return None
+
+
+def open_log(path: str) -> io.BufferedIOBase:
+    """Open a log for reading bytes, decompressing gzip and xz transparently (by magic bytes)."""
+    kind = compression(path)
+    if kind == "gzip":
+        import gzip  # compressed logs only: kept off every command's start-up
+
+        return gzip.open(path, "rb")
+    if kind == "xz":
+        import lzma
+
+        return lzma.open(path, "rb")
+    return open(path, "rb")

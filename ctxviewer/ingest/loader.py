@@ -11,7 +11,15 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.base import Cancelled, Head, LoadError, lenient_loads, new_parser
+from ctxviewer.ingest.base import (
+    Cancelled,
+    Head,
+    LoadError,
+    compression,
+    lenient_loads,
+    new_parser,
+    open_log,
+)
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.collector import collector_paused
 from ctxviewer.ingest.registry import READERS, LazyReader, binary_magic, get_reader
@@ -142,33 +150,8 @@ def head_records(lines: list[bytes]) -> list[dict[str, Any]]:
     return records
 
 
-def compression(path: str) -> str | None:
-    """``"gzip"``, ``"xz"`` or None, from the file's magic bytes (never its name)."""
-    with open(path, "rb") as f:
-        magic = f.read(6)
-    if magic[:2] == b"\x1f\x8b":
-        return "gzip"
-    if magic == b"\xfd7zXZ\x00":
-        return "xz"
-    return None
-
-
 def is_gzip(path: str) -> bool:
     return compression(path) is not None
-
-
-def open_log(path: str) -> io.BufferedIOBase:
-    """Open a log for reading bytes, decompressing gzip and xz transparently (by magic bytes)."""
-    kind = compression(path)
-    if kind == "gzip":
-        import gzip  # compressed logs only: kept off every command's start-up
-
-        return gzip.open(path, "rb")
-    if kind == "xz":
-        import lzma
-
-        return lzma.open(path, "rb")
-    return open(path, "rb")
 
 
 def _parse_document(path: str) -> Any:

@@ -114,3 +114,17 @@ def test_bad_input_is_counted_or_one_line(tmp_path: Path, capsys: Any) -> None:
     assert main(["report", str(gone)]) != 0
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "no such file" in err
+
+
+def test_a_compressed_history_reads_as_the_plain_one(tmp_path: Path) -> None:
+    """An xz or gzip copy (shared as every log is) reads as the file itself: it read as
+    Aider's, with no request, the markdown not decompressed."""
+    import gzip
+
+    plain = load(str(_project(tmp_path, with_llm=False)))
+    gz = tmp_path / "shared.md.gz"
+    gz.write_bytes(gzip.compress((tmp_path / ".aider.chat.history.md").read_bytes()))
+    for copy in (CAPTURE / "aider.chat.history.md.xz", gz):
+        session = load(str(copy))
+        assert [r.usage.prompt_tokens for r in session.requests] == \
+            [r.usage.prompt_tokens for r in plain.requests] == [2500, 2600]

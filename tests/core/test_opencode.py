@@ -169,3 +169,13 @@ def test_a_damaged_database_is_one_line(tmp_path: Path, capsys: Any) -> None:
 def test_sessions_split_by_conversation_with_subagents_kept(database: Path) -> None:
     parts = split(load(str(database)))
     assert len(parts) == 1 and parts[0].requests[0].conversation is not None
+
+
+def test_a_compressed_database_reads_with_its_compressed_wal(database: Path) -> None:
+    """opencode.db.xz beside opencode.db-wal.xz (a shared capture) reads as the database
+    with its WAL; it was refused as 'not an OpenCode database' (the copy taken to read
+    was still compressed)."""
+    plain = load(str(database))
+    packed = load(str(V118 / "opencode.db.xz"))
+    assert [r.usage.prompt_tokens for r in packed.requests if r.usage] == \
+        [r.usage.prompt_tokens for r in plain.requests if r.usage] == [7727, 7873, 7931, 7960]

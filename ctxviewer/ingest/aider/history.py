@@ -37,7 +37,7 @@ from typing import Any
 from ctxviewer.ingest.aider import CHAT_HISTORY, LLM_HISTORY, aider_chat, aider_llm
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.api.openai import chat_request_parts
-from ctxviewer.ingest.base import Head, Item, LoadError
+from ctxviewer.ingest.base import Head, Item, LoadError, open_log
 from ctxviewer.model import TEXT, Block, Message, Request, Skipped, Usage
 
 LLM_FILE = ".aider.llm.history"
@@ -98,7 +98,7 @@ def llm_history_beside(path: str) -> str | None:
 
 def _read_text(path: str) -> str:
     try:
-        with open(path, "rb") as f:
+        with open_log(path) as f:  # gzip and xz too, as every log
             return f.read().decode("utf-8", errors="replace").lstrip("\ufeff")
     except OSError as e:
         raise LoadError(f"cannot read {path}: {e.strerror or e}") from None

@@ -31,7 +31,7 @@ from typing import Any
 import orjson
 
 from ctxviewer.ingest.api.anthropic import Interner, iso, message_from
-from ctxviewer.ingest.base import Head, Item, LoadError, as_dict, as_int
+from ctxviewer.ingest.base import Head, Item, LoadError, as_dict, as_int, open_log
 from ctxviewer.ingest.cline import TASK, cline_task
 from ctxviewer.model import COMPACT_BOUNDARY, TEXT, Block, Event, Message, Request, Skipped, Usage
 
@@ -60,7 +60,7 @@ def task_files(path: str) -> dict[str, str]:
 
 
 def _load_json(path: str) -> Any:
-    with open(path, "rb") as f:
+    with open_log(path) as f:  # gzip and xz too, as every log
         return orjson.loads(f.read())
 
 

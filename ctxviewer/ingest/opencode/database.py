@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.base import Head, Item, LoadError
+from ctxviewer.ingest.base import Head, Item, LoadError, compression, open_log
 from ctxviewer.ingest.opencode import DATABASE, opencode_database
 from ctxviewer.ingest.opencode.session import SessionBuilder, Stored
 from ctxviewer.model import Skipped
@@ -30,8 +30,21 @@ COPY_TRIES = 5
 
 
 def sources(path: str) -> tuple[str, ...]:
-    wal = path + "-wal"
-    return (path, wal) if os.path.exists(wal) else (path,)
+    """The database and its write-ahead log (``opencode.db-wal``; beside a compressed
+    copy, ``opencode.db-wal.xz`` or ``.gz``)."""
+    stem, dot, ext = path.rpartition(".")
+    wals = [path + "-wal"] + ([f"{stem}-wal.{ext}"] if dot and ext in ("xz", "gz") else [])
+    wal = next((w for w in wals if os.path.exists(w)), None)
+    return (path, wal) if wal else (path,)
+
+
+def _copy_file(src: str, dst: str) -> None:
+    """``src`` copied to ``dst``, decompressed when it is gzip or xz."""
+    if compression(src) is None:
+        shutil.copyfile(src, dst)
+        return
+    with open_log(src) as f, open(dst, "wb") as out:
+        shutil.copyfileobj(f, out)
 
 
 def _stamp(paths: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
@@ -52,9 +65,9 @@ def _copy(path: str, folder: str) -> str:
     for _ in range(COPY_TRIES):
         files = sources(path)
         before = _stamp(files)
-        shutil.copyfile(path, target)
+        _copy_file(path, target)
         if len(files) > 1:
-            shutil.copyfile(files[1], target + "-wal")
+            _copy_file(files[1], target + "-wal")
         elif os.path.exists(target + "-wal"):
             os.remove(target + "-wal")
         if _stamp(sources(path)) == before:
