@@ -41,8 +41,8 @@ from typing import Any
 
 import orjson
 
-from ctxviewer.ingest.base import Head, LoadError
-from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, open_log, recorded_cwd
+from ctxviewer.ingest.base import Head, LoadError, open_log
+from ctxviewer.ingest.loader import HEAD_BYTES, detect, head_records, recorded_cwd
 from ctxviewer.ingest.registry import binary_magic
 
 CLAUDE_CODE = "claude-code"

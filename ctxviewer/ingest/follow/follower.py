@@ -41,7 +41,16 @@ from collections.abc import Callable, Iterable
 
 import orjson
 
-from ctxviewer.ingest.base import Head, Item, LoadError, Parser, Reader, lenient_loads, new_parser
+from ctxviewer.ingest.base import (
+    Head,
+    Item,
+    LoadError,
+    Parser,
+    Reader,
+    compression,
+    lenient_loads,
+    new_parser,
+)
 from ctxviewer.ingest.builder import mark_auxiliary
 from ctxviewer.ingest.follow.builder import LiveBuilder, merge_by_position, peek
 from ctxviewer.ingest.follow.builder import Update as Update  # re-exported
@@ -51,7 +60,6 @@ from ctxviewer.ingest.loader import (
     HEAD_RECORDS,
     LINE_BUFFER,
     READER_ERROR,
-    compression,
     detect,
     load,
     read_head,
