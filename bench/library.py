@@ -291,12 +291,12 @@ def searches(library: Any, runs: int = 7) -> None:
     print(f"searches (target under 100 ms; medians of {runs}; wall ms [CPU ms]); load average "
           f"{_load()}")
     for text in SEARCHES:
-        before = timed(lambda: library.search_counts(text))  # noqa: B023
-        found = timed(lambda: library.matching(text))  # noqa: B023
-        listed = timed(lambda: library.sessions(search=text, limit=50))  # noqa: B023
-        ranked = timed(lambda: library.sessions(search=text, limit=50,  # noqa: B023
-                                                sort="matches"))
-        everything = timed(lambda: library.sessions(search=text))  # noqa: B023
+        before = timed(lambda text=text: library.search_counts(text))
+        found = timed(lambda text=text: library.matching(text))
+        listed = timed(lambda text=text: library.sessions(search=text, limit=50))
+        ranked = timed(lambda text=text: library.sessions(search=text, limit=50,
+                                                          sort="matches"))
+        everything = timed(lambda text=text: library.sessions(search=text))
         counts = before[2]
         assert found[2] == set(counts), text
         print(f"  {text!r}: {len(counts):,} sessions, {sum(counts.values()):,} requests; "

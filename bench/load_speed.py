@@ -45,9 +45,9 @@ def main(paths: list[str]) -> None:
           f"{'+timeline':>10} {'ratio':>6}")
     for path in paths:
         mb = Path(path).stat().st_size / 1e6
-        raw = best_of(3, lambda: raw_parse(path))
-        ld = best_of(3, lambda: load(path))
-        tl = best_of(3, lambda: full(path))
+        raw = best_of(3, lambda path=path: raw_parse(path))
+        ld = best_of(3, lambda path=path: load(path))
+        tl = best_of(3, lambda path=path: full(path))
         print(f"{Path(path).name[:44]:<44} {mb:6.2f} {mb / raw:9.1f} {mb / ld:10.1f} "
               f"{ld / raw:6.2f} {mb / tl:10.1f} {tl / raw:6.2f}")
 

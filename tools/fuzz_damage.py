@@ -38,7 +38,7 @@ def truncate_inside_line(rnd: random.Random, data: bytes) -> bytes | None:
 
 def truncate_inside_utf8(rnd: random.Random, data: bytes) -> bytes | None:
     """Cut after the first byte of a multi-byte UTF-8 character."""
-    starts = [i for i in range(0, len(data)) if data[i] >= 0xC0] if len(data) < 4_000_000 \
+    starts = [i for i in range(len(data)) if data[i] >= 0xC0] if len(data) < 4_000_000 \
         else [i for i in rnd.sample(range(len(data)), 200_000) if data[i] >= 0xC0]
     if not starts:
         return None

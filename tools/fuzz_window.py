@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
             good, errors[:], raised[:] = w.state.session, [], []
             took = time.perf_counter()
             w.open_file(str(path))
-            done = wait(lambda: bool(errors) or w.state.session is not good, args.timeout)
+            done = wait(lambda good=good: bool(errors) or w.state.session is not good, args.timeout)
             took = time.perf_counter() - took
             close_dialogs()
             found: list[str] = []

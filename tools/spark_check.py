@@ -33,7 +33,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -74,7 +74,7 @@ def plain(v: Any) -> Any:
         return float(v)
     if isinstance(v, datetime):
         # pyspark gives a naive datetime in this process's zone, UTC (see main)
-        return (v if v.tzinfo else v.replace(tzinfo=timezone.utc)).isoformat()
+        return (v if v.tzinfo else v.replace(tzinfo=UTC)).isoformat()
     if isinstance(v, date):
         return v.isoformat()
     if hasattr(v, "asDict"):  # a Row: a struct

@@ -77,7 +77,7 @@ def carried_estimate(last: Request, req: Request, est: Estimator) -> int | None:
         return None
     old, new = last.messages, req.messages
     k = 0
-    for a, b in zip(old, new):
+    for a, b in zip(old, new, strict=False):
         if a is not b and a != b:
             break
         k += 1

@@ -70,7 +70,8 @@ class LazyReader:
     def read_document(self, path: str) -> Any:
         """The value an ``own_document`` reader loads from ``path`` (``LoadError`` when it
         cannot)."""
-        read: Callable[[str], Any] = getattr(self.reader, "read_document")
+        # (getattr: only own_document readers have it; the Reader protocol does not)
+        read: Callable[[str], Any] = getattr(self.reader, "read_document")  # noqa: B009
         return read(path)
 
     def sources(self, path: str) -> tuple[str, ...]:

@@ -105,8 +105,8 @@ def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
     file adds its new requests without indexing the old ones again); so are the chunks
     of ``chunk_texts`` that hold a changed row."""
     base = sid << REQUEST_BITS
-    old = {r: crc for r, crc in db.execute(
-        "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))}
+    old = dict(db.execute(
+        "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST)))
     new = {base + i: t for i, t in enumerate(texts[:MAX_REQUEST + 1]) if t}
     crcs = {r: zlib.crc32(t.encode()) for r, t in new.items()}
     gone = [r for r, crc in old.items() if crcs.get(r) != crc]

@@ -109,7 +109,7 @@ def test_repeated_history_is_reused_not_reparsed(layout):
         assert doc == orjson.loads(line)
         messages = doc["request"]["body"]["messages"]
         if previous is not None:  # everything the last request had is the same object
-            assert all(a is b for a, b in zip(messages, previous))
+            assert all(a is b for a, b in zip(messages, previous, strict=False))
         previous = messages
     assert decoder.reused_bytes > 30 * 200 * 30 // 2 * 0.9
 

@@ -18,9 +18,9 @@ BUNDLED = ROOT / "resources" / "demo-session.jsonl.xz"
 
 def _first_difference(old: bytes, new: bytes) -> str:
     old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
-    for i, (a, b) in enumerate(zip(old_lines, new_lines), 1):
+    for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), 1):
         if a != b:
-            at = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+            at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
             return (f"line {i}, byte {at}: bundled {a[max(0, at - 60):at + 60]!r}, "
                     f"generated {b[max(0, at - 60):at + 60]!r}")
     return f"bundled {len(old_lines)} lines, generated {len(new_lines)}"

@@ -125,7 +125,7 @@ def test_subagent_sessions_are_marked() -> None:
 
 
 def test_usage_thoughts_apart_or_inside_candidates() -> None:
-    keys = dict(prompt="p", cached="c", output="o", thoughts="t", total="n")
+    keys = {"prompt": "p", "cached": "c", "output": "o", "thoughts": "t", "total": "n"}
     apart = gemini_usage({"p": 100, "c": 40, "o": 10, "t": 5, "n": 115}, **keys)
     assert (apart.input_tokens, apart.cache_read_input_tokens) == (60, 40)
     assert (apart.output_tokens, apart.reasoning_tokens) == (15, 5)

@@ -25,7 +25,7 @@ def place(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _files(root: Path) -> set[Path]:
-    return {p for p in root.rglob("*")}
+    return set(root.rglob("*"))
 
 
 ATTACKS = [

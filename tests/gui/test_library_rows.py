@@ -56,7 +56,7 @@ def test_patched_rows_are_built_rows(qtbot, entries: list[dict], grouped: bool) 
     fewer = [e for i, e in enumerate(changed) if i % 3 != 1]  # some files deleted
     steps = [half, entries, changed, fewer, half]
     patched = QStandardItemModel()
-    for before, after in zip([[], *steps], steps):
+    for before, after in zip([[], *steps], steps, strict=False):
         if before:  # as the view does: patch, then total the project rows again
             groups = rows.patch(patched, before, after, grouped)
             rows.retotal(patched, groups, {e["id"] for e in after})
@@ -65,7 +65,9 @@ def test_patched_rows_are_built_rows(qtbot, entries: list[dict], grouped: bool) 
         built = QStandardItemModel()
         want = rows.build(built, after, grouped)
         assert _rows(patched) == _rows(built)
-        key = (lambda g: sorted(e["id"] for e in g))
+        def key(g: list[dict[str, object]]) -> list[object]:
+            return sorted(e["id"] for e in g)
+
         assert sorted(map(key, groups)) == sorted(map(key, want))
         assert len(groups) == patched.rowCount()
 

@@ -23,7 +23,7 @@ def _script():
 
 def test_palette_keeps_a_small_swatch_and_merges_near_shades():
     rng = np.random.default_rng(1)
-    grey = np.array([[v, v, v] for v in range(0, 250)])         # many shades, 40 px each
+    grey = np.array([[v, v, v] for v in range(250)])         # many shades, 40 px each
     swatch = np.array([[230, 120, 20]])                          # one orange square, 100 px
     rgb = np.concatenate([grey, swatch]).astype(np.int64)
     counts = np.concatenate([rng.integers(30, 50, len(grey)), [100]])

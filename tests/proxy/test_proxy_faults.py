@@ -56,7 +56,7 @@ async def _call(base: str, n: int, call: dict) -> bool:
             await talk()
         else:  # the client gives up and closes its connection
             await asyncio.wait_for(talk(), call["hang_up_after"])
-    except (aiohttp.ClientError, asyncio.TimeoutError):
+    except (TimeoutError, aiohttp.ClientError):
         return False
     return True
 

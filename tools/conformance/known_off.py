@@ -91,15 +91,11 @@ _CC_332_TRANSCRIPT = {
     "memory_files": CC_COUNTED_FILES,
 }
 _QWEN_024_CHAT = {
-    **{key: QWEN_CHAT for key in ("system_prompt", "builtin_tools", "memory_files", "skills",
-                                  "startup_context", "unattributed", "builtin_tools: *",
-                                  "memory_files: *", "skills: *")},
+    **dict.fromkeys(("system_prompt", "builtin_tools", "memory_files", "skills", "startup_context", "unattributed", "builtin_tools: *", "memory_files: *", "skills: *"), QWEN_CHAT),
     "messages": QWEN_CHAT_REMAINDER,
 }
 _QWEN_015_CHAT = {
-    **{key: QWEN_CHAT for key in ("system_prompt", "builtin_tools", "mcp_tools",
-                                  "memory_files", "skills", "builtin_tools: *", "mcp_tools: *",
-                                  "memory_files: *", "skills: *")},
+    **dict.fromkeys(("system_prompt", "builtin_tools", "mcp_tools", "memory_files", "skills", "builtin_tools: *", "mcp_tools: *", "memory_files: *", "skills: *"), QWEN_CHAT),
     "messages": QWEN_015_NO_UNATTRIBUTED, "unrecorded_overhead": QWEN_015_NO_UNATTRIBUTED,
 }
 _GEMINI_CHAT = {"wire: system prompt": GEMINI_CHAT, "wire: tools": GEMINI_CHAT}
@@ -119,9 +115,7 @@ KNOWN_OFF: dict[str, dict[str, str]] = {
     "claude-code-2.1.197/tui-direct /context vs transcript": _CC_197_TUI_TRANSCRIPT,
     "claude-code-2.1.197/tui-direct /context all vs transcript": _CC_197_TUI_TRANSCRIPT,
     "claude-code-2.1.332/count404 /context vs transcript": {
-        **{key: CC_332_COUNT404 for key in ("system_prompt", "builtin_tools", "mcp_tools",
-                                            "memory_files", "messages",
-                                            "mcp_tools: mcp__notes-weather__get_weather")},
+        **dict.fromkeys(("system_prompt", "builtin_tools", "mcp_tools", "memory_files", "messages", "mcp_tools: mcp__notes-weather__get_weather"), CC_332_COUNT404),
         "mcp_tools_deferred": CC_DEFERRED, "builtin_tools_deferred": CC_DEFERRED,
         "mcp_tools: mcp__notes-weather__search_notes": CC_DEFERRED,
         "memory_files: *": CC_332_COUNT404},

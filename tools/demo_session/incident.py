@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cache
 
 from .setting import iso
@@ -33,9 +33,9 @@ _CALLERS = [
     ("sk_live_0c6b9d41", "free", ("192.0.2.150",), 0.02, "Mozilla/5.0 (X11; Linux x86_64) Firefox/132.0",
      ("/v1/books/{b}", "/v1/search?q={q}")),
 ]
-SPIKE_START = datetime(2025, 11, 17, 22, 41, 9, tzinfo=timezone.utc)
-SPIKE_SWITCH = datetime(2025, 11, 17, 22, 58, 31, tzinfo=timezone.utc)
-SPIKE_END = datetime(2025, 11, 17, 23, 16, 44, tzinfo=timezone.utc)
+SPIKE_START = datetime(2025, 11, 17, 22, 41, 9, tzinfo=UTC)
+SPIKE_SWITCH = datetime(2025, 11, 17, 22, 58, 31, tzinfo=UTC)
+SPIKE_END = datetime(2025, 11, 17, 23, 16, 44, tzinfo=UTC)
 
 
 def _path(template: str, r: random.Random) -> str:
@@ -48,8 +48,8 @@ def _path(template: str, r: random.Random) -> str:
 def access_log() -> list[str]:
     """~40k lines from 21:00 to 00:00 UTC, with the scraper from 22:41 to 23:16."""
     r = random.Random(1117)
-    start = datetime(2025, 11, 17, 21, 0, 0, tzinfo=timezone.utc)
-    end = datetime(2025, 11, 18, 0, 0, 0, tzinfo=timezone.utc)
+    start = datetime(2025, 11, 17, 21, 0, 0, tzinfo=UTC)
+    end = datetime(2025, 11, 18, 0, 0, 0, tzinfo=UTC)
     events: list[tuple[float, str]] = []
     total = (end - start).total_seconds()
 

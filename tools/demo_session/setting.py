@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 MODEL = "claude-sonnet-4-5-20250929"
 HAIKU = "claude-haiku-4-5-20251001"
-START = datetime(2025, 11, 18, 13, 42, 7, 318000, tzinfo=timezone.utc)
+START = datetime(2025, 11, 18, 13, 42, 7, 318000, tzinfo=UTC)
 HOME = "/home/maya"
 REPO = "/home/maya/code/shelfwise"
 SESSION_ID = "5b0d7f3e-2c41-4a8e-9d55-7e1f0c93a6b2"

@@ -8,7 +8,7 @@ import sys
 
 CV = sys.argv[1]
 for run in sys.argv[2:]:
-    fake = [json.loads(l) for l in open(os.path.join(run, "requests.jsonl"))]
+    fake = [json.loads(line) for line in open(os.path.join(run, "requests.jsonl"))]
     fake = [r for r in fake if r.get("path") == "/v1/messages"]
     rep = json.loads(subprocess.run([CV, "report", os.path.join(run, "otel.jsonl"), "--json"],
                                     capture_output=True, text=True, check=True).stdout)
@@ -33,7 +33,7 @@ for run in sys.argv[2:]:
                         bodies.append(a)
     same_bytes = 0
     detail = []
-    for a, r in zip(bodies, fake):
+    for a, r in zip(bodies, fake, strict=False):
         wire = json.dumps(r["body"], separators=(",", ":"), ensure_ascii=False)
         assert len(wire.encode()) == r["body_bytes"], "re-serialized wire body differs in size"
         if "body_ref" in a:
@@ -53,4 +53,5 @@ for run in sys.argv[2:]:
           f"; complete={rep['source']['complete']} skipped={rep['source']['skipped_records']}"
           + (f"; inline kept/length: {' '.join(detail)}" if detail else ""))
     if got != want:
-        print("   want", want); print("   got ", got)
+        print("   want", want)
+        print("   got ", got)

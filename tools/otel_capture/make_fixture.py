@@ -63,8 +63,8 @@ def main(src, dst):
     for name, run in RUNS.items():
         run_dir = os.path.join(src, run)
         refs = []
-        lines = [json.dumps(redact(json.loads(l), refs), separators=(",", ":"),
-                            ensure_ascii=False) for l in open(os.path.join(run_dir, "otel.jsonl"))]
+        lines = [json.dumps(redact(json.loads(line), refs), separators=(",", ":"),
+                            ensure_ascii=False) for line in open(os.path.join(run_dir, "otel.jsonl"))]
         data = ("\n".join(lines) + "\n").encode()
         if name == "file":
             with open(os.path.join(dst, "file.jsonl"), "wb") as f:

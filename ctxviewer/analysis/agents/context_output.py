@@ -159,7 +159,7 @@ def same_path(theirs: str, ours: str) -> bool:
     """'~/.claude/CLAUDE.md' or 'CLAUDE.md' against an absolute path, '../x' against 'x'."""
     a = theirs.replace("\\", "/").lstrip("~").lstrip("./")
     b = ours.replace("\\", "/")
-    return b == theirs or b.endswith("/" + a) or b.lstrip("./") == a or b.endswith(a)
+    return b == theirs or b.endswith(("/" + a, a)) or b.lstrip("./") == a
 
 
 def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]]:

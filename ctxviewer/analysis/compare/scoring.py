@@ -185,9 +185,9 @@ def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
     preds = calibrate.held_out(points, bases, base, how)
     out = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
                {**r.estimates, calibrate.NAME: p.estimate}, r.kind)
-           for r, p in zip(rows, preds)]
+           for r, p in zip(rows, preds, strict=False)]
     final_base, fits = calibrate.final_fit(points, bases, base, how)
-    scored = [r for r, p in zip(out, preds) if p.estimate is not None]
+    scored = [r for r, p in zip(out, preds, strict=False) if p.estimate is not None]
     info = {
         "group_by": "model+role",
         "fit": "api ~ offset + ratio * estimate" if how == "affine" else "api ~ ratio * estimate",
@@ -201,7 +201,7 @@ def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
                           for n in [calibrate.NAME, *bases]},
         "not_predicted": sum(1 for p in preds if p.estimate is None),
         "unfitted": sum(1 for p in preds if p.estimate is not None and not p.fitted),
-        "rows": [{"index": r.index, "base": p.base, "fit": p.fit} for r, p in zip(rows, preds)],
+        "rows": [{"index": r.index, "base": p.base, "fit": p.fit} for r, p in zip(rows, preds, strict=False)],
         "note": "request k is predicted from a fit on requests < k only (held out); "
                 "the first request is not predicted; a group with no earlier request "
                 "uses ratio 1.0",

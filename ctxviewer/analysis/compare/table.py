@@ -90,7 +90,7 @@ def _calibrated_categories(session: Session, req: Request, by_name: Mapping[str,
     row = next((x for x in calibration.get("rows", []) if x["index"] == req.index), None)
     base = row["base"] if row else calibration.get("base")
     if base is None or base not in by_name:
-        return {c: None for c in CATEGORIES}
+        return dict.fromkeys(CATEGORIES)
     fit = (row["fit"] if row else None) or calibrate.Fit(1.0)
     # the offset is per request: it belongs to no category, so categories get the ratio only
     cats = by_name[base].categories(req)

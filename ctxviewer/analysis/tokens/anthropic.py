@@ -271,7 +271,7 @@ class AnthropicCounter:
         counts = {k: self.count_body(b) for k, b in category_bodies(req).items()}
         empty = counts.pop("empty")
         if empty is None:
-            return {c: None for c in CATEGORIES}
+            return dict.fromkeys(CATEGORIES)
         out: dict[str, int | None] = {}
         for c in CATEGORIES:
             v = counts[c]

@@ -40,10 +40,10 @@ class CompactionMessagesModel(QAbstractTableModel):
         self.rows = []
         self._dark = is_dark()
         if r is not None and est is not None:
-            fate = {i: "kept" for i in r.kept}
+            fate = dict.fromkeys(r.kept, "kept")
             fate.update({s.message: "slimmed" for s in r.slimmed if s.message in fate})
-            fate.update({i: "summarized" for i in r.summarized})
-            fate.update({i: "dropped" for i in r.dropped})
+            fate.update(dict.fromkeys(r.summarized, "summarized"))
+            fate.update(dict.fromkeys(r.dropped, "dropped"))
             self.rows = [(i, m, fate.get(i, "kept"), est.message(m))
                          for i, m in enumerate(original)]
         self.endResetModel()

@@ -135,7 +135,7 @@ class BarPanel(QWidget):
         if b is None:
             return
         dark = is_dark(self.palette())
-        for lab, (name, label, tokens) in zip(self.legend_labels, entries):
+        for lab, (name, label, tokens) in zip(self.legend_labels, entries, strict=False):
             swatch = category_color(name, dark).name()
             text = (f"<span style='color:{swatch}; font-size:large'>■</span>&nbsp;{label}"
                     f"&nbsp; <b>{_fmt(tokens)}</b>&nbsp;<span>({b.percent(tokens):.1f}%)</span>")

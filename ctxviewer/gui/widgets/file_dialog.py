@@ -119,5 +119,6 @@ def guard_plot_exports() -> None:
     import importlib
 
     # the module, not the class of the same name that pyqtgraph.exporters exports
-    setattr(importlib.import_module("pyqtgraph.exporters.Exporter"), "FileDialog",
+    # (setattr: pyqtgraph has no types, so mypy sees no FileDialog attribute to assign)
+    setattr(importlib.import_module("pyqtgraph.exporters.Exporter"), "FileDialog",  # noqa: B010
             PlotExportDialog)

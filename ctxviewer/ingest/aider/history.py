@@ -287,10 +287,10 @@ class AiderParser:
         usage = Usage(input_tokens=prompt - hit - write, cache_creation_input_tokens=write,
                       cache_read_input_tokens=hit, output_tokens=ex.received)
         model = run.model.rsplit("/", 1)[-1] if run.model else None
-        common: dict[str, Any] = dict(
-            index=0, model=model, usage=usage, api="openai-chat", line=ex.line,
-            client=f"aider/{run.version or ''}", conversation=run.start,
-            message_id=f"tokens-line-{ex.line}")
+        common: dict[str, Any] = {
+            "index": 0, "model": model, "usage": usage, "api": "openai-chat", "line": ex.line,
+            "client": f"aider/{run.version or ''}", "conversation": run.start,
+            "message_id": f"tokens-line-{ex.line}"}
         reply = Message("assistant", (Block(TEXT, ex.reply),)) if ex.reply else None
         if sent is not None:
             system, _tools, messages = chat_request_parts({"messages": sent.messages}, self.intern)

@@ -267,7 +267,7 @@ def _reassemble(text: Stream) -> dict[str, Any] | None:
     for ev in events:
         seen.append(ev)
         kind = str(ev.get("type", ""))
-        if kind.startswith("message_") or kind.startswith("content_block") or kind == "ping":
+        if kind.startswith(("message_", "content_block")) or kind == "ping":
             return reassemble_anthropic(itertools.chain(seen, events))
         if kind.startswith("response."):
             return reassemble_openai_responses(itertools.chain(seen, events))

@@ -296,7 +296,7 @@ class _Parser:
         if not kept:
             return
         self.nodes[kept[0]].parent = boundary
-        for prev, cur in zip(kept, kept[1:]):
+        for prev, cur in zip(kept, kept[1:], strict=False):
             self.nodes[cur].parent = prev
         for k in (boundary, *kept[:-1]):
             self.links.add(k)

@@ -108,7 +108,7 @@ class ClaudeCode:
             run.step("start", 0 if tmux.wait_for("bypass permissions", 60) else 1)
             time.sleep(2)
             for i, (prompt, done) in enumerate(zip(TURNS[:2], ("got the tool result",
-                                                              "Weather in Paris")), 1):
+                                                              "Weather in Paris"), strict=False), 1):
                 tmux.type(prompt)
                 run.step(f"turn {i}", 0 if tmux.wait_for(done, 60) else 1)
                 time.sleep(2)
