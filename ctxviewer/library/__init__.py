@@ -15,15 +15,26 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxviewer.library import query
 from ctxviewer.library import search as text_search
 from ctxviewer.library.location import db_path
-from ctxviewer.library.scan import Progress, ScanStats, scan
 from ctxviewer.library.schema import connect
 
+if TYPE_CHECKING:  # the scan (the walk, the readers, worker processes): on first use
+    from ctxviewer.library.scan import Progress, ScanStats
+
 __all__ = ["Library", "ScanStats"]
+
+
+def __getattr__(name: str) -> Any:
+    """``ScanStats``, imported with the scan (a window reading the index needs neither)."""
+    if name == "ScanStats":
+        from ctxviewer.library.scan import ScanStats
+
+        return ScanStats
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Library:
@@ -67,6 +78,8 @@ class Library:
              cancelled: Callable[[], bool] | None = None,
              keep_days: float | None = None, pool: bool | None = None) -> ScanStats:
         """Bring the index up to date (``scan``)."""
+        from ctxviewer.library.scan import scan
+
         return scan(self.db, self.folders(), workers=workers, progress=progress,
                     cancelled=cancelled, keep_days=keep_days, pool=pool)
 

@@ -7,8 +7,6 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 # --sort name -> (column, descending)
 SORTS: dict[str, tuple[str, bool]] = {
     "start": ("start", True), "end": ("end_", True), "peak": ("peak", True),
@@ -77,6 +75,8 @@ _COLUMNS = "id, path, part, parts, project, size, mtime_ns, summary, series"
 def entry(sid: int, path: str, part: int, parts: int, project: str | None, size: int,
           mtime_ns: int, summary: str, series: str) -> dict[str, Any]:
     """``SessionSummary.as_dict()`` with the library's own keys (docs/json.md)."""
+    import orjson  # with its uuid, platform, json: on the reading thread, not at start
+
     out: dict[str, Any] = orjson.loads(summary)
     out["project"] = project
     out.update(id=sid, part=part, parts=parts, size=size,

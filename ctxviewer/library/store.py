@@ -13,8 +13,6 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import orjson
-
 from ctxviewer.library.schema import BREAK, CHUNK, CHUNK_BITS, MAX_REQUEST, REQUEST_BITS
 
 BATCH = 500  # rows of ``bodies`` read in one query
@@ -59,6 +57,8 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
 
 def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: PartResult,
                  project: str | None, size: int, mtime_ns: int) -> int:
+    import orjson  # with its uuid, platform, json: by the scan, not at the window's start
+
     s = p.summary
     row = db.execute(
         "INSERT INTO sessions (path, part, parts, agent, project, start, end_, requests, peak, "
