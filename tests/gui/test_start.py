@@ -134,20 +134,24 @@ def test_a_deferred_window_has_the_last_runs_options_at_once(qtbot):
     assert window.controls.estimator_combo.currentData() == "chars4"
 
 
-def test_a_file_opened_before_the_first_paint_opens_in_the_built_views(qtbot, corpus, home,
-                                                                         open_and_wait):
+def test_a_file_opened_before_the_first_paint_opens_in_the_built_views(qtbot, corpus, home):
     """A FILE given at start (or a file dropped before the window painted) builds the
-    session's views and every panel first, then opens: nothing waits for the paint."""
+    session's views at once (the first paint shows them loading), and the other panels
+    before its session is shown: each of them sees it arrive. Nothing waits for a paint."""
     from ctxviewer.gui.app import build_main_window
-    from ctxviewer.gui.panels import PANELS
+    from ctxviewer.gui.panels import FIRST, PANELS
 
     files = lay_out(corpus, home)
     window = build_main_window(settings=AppSettings(), defer_panels=True)
     qtbot.addWidget(window)
     window.errors = []
     window.show_error = lambda title, message: window.errors.append((title, message))
-    a = open_and_wait(window, str(files["codex"]))  # not shown: no paint yet
-    assert window.session_views_built and list(window.panels) == list(PANELS)
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        window.open_file(str(files["codex"]))  # not shown: no paint yet
+        assert window.session_views_built and list(window.panels) == list(FIRST)
+    qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)
+    a = window.state.analysis
+    assert window.finished and list(window.panels) == list(PANELS)
     assert window.requests.request_model.rowCount() == len(a.session.requests) > 0
     assert window.state.index is not None and window.breakdown.model.rowCount() > 0
     assert window.windowTitle().startswith(files["codex"].name) and not window.errors

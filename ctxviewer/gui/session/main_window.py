@@ -54,7 +54,7 @@ class MainWindow(HostWindow):
 
     first_painted = Signal()  # the first screen is up: what can wait, now
 
-    # built by ``ensure_session_views``
+    # built by ``ensure_session_views`` (with the request list, bar, tabs… of HostWindow)
     content: ContentPane
     context_menus: ContextMenus
     splitter: QSplitter
@@ -62,9 +62,9 @@ class MainWindow(HostWindow):
     def __init__(self, state: AppState, settings: AppSettings | None = None,
                  loader: SessionLoader | None = None, defer_panels: bool = False) -> None:
         """``defer_panels``: build only what the first screen (the library page) needs
-        now, and the session's views and the other panels once the window has painted,
-        or when a session is opened before that (the app's start; tests get every part
-        at once)."""
+        now, the session's views and the other panels once the window has painted, or
+        before a session opened earlier needs them (the app's start; tests get every
+        part at once)."""
         super().__init__()
         self.state = state
         self.settings = settings or AppSettings()
@@ -88,7 +88,8 @@ class MainWindow(HostWindow):
         self.panels = {}
         self.quit_concern_sources = []
         self.request_actions = []
-        self._views_due = True  # the session's views and the other panels
+        self._views_built = False  # the session's views (ensure_session_views)
+        self._panels_due = True  # the panels not installed yet (finish_window)
         self._build()
         self._connect()
         self._restore_layout()
@@ -99,21 +100,34 @@ class MainWindow(HostWindow):
         # live attach, compare, insights... (gui/panels.py)
         self.panels = panels.install_all(self, only=panels.FIRST)
         if not defer_panels:
-            self.ensure_session_views()
+            self.finish_window()
 
     @property
     def session_views_built(self) -> bool:
-        return not self._views_due
+        return self._views_built
+
+    @property
+    def finished(self) -> bool:
+        """Every part is built and the last run's choices restored (``finish_window``)."""
+        return not self._panels_due
 
     def ensure_session_views(self) -> None:
-        """Build what the first screen did not need, once: the session's views (request
-        list, bar, tabs, content pane), then the panels not installed yet, then what the
-        last run chose (tab, toggles…). At the first paint, or before a session opens."""
-        if not self._views_due:
+        """The session's views (request list, bar, tabs, content pane), built once: when
+        a file is opened or they are shown, else with the rest (``finish_window``)."""
+        if not self._views_built:
+            self._views_built = True
+            self._build_session_views()
+
+    def finish_window(self) -> None:
+        """What the first screen did without, once: the session's views, the timeline's
+        menu (it builds the plot), the panels not installed yet, then what the last run
+        chose (tab, toggles…). Once the window has painted, or before a session is shown
+        (every panel sees it arrive)."""
+        if not self._panels_due:
             return
-        self._views_due = False
-        self._build_session_views()
-        self.context_menus.add_timeline_menu()  # builds the plot: after the first paint
+        self._panels_due = False
+        self.ensure_session_views()
+        self.context_menus.add_timeline_menu()
         installed = {**self.panels, **panels.install_all(self, skip=tuple(self.panels))}
         self.panels = {name: installed[name] for name in panels.PANELS if name in installed}
         window_layout.restore_choices(self)
@@ -126,8 +140,8 @@ class MainWindow(HostWindow):
         super().paintEvent(event)
         if not self._painted:  # the first screen is up: the rest of the window
             self._painted = True
-            if self._views_due:
-                QTimer.singleShot(0, self.ensure_session_views)
+            if self._panels_due:
+                QTimer.singleShot(0, self.finish_window)
             QTimer.singleShot(0, self.first_painted.emit)
 
     # -- layout -------------------------------------------------------------------
@@ -215,7 +229,7 @@ class MainWindow(HostWindow):
     def _bound_restored_split(self) -> None:
         """A split saved in the last run, within sane bounds (a request list narrowed to
         a sliver once stayed a sliver at every start)."""
-        if self._views_due:
+        if not self._views_built:
             return
         sizes = window_layout.within_bounds(self.splitter.sizes())
         if sizes is not None:
@@ -223,7 +237,7 @@ class MainWindow(HostWindow):
 
     def give_centre_room(self) -> None:
         """The side panes give way first (``window_layout.centre_room``)."""
-        if self._views_due or not self.isVisible():
+        if not self._views_built or not self.isVisible():
             return
         sizes = window_layout.centre_room(self.splitter.sizes())
         if sizes is not None:
@@ -324,12 +338,13 @@ class MainWindow(HostWindow):
 
         A window size typed for the file open now is not carried over: the new file
         opens with its agent's own window."""
-        self.ensure_session_views()  # a file opened before the first paint: views first
+        self.ensure_session_views()  # opened before the first paint: its views now (the
+        # panels come at the paint, or before the session is shown: _on_loader_partial…)
         self.loader.load(path, replace(self.state.options, window=0), session)
 
     def show_analysis(self, analysis: Analysis) -> None:
         """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""
-        self.ensure_session_views()
+        self.finish_window()
         self.state.set_session_analysis(analysis)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -344,7 +359,7 @@ class MainWindow(HostWindow):
 
     # -- state -> views -------------------------------------------------------------
     def _on_state_session_loaded(self, a: Analysis) -> None:
-        self.ensure_session_views()  # a session published some other way (live follow)
+        self.finish_window()  # a session published some other way (live follow)
         name = os.path.basename(a.session.path or "") or "session"
         empty = not a.session.path and not a.session.requests
         self.setWindowTitle("ctxviewer" if empty else f"{name} — ctxviewer")
@@ -354,7 +369,7 @@ class MainWindow(HostWindow):
         self.notice.set_analysis(a)
 
     def _on_state_analysis_changed(self, a: Analysis) -> None:
-        if self._views_due:  # no session shown yet (views are built with the first)
+        if not self._views_built:  # no session shown yet (views are built with the first)
             return
         self.requests.set_timeline(a.timeline)
         if self._auto_split:  # first session, no saved layout: fit the request list
@@ -365,13 +380,13 @@ class MainWindow(HostWindow):
         self.controls.set_agent(a.identity.profile.label, a.identity.era.policy.label)
 
     def _on_state_request_changed(self, index: int) -> None:
-        if self._views_due:
+        if not self._views_built:
             return
         self.requests.set_current(index)
         self.timeline.set_current(index)
 
     def _on_state_breakdown_changed(self, b: object) -> None:
-        if self._views_due:
+        if not self._views_built:
             return
         self.bar_panel.set_breakdown(b, self._heading())  # type: ignore[arg-type]
         self.breakdown.set_breakdown(b)  # type: ignore[arg-type]
@@ -416,6 +431,7 @@ class MainWindow(HostWindow):
 
     def _on_loader_partial(self, a: Analysis) -> None:
         """The loading file read so far: the first part replaces the open session."""
+        self.finish_window()  # loaded before the first paint: every panel sees it arrive
         if self._partial_shown:
             self.state.grow_analysis(a)
             return
@@ -449,6 +465,7 @@ class MainWindow(HostWindow):
             self.repaint()
 
     def _on_loader_loaded(self, a: Analysis) -> None:
+        self.finish_window()
         self.status.clearMessage()
         keep = None if self.state.in_tail() or not self._partial_shown else self.state.index
         self._restore, self._partial_shown = None, False
@@ -505,7 +522,7 @@ class MainWindow(HostWindow):
         self.actions_.set_recent([])
 
     def _on_find_triggered(self) -> None:
-        if self._views_due:  # the library page's search box (its own slot)
+        if not self._views_built:  # the library page's search box (its own slot)
             return
         self.tabs.setCurrentWidget(self.breakdown)
         self.breakdown.focus_filter()

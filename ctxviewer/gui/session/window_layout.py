@@ -143,10 +143,10 @@ def save(window: MainWindow) -> None:
     s, o = window.settings, window.state.options
     s.set_analysis_options(o.estimator, o.policy, o.counts)
     s.set_state("geometry", window.saveGeometry())
-    s.set_state("window_state", window.saveState())
-    if not window.session_views_built:  # closed before they were: the last run's stay
-        s.sync()
+    if not window.finished:  # closed before the rest was built (the panels' docks, the
+        s.sync()  # tabs): the last run's layout and choices stay
         return
+    s.set_state("window_state", window.saveState())
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
     s.set_timeline_toggles(window.timeline.toggles())
     folded = window.content.isHidden()
