@@ -52,14 +52,16 @@ def test_a_good_file_at_start_opens_it(qtbot, window, corpus, home, open_and_wai
 
 
 # what the first screen (the library page) does without: the plots, the single-instance
-# server, the session's views and the panels on them (each imported by the GUI thread
-# only: the library's scan and reads, on threads of their own, may run meanwhile)
+# server, the session's views and the panels on them, the proxy, the file dialog, the
+# analysis (each imported by the GUI thread only, or by a session's load: the library's
+# scan and reads of an empty library, on threads of their own, may run meanwhile)
 HEAVY = ("numpy", "pyqtgraph", "PySide6.QtNetwork", "ctxviewer.gui.session.request_table",
          "ctxviewer.gui.session.breakdown_panel", "ctxviewer.gui.session.bar_panel",
          "ctxviewer.gui.session.content_pane", "ctxviewer.gui.session.context_menus",
          "ctxviewer.gui.timeline.tab", "ctxviewer.gui.tools.panel",
          "ctxviewer.gui.insights.panel", "ctxviewer.gui.findings.panel", "ctxviewer.gui.help.menu",
-         "ctxviewer.gui.live.proxy_control", "ctxviewer.gui.widgets.file_dialog")
+         "ctxviewer.gui.live.proxy_control", "ctxviewer.gui.widgets.file_dialog",
+         "ctxviewer.analysis.analysis")
 
 FIRST_PAINT = """
 import os, sys
