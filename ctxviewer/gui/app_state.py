@@ -18,13 +18,16 @@ of the step shown only (one of an earlier step is stale).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from ctxviewer.analysis.analysis import Analysis
-from ctxviewer.analysis.breakdown import Breakdown
 from ctxviewer.analysis.tokens.estimators import DEFAULT
-from ctxviewer.model import Session
+
+if TYPE_CHECKING:  # the analysis is imported with the first session (not at the start)
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.analysis.breakdown import Breakdown
+    from ctxviewer.model import Session
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Options:
 
     def analysis(self, session: Session) -> Analysis:
         """A new ``Analysis`` of ``session`` with these options."""
+        from ctxviewer.analysis.analysis import Analysis
+
         return Analysis(session, self.estimator, self.policy, self.window or None,
                         counts=self.counts)
 

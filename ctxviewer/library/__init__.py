@@ -15,7 +15,7 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxviewer.errors import LibraryError
 from ctxviewer.library import query
@@ -24,12 +24,23 @@ from ctxviewer.library.folders import Folders
 from ctxviewer.library.index_file import IndexDamaged, IndexFile, damage, write_failure
 from ctxviewer.library.location import db_path
 from ctxviewer.library.locks import Lock
-from ctxviewer.library.scan import Progress, ScanStats, index_texts, scan
+
+if TYPE_CHECKING:  # the scan (the walk, the readers, worker processes): on first use
+    from ctxviewer.library.scan import Progress, ScanStats
 
 __all__ = ["IndexDamaged", "Library", "ScanStats"]
 
 T = TypeVar("T")
 WAIT_SECONDS = 1.0  # how often a wait for another process's second pass looks
+
+
+def __getattr__(name: str) -> Any:
+    """``ScanStats``, imported with the scan (a window reading the index needs neither)."""
+    if name == "ScanStats":
+        from ctxviewer.library.scan import ScanStats
+
+        return ScanStats
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class Library:
@@ -113,6 +124,8 @@ class Library:
         ``index_texts`` does the rest). One scan at a time: another one running (another
         process) is waited for (``progress`` is told, ``ScanStats.waiting``), and this one
         then finds its work done."""
+        from ctxviewer.library.scan import ScanStats, scan
+
         lock = self._lock("scan-lock")
         try:
             if not lock.try_exclusive():
@@ -135,6 +148,8 @@ class Library:
         scan wrote the rows of. One at a time: when another one runs (another process),
         None at once, or (``wait``) its progress told every ``WAIT_SECONDS`` until it
         ends, and then whatever it left is done here."""
+        from ctxviewer.library.scan import ScanStats, index_texts
+
         lock = self._lock("texts-lock")
         try:
             while not lock.try_exclusive():

@@ -7,8 +7,6 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from ctxviewer.library.schema import from_db
 
 # --sort name -> (column, descending)
@@ -79,6 +77,8 @@ _COLUMNS = "id, path, part, parts, project, size, mtime_ns, summary, series"
 def entry(sid: int, path: str | bytes, part: int, parts: int, project: str | bytes | None,
           size: int, mtime_ns: int, summary: str, series: str) -> dict[str, Any]:
     """``SessionSummary.as_dict()`` with the library's own keys (docs/json.md)."""
+    import orjson  # with its uuid, platform, json: on the reading thread, not at start
+
     out: dict[str, Any] = orjson.loads(summary)
     out["path"] = from_db(path)
     out["project"] = None if project is None else from_db(project)

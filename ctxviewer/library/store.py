@@ -15,8 +15,6 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import orjson
-
 from ctxviewer.jsonish import printable
 from ctxviewer.library.schema import (
     BREAK,
@@ -73,6 +71,8 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
 
 def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: PartResult,
                  project: str | None, size: int, mtime_ns: int) -> int:
+    import orjson  # with its uuid, platform, json: by the scan, not at the window's start
+
     s = p.summary
     project = s["project"] or project
     row = db.execute(
@@ -94,6 +94,8 @@ def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: Pa
 
 def _dumps(summary: dict[str, object]) -> str:
     """The summary as JSON; its ``path`` (a name that may be no UTF-8) is the row's own."""
+    import orjson  # by the scan, not at the window's start
+
     try:
         return orjson.dumps(summary).decode()
     except TypeError:  # a lone surrogate: a file name's byte that is no UTF-8

@@ -5,6 +5,7 @@ or killed, it resumes."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import signal
@@ -20,7 +21,8 @@ from library_tree import fake_home, lay_out, recordings
 from ctxviewer.cli import main
 from ctxviewer.library import Library
 
-SCAN = sys.modules["ctxviewer.library.scan"]  # the module (the package names its function)
+# the module (a Library method is named scan too); imported on first use by the package
+SCAN = importlib.import_module("ctxviewer.library.scan")
 
 SEARCHES = ("TodoWrite", "the file", '"git status"', "function return")
 ROW_KEYS = ("agent", "agent_label", "project", "model", "start", "end", "requests",

@@ -395,7 +395,7 @@ def test_cancel_after_a_partial_with_nothing_open_shows_nothing(qtbot, window, t
 
 def test_an_error_after_a_partial_restores_the_open_session(qtbot, window, open_and_wait,
                                                             trace_path, tmp_path, monkeypatch):
-    from ctxviewer.gui.session import loader as session_loader
+    from ctxviewer import ingest
     from ctxviewer.ingest import LoadError
 
     open_and_wait(window, trace_path)
@@ -404,7 +404,7 @@ def test_an_error_after_a_partial_restores_the_open_session(qtbot, window, open_
     def broken(*args, **kwargs):  # the full read fails after the first view was shown
         raise LoadError("the disk went away")
 
-    monkeypatch.setattr(session_loader, "load", broken)
+    monkeypatch.setattr(ingest, "load", broken)  # where the loader finds it, at each load
     path = str(big_trace(trace_path, tmp_path))
     with qtbot.waitSignal(window.loader.failed, timeout=60000):
         window.open_file(path)

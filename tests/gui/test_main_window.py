@@ -254,8 +254,8 @@ def test_skipped_records_button(qtbot, window, open_and_wait, corpus, monkeypatc
     button = window.status.skipped_button
     assert button.isEnabled() and button.text() == f"{len(a.session.skipped)} skipped"
     shown = []
-    from ctxviewer.gui.session import main_window
-    monkeypatch.setattr(main_window.SkippedDialog, "exec", lambda self: shown.append(self))
+    from ctxviewer.gui.session.skipped_dialog import SkippedDialog
+    monkeypatch.setattr(SkippedDialog, "exec", lambda self: shown.append(self))
     button.click()
     dialog = shown[0]
     assert dialog.table.rowCount() == len(a.session.skipped)

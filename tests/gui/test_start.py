@@ -51,6 +51,18 @@ def test_a_good_file_at_start_opens_it(qtbot, window, corpus, home, open_and_wai
     assert not window.panels["library"].showing and not window.errors
 
 
+# what the first screen (the library page) does without: the plots, the single-instance
+# server, the session's views and the panels on them, the proxy, the file dialog, the
+# analysis (each imported by the GUI thread only, or by a session's load: the library's
+# scan and reads of an empty library, on threads of their own, may run meanwhile)
+HEAVY = ("numpy", "pyqtgraph", "PySide6.QtNetwork", "ctxviewer.gui.session.request_table",
+         "ctxviewer.gui.session.breakdown_panel", "ctxviewer.gui.session.bar_panel",
+         "ctxviewer.gui.session.content_pane", "ctxviewer.gui.session.context_menus",
+         "ctxviewer.gui.timeline.tab", "ctxviewer.gui.tools.panel",
+         "ctxviewer.gui.insights.panel", "ctxviewer.gui.findings.panel", "ctxviewer.gui.help.menu",
+         "ctxviewer.gui.live.proxy_control", "ctxviewer.gui.widgets.file_dialog",
+         "ctxviewer.analysis.analysis")
+
 FIRST_PAINT = """
 import os, sys
 from PySide6.QtCore import QEvent, QObject
@@ -59,8 +71,7 @@ class Spy(QObject):
     def eventFilter(self, obj, event):
         if event.type() == QEvent.Type.Paint and obj.isWidgetType() and obj.isWindow() \\
                 and obj.isVisible():
-            heavy = sorted(m for m in ("numpy", "pyqtgraph", "PySide6.QtNetwork")
-                           if m in sys.modules)
+            heavy = sorted(m for m in HEAVY if m in sys.modules)
             print("at first paint:", ",".join(heavy) or "-", flush=True)
             os._exit(0)
         return False
@@ -72,12 +83,13 @@ class App(QtWidgets.QApplication):
 QtWidgets.QApplication = App
 from ctxviewer.cli import main
 sys.exit(main(["--new-instance"]))
-"""
+""".replace("HEAVY", repr(HEAVY))
 
 
 def test_the_first_paint_waits_for_no_plot(tmp_path):
     """The window paints before pyqtgraph, numpy and QtNetwork are imported (the plots,
-    the panels that draw them, the single-instance server come after)."""
+    the panels that draw them, the single-instance server come after), and before the
+    session's views and the panels on them: the library page needs none of them."""
     import os
     import subprocess
 
@@ -96,8 +108,16 @@ def test_the_panels_come_once_the_window_has_painted(qtbot):
     window = build_main_window(defer_panels=True)
     qtbot.addWidget(window)
     assert list(window.panels) == [name for name in PANELS if name in FIRST]
+    assert not window.session_views_built and not hasattr(window, "requests")
     window.show()
     qtbot.waitUntil(lambda: list(window.panels) == list(PANELS), timeout=10000)
+    assert window.session_views_built
+    stack = window.panels["library"].stack  # the session's views, beside the library page
+    assert stack.widget(0) is window.session_page
+    assert window.splitter.parent() is window.session_page
+    window.show_session_views()  # leave the library page: the views built meanwhile show
+    assert window.requests.isVisible() and window.breakdown.isVisible()
+    assert window.content.isVisible() and window.bar_panel.isVisible()
     titles = [t for t, _p in window.tab_pages()]
     assert titles == ["Breakdown", "Timeline", "Compare", "Insights", "Findings"]
     assert "Help" in [a.text().replace("&", "") for a in window.menuBar().actions()]
@@ -114,3 +134,44 @@ def test_a_deferred_window_has_the_last_runs_options_at_once(qtbot):
     o = window.state.options
     assert (o.estimator, o.policy, o.counts) == ("chars4", "shannon", "wire")
     assert window.controls.estimator_combo.currentData() == "chars4"
+
+
+def test_a_file_opened_before_the_first_paint_opens_in_the_built_views(qtbot, corpus, home):
+    """A FILE given at start (or a file dropped before the window painted) builds the
+    session's views at once (the first paint shows them loading), and the other panels
+    before its session is shown: each of them sees it arrive. Nothing waits for a paint."""
+    from ctxviewer.gui.app import build_main_window
+    from ctxviewer.gui.panels import FIRST, PANELS
+
+    files = lay_out(corpus, home)
+    window = build_main_window(settings=AppSettings(), defer_panels=True)
+    qtbot.addWidget(window)
+    window.errors = []
+    window.show_error = lambda title, message: window.errors.append((title, message))
+    with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
+        window.open_file(str(files["codex"]))  # not shown: no paint yet
+        assert window.session_views_built and list(window.panels) == list(FIRST)
+    qtbot.waitUntil(lambda: not window.loader.is_busy(), timeout=20000)
+    a = window.state.analysis
+    assert window.finished and list(window.panels) == list(PANELS)
+    assert window.requests.request_model.rowCount() == len(a.session.requests) > 0
+    assert window.state.index is not None and window.breakdown.model.rowCount() > 0
+    assert window.windowTitle().startswith(files["codex"].name) and not window.errors
+
+
+def test_a_window_closed_before_its_views_keeps_the_last_runs_layout(qtbot):
+    """Closed before the first paint (nothing built beyond the library page): the saved
+    tab, split and timeline toggles of the last run stay as they were."""
+    from PySide6.QtCore import QByteArray
+
+    from ctxviewer.gui.app import build_main_window
+
+    settings = AppSettings()
+    settings.set_tab("Timeline")
+    settings.set_state("splitter", QByteArray(b"kept"))
+    window = build_main_window(settings=settings, defer_panels=True)
+    qtbot.addWidget(window)
+    window.close()
+    assert not window.session_views_built
+    again = AppSettings()
+    assert again.tab() == "Timeline" and again.state("splitter") == QByteArray(b"kept")

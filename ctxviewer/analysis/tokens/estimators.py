@@ -12,8 +12,10 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-from ctxviewer.model import Block, Message, Session, ToolDef
+if TYPE_CHECKING:  # the window's toolbar lists the estimators before any session is read
+    from ctxviewer.model import Block, Message, Session, ToolDef
 
 _CJK = r"[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]"  # compiled on first use (3 ms)
 _CODE = re.compile(r"^```|function |class |const ")

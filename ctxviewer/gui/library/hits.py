@@ -4,7 +4,6 @@ opens the session at that request."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -44,17 +43,23 @@ class HitsPane(QWidget):
 
     def prompt(self, text: str) -> None:
         """A search is on and no session is picked."""
+        from html import escape  # html.entities: not before the window's first paint
+
         self.entry = None
         self.list.clear()
         self.label.setText(f"Pick a session to see its requests that hold “{escape(text)}”.")
 
     def waiting(self, entry: dict[str, Any], text: str) -> None:
+        from html import escape
+
         self.entry = entry
         self.list.clear()
         self.label.setText(f"Looking for “{escape(text)}” in {escape(_name(entry))}…")
 
     def show_hits(self, hits: Hits) -> None:
         """The matching requests of ``hits.entry`` (the first of them when there are many)."""
+        from html import escape
+
         self.entry = hits.entry
         self.list.clear()
         for m in hits.matches:

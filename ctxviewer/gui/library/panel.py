@@ -17,14 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QStackedWidget, QWidget
+from PySide6.QtWidgets import QStackedWidget, QWidget
 
 from ctxviewer.gui.library.indexer import TextIndexer
 from ctxviewer.gui.library.queries import Found, Hits, LibraryQueries, Listing
 from ctxviewer.gui.library.row_menu import RowMenu
-from ctxviewer.gui.library.scanner import Scanner, ScanStats
+from ctxviewer.gui.library.scanner import Scanner
 from ctxviewer.gui.library.view import LibraryView
-from ctxviewer.gui.widgets.file_dialog import FileDialog
 from ctxviewer.gui.widgets.menus import find_menu
 from ctxviewer.jsonish import printable
 from ctxviewer.library.location import db_path
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.gui.host import PanelHost
     from ctxviewer.gui.session.main_window import MainWindow
+    from ctxviewer.library.scan import ScanStats
 
 REFRESH_SECONDS = 1.5  # during a scan, the table shows what was committed this often
 SESSIONS, LIBRARY = 0, 1  # the stack's pages
@@ -230,6 +230,10 @@ class LibraryPanel(QObject):
         self.scan()  # a scan running now: the next one, when it ends
 
     def _ask_folder(self) -> str:
+        from PySide6.QtWidgets import QFileDialog
+
+        from ctxviewer.gui.widgets.file_dialog import FileDialog
+
         dialog = FileDialog(self.window, "Add a folder of sessions (the proxy's recordings…)",
                             os.path.expanduser("~"), "", save=False)
         dialog.setFileMode(QFileDialog.FileMode.Directory)

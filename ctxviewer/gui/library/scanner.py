@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from ctxviewer.errors import LibraryError
-from ctxviewer.library import Library, ScanStats
+from ctxviewer.library import Library
 
 JOIN_SECONDS = 10.0  # how long closing the window waits for a cancelled scan
 
@@ -100,4 +100,4 @@ class Scanner(QObject):
             pass
 
 
-__all__ = ["Scanner", "ScanStats"]
+__all__ = ["Scanner"]

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QStyleOptionViewItem, QWidget
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QStyledItemDelegate, QWidget
+
+if TYPE_CHECKING:  # what painting needs: imported when the first row is painted
+    from PySide6.QtGui import QPainter
+    from PySide6.QtWidgets import QStyleOptionViewItem
 
 SERIES_ROLE = Qt.ItemDataRole.UserRole + 2  # list[int]: the prompt sizes
 SCALE_ROLE = Qt.ItemDataRole.UserRole + 3  # int: the window (the peak's colour)
@@ -27,6 +33,9 @@ class SparklineDelegate(QStyledItemDelegate):
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem,
               index: QModelIndex | QPersistentModelIndex) -> None:
+        from PySide6.QtGui import QPainter, QPainterPath, QPen
+        from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
+
         series = index.data(SERIES_ROLE)
         if not series:  # a session without requests: its cell says so
             super().paint(painter, option, index)

@@ -22,15 +22,18 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.app_state import AppState, Options
 from ctxviewer.gui.session.loader import prepare
 from ctxviewer.gui.widgets.jobs import LatestJob
-from ctxviewer.ingest.follow.follower import Follower
-from ctxviewer.model import Session
+
+if TYPE_CHECKING:  # the readers and the analysis: imported when a file is first followed
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.ingest.follow.follower import Follower
+    from ctxviewer.model import Session
 
 POLL_MS = 250
 CHUNK_BYTES = 8 * 1024 * 1024  # bytes read per poll step: progress and cancellation between
@@ -113,6 +116,8 @@ class LiveFollower(QObject):
 
     def follow(self, path: str) -> None:
         """Show ``path`` and keep showing what is appended to it."""
+        from ctxviewer.ingest.follow.follower import Follower
+
         self._drop()
         self._follower = Follower(os.path.abspath(path))
         self._shown = None

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction, QKeySequence
@@ -20,13 +20,14 @@ from PySide6.QtWidgets import QDialog, QLabel
 
 from ctxviewer.fmt import plural
 from ctxviewer.gui.host import PanelHost
-from ctxviewer.gui.live.attach_dialog import AttachDialog
-from ctxviewer.gui.live.compact_dialog import LiveCompactDialog
 from ctxviewer.gui.live.follow import LiveFollower
-from ctxviewer.gui.live.proxy_control import ProxyControl, ProxySettings
-from ctxviewer.gui.live.proxy_dialog import ProxyDialog
 from ctxviewer.gui.widgets.jobs import LatestJob
-from ctxviewer.ingest.discover import default_roots, discover_sessions
+
+if TYPE_CHECKING:  # the dialogs and the proxy: imported when first used, not at the start
+    from ctxviewer.gui.live.attach_dialog import AttachDialog
+    from ctxviewer.gui.live.compact_dialog import LiveCompactDialog
+    from ctxviewer.gui.live.proxy_control import ProxyControl, ProxySettings
+    from ctxviewer.gui.live.proxy_dialog import ProxyDialog
 
 DISCOVER_LIMIT = 1000  # newest files listed (each is probed: its first 64 KiB read)
 
@@ -34,6 +35,8 @@ DISCOVER_LIMIT = 1000  # newest files listed (each is probed: its first 64 KiB r
 def discover_job(limit: int = DISCOVER_LIMIT) -> Callable[..., Any]:
     """List and probe the agents' session files (a worker job)."""
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Any:
+        from ctxviewer.ingest.discover import default_roots, discover_sessions
+
         roots = [str(r.path) for r in default_roots()]
         infos = discover_sessions(limit=limit)
         for i, info in enumerate(infos):
@@ -51,11 +54,9 @@ class LivePanel(QObject):
         super().__init__(host.window())
         self.host = host
         self.follower = LiveFollower(host.state, parent=self)
-        self.proxy = ProxyControl(self)
-        self.make_attach_dialog: Callable[[], AttachDialog] = \
-            lambda: AttachDialog(host.window())
-        self.make_proxy_dialog: Callable[[], ProxyDialog] = \
-            lambda: ProxyDialog(parent=host.window())
+        self._proxy: ProxyControl | None = None  # made when first needed (``proxy``)
+        self.make_attach_dialog: Callable[[], AttachDialog] = self._new_attach_dialog
+        self.make_proxy_dialog: Callable[[], ProxyDialog] = self._new_proxy_dialog
         self.attach_dialog: AttachDialog | None = None
         self.proxy_dialog: ProxyDialog | None = None
         self._discover = LatestJob(parent=self)  # the attach dialog's search for sessions
@@ -66,6 +67,16 @@ class LivePanel(QObject):
         self._connect()
         host.closing.connect(self._on_window_closing)  # stop following and the proxy
         host.add_quit_concern(self.quit_concern)
+
+    def _new_attach_dialog(self) -> AttachDialog:
+        from ctxviewer.gui.live.attach_dialog import AttachDialog
+
+        return AttachDialog(self.host.window())
+
+    def _new_proxy_dialog(self) -> ProxyDialog:
+        from ctxviewer.gui.live.proxy_dialog import ProxyDialog
+
+        return ProxyDialog(parent=self.host.window())
 
     # -- building -----------------------------------------------------------------
     def _action(self, text: str, key: str = "", checkable: bool = False) -> QAction:
@@ -121,18 +132,27 @@ class LivePanel(QObject):
         self.attach.triggered.connect(self.show_attach_dialog)
         self.follow.toggled.connect(self._on_follow_toggled)
         self.start_proxy.triggered.connect(self.show_proxy_dialog)
-        self.stop_proxy.triggered.connect(self.proxy.stop)
+        self.stop_proxy.triggered.connect(lambda: self.proxy.stop())
         self.compact_live.triggered.connect(self.show_compact_dialog)
-        self.proxy.rewrite_event.connect(
-            lambda m: self.host.show_message(f"Proxy: {m}", 8000))
         f.following_changed.connect(self._on_follower_following_changed)
         f.failed.connect(self._on_follower_failed)
         f.waiting.connect(self._on_follower_waiting)
         f.updated.connect(self._on_follower_updated)
-        self.proxy.started.connect(self._on_proxy_started)
-        self.proxy.recorded.connect(self._on_proxy_recorded)
-        self.proxy.stopped.connect(self._on_proxy_stopped)
-        self.proxy.failed.connect(self._on_proxy_failed)
+
+    @property
+    def proxy(self) -> ProxyControl:
+        """The recording proxy's control, made the first time it is needed (its module
+        reads the proxy's routes: not before the window's first paint)."""
+        if self._proxy is None:
+            from ctxviewer.gui.live.proxy_control import ProxyControl
+
+            p = self._proxy = ProxyControl(self)
+            p.rewrite_event.connect(lambda m: self.host.show_message(f"Proxy: {m}", 8000))
+            p.started.connect(self._on_proxy_started)
+            p.recorded.connect(self._on_proxy_recorded)
+            p.stopped.connect(self._on_proxy_stopped)
+            p.failed.connect(self._on_proxy_failed)
+        return self._proxy
 
     # -- public API -----------------------------------------------------------------
     def follow_file(self, path: str) -> None:
@@ -173,6 +193,7 @@ class LivePanel(QObject):
             return None
         if self.compact_dialog is None:
             from ctxviewer.analysis.insights import load_prices
+            from ctxviewer.gui.live.compact_dialog import LiveCompactDialog
 
             try:
                 prices = load_prices()
@@ -287,11 +308,12 @@ class LivePanel(QObject):
 
     def _on_window_closing(self) -> None:
         self.follower.stop()
-        self.proxy.stop()
+        if self._proxy is not None:
+            self._proxy.stop()
 
     def quit_concern(self) -> str | None:
         """What closing the window would stop (asked before it closes)."""
-        if not self.proxy.running:
+        if self._proxy is None or not self._proxy.running:
             return None
         running = self.proxy.proxy
         count = running.server.recorder.count if running is not None else 0

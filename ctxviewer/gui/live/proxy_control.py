@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from ctxviewer.ingest.discover import recordings_folder
 from ctxviewer.proxy.routes import ANTHROPIC_UPSTREAM, OPENAI_UPSTREAM
 
 if TYPE_CHECKING:
@@ -25,6 +23,10 @@ DEFAULT_PORT = 8787
 
 def default_output() -> str:
     """A new file under ``~/ctxviewer-recordings/``, named after the time."""
+    from datetime import datetime
+
+    from ctxviewer.ingest.discover import recordings_folder
+
     folder = recordings_folder()  # the library reads it
     return str(folder / f"recording-{datetime.now():%Y%m%d-%H%M%S}.jsonl")
 

@@ -4,14 +4,18 @@ one, from the library); File > Sessions in this file asks again."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QWidget
 
 from ctxviewer.gui.app_state import AppState
-from ctxviewer.gui.session.chooser import SessionChooserDialog
 from ctxviewer.gui.session.loader import SessionLoader
-from ctxviewer.model import Session
+
+if TYPE_CHECKING:
+    from ctxviewer.gui.session.chooser import SessionChooserDialog
+    from ctxviewer.model import Session
 
 
 class FileSessions(QObject):
@@ -45,6 +49,8 @@ class FileSessions(QObject):
     def choose(self) -> None:
         if len(self.parts) < 2:
             return
+        from ctxviewer.gui.session.chooser import SessionChooserDialog
+
         current = self.current()
         dialog = self.dialog = SessionChooserDialog(self.parts, current, self.window)
         dialog.accepted.connect(lambda: self._on_dialog_accepted(dialog.chosen(), current))

@@ -19,17 +19,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from ctxviewer.analysis.agents.sessions import default_session, split
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.app_state import Options
 from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.gui.widgets.worker import Job
-from ctxviewer.ingest import LoadError, load
-from ctxviewer.ingest.loader import head_session
-from ctxviewer.model import Session
+
+if TYPE_CHECKING:  # the readers and the analysis: imported by the first load, on its worker
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.model import Session
 
 STEP_BYTES = 4 * 1024 * 1024  # read per step of a progressive load (progress, cancel between)
 HANDOFF_SECONDS = 5.0  # the longest a loader waits for the window to show a partial
@@ -57,6 +57,9 @@ def first_requests(path: str) -> Session | None:
     in steps and repainting growing views costs big files several times the
     one-shot load (measured with bench/gui_first_paint.py), a glimpse does not.
     """
+    from ctxviewer.ingest import LoadError
+    from ctxviewer.ingest.loader import head_session
+
     try:
         return head_session(path, STEP_BYTES)
     except LoadError:
@@ -73,6 +76,9 @@ def load_job(path: str, options: Options,
     is split: part ``session`` is prepared (the library's row says which; by
     default the session that made the last main request), and ``found`` gets
     them all (the window asks which to show when the load did not say)."""
+    from ctxviewer.analysis.agents.sessions import default_session, split
+    from ctxviewer.ingest import load
+
     def pick(parts: list[Session]) -> int | None:
         if session is None:
             return default_session(parts)
@@ -177,6 +183,9 @@ class SessionLoader(QObject):
                   session: int | None = None) -> Analysis:
         """Load on the calling thread (the snapshot command); raises ``LoadError``, and
         ``IndexError`` for a ``session`` the file does not hold."""
+        from ctxviewer.analysis.agents.sessions import default_session, split
+        from ctxviewer.ingest import load
+
         parts = split(load(path, format=format))
         if session is None:
             session = default_session(parts)

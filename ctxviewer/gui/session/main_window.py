@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QPaintEvent
@@ -25,31 +26,25 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui import panels
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
-from ctxviewer.gui.session import export, window_layout
-from ctxviewer.gui.session.bar_panel import BarPanel
-from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
-from ctxviewer.gui.session.content import node_content
-from ctxviewer.gui.session.content_pane import ContentPane
-from ctxviewer.gui.session.context_menus import ContextMenus
+from ctxviewer.gui.session import window_layout
 from ctxviewer.gui.session.controls_toolbar import ControlsToolBar
 from ctxviewer.gui.session.file_sessions import FileSessions
 from ctxviewer.gui.session.loader import SessionLoader
-from ctxviewer.gui.session.request_model import role_text, short_model
-from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.session_notice import SessionNotice
-from ctxviewer.gui.session.skipped_dialog import SkippedDialog
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
 from ctxviewer.gui.session.window_host import HostWindow
-from ctxviewer.gui.timeline.tab import TimelineTab
 from ctxviewer.gui.widgets import dialogs
 from ctxviewer.gui.widgets.palette import is_dark
-from ctxviewer.model import Session
 from ctxviewer.resources import is_demo
+
+if TYPE_CHECKING:  # the session's views, and the analysis they show: after the first paint
+    from ctxviewer.analysis.analysis import Analysis
+    from ctxviewer.gui.session.content_pane import ContentPane
+    from ctxviewer.gui.session.context_menus import ContextMenus
 
 DEFAULT_SIZE = (1400, 900)
 
@@ -59,10 +54,17 @@ class MainWindow(HostWindow):
 
     first_painted = Signal()  # the first screen is up: what can wait, now
 
+    # built by ``ensure_session_views`` (with the request list, bar, tabs… of HostWindow)
+    content: ContentPane
+    context_menus: ContextMenus
+    splitter: QSplitter
+
     def __init__(self, state: AppState, settings: AppSettings | None = None,
                  loader: SessionLoader | None = None, defer_panels: bool = False) -> None:
-        """``defer_panels``: install only what the first screen needs now, the rest once
-        the window has painted (the app's start; tests get every panel at once)."""
+        """``defer_panels``: build only what the first screen (the library page) needs
+        now, the session's views and the other panels once the window has painted, or
+        before a session opened earlier needs them (the app's start; tests get every
+        part at once)."""
         super().__init__()
         self.state = state
         self.settings = settings or AppSettings()
@@ -86,24 +88,46 @@ class MainWindow(HostWindow):
         self.panels = {}
         self.quit_concern_sources = []
         self.request_actions = []
+        self._views_built = False  # the session's views (ensure_session_views)
+        self._panels_due = True  # the panels not installed yet (finish_window)
         self._build()
         self._connect()
         self._restore_layout()
         self.actions_.set_session_open(False)
         self.actions_.set_recent(self.settings.recent_files())
         self.actions_.reopen_last.setChecked(self.settings.reopen_last())
-        self.context_menus = ContextMenus(self)  # the request list's and the tree's
         window_layout.restore_options(self)  # estimator, policy, counts of the last run
         # live attach, compare, insights... (gui/panels.py)
         self.panels = panels.install_all(self, only=panels.FIRST)
-        self._panels_due = defer_panels  # the others: at the first paint
         if not defer_panels:
-            self._finish_panels()
+            self.finish_window()
 
-    def _finish_panels(self) -> None:
-        """The panels not installed yet, then what the last run chose (tab, toggles…)."""
+    @property
+    def session_views_built(self) -> bool:
+        return self._views_built
+
+    @property
+    def finished(self) -> bool:
+        """Every part is built and the last run's choices restored (``finish_window``)."""
+        return not self._panels_due
+
+    def ensure_session_views(self) -> None:
+        """The session's views (request list, bar, tabs, content pane), built once: when
+        a file is opened or they are shown, else with the rest (``finish_window``)."""
+        if not self._views_built:
+            self._views_built = True
+            self._build_session_views()
+
+    def finish_window(self) -> None:
+        """What the first screen did without, once: the session's views, the timeline's
+        menu (it builds the plot), the panels not installed yet, then what the last run
+        chose (tab, toggles…). Once the window has painted, or before a session is shown
+        (every panel sees it arrive)."""
+        if not self._panels_due:
+            return
         self._panels_due = False
-        self.context_menus.add_timeline_menu()  # builds the plot: after the first paint
+        self.ensure_session_views()
+        self.context_menus.add_timeline_menu()
         installed = {**self.panels, **panels.install_all(self, skip=tuple(self.panels))}
         self.panels = {name: installed[name] for name in panels.PANELS if name in installed}
         window_layout.restore_choices(self)
@@ -117,12 +141,13 @@ class MainWindow(HostWindow):
         if not self._painted:  # the first screen is up: the rest of the window
             self._painted = True
             if self._panels_due:
-                self._panels_due = False
-                QTimer.singleShot(0, self._finish_panels)
+                QTimer.singleShot(0, self.finish_window)
             QTimer.singleShot(0, self.first_painted.emit)
 
     # -- layout -------------------------------------------------------------------
     def _build(self) -> None:
+        """What the first screen needs: the menus and toolbars, the status bar, and the
+        centre's page for the session's views (filled by ``_build_session_views``)."""
         self.actions_ = WindowActions(self)
         self.file_bar = self.addToolBar("File")
         self.file_bar.setObjectName("file_toolbar")
@@ -133,6 +158,23 @@ class MainWindow(HostWindow):
         self.addToolBar(self.controls)
         self.status = SessionStatusBar(self)
         self.setStatusBar(self.status)
+        self.session_page = QWidget(self)  # the library page stands beside it (a stack)
+        self.session_page.setObjectName("session_page")
+        self._page_box = QVBoxLayout(self.session_page)
+        self._page_box.setContentsMargins(0, 0, 0, 0)
+        self.notice = SessionNotice(self.session_page)  # the demo, a file without requests
+        self.setCentralWidget(self.session_page)
+        self.resize(*DEFAULT_SIZE)
+
+    def _build_session_views(self) -> None:
+        """The request list, the bar, the tabs and the content pane, in the centre."""
+        from ctxviewer.gui.session.bar_panel import BarPanel
+        from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+        from ctxviewer.gui.session.content_pane import ContentPane
+        from ctxviewer.gui.session.context_menus import ContextMenus
+        from ctxviewer.gui.session.request_table import RequestTable
+        from ctxviewer.gui.timeline.tab import TimelineTab
+
         self.requests = RequestTable(self)
         self.bar_panel = BarPanel(self)
         self.breakdown = BreakdownPanel(self)
@@ -144,19 +186,24 @@ class MainWindow(HostWindow):
         centre = QWidget(self)
         box = QVBoxLayout(centre)
         box.setContentsMargins(4, 0, 4, 0)
-        self.notice = SessionNotice(centre)  # the demo, a file without requests
         box.addWidget(self.notice)
         box.addWidget(self.bar_panel)
         box.addWidget(self.tabs, 1)
-        self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter = QSplitter(Qt.Orientation.Horizontal, self.session_page)
         self.splitter.setObjectName("main_splitter")
         for w in (self.requests, centre, self.content):
             self.splitter.addWidget(w)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setChildrenCollapsible(False)
-        self.setCentralWidget(self.splitter)
-        self.resize(*DEFAULT_SIZE)
-        self.reset_pane_sizes(DEFAULT_SIZE[0])
+        self._page_box.addWidget(self.splitter)
+        self.splitter.show()  # built after the window showed: shown with its page
+        self.reset_pane_sizes(self.width() if self.isVisible() else DEFAULT_SIZE[0])
+        self._auto_split = not window_layout.restore_split(self)
+        if self._shown_once:  # the window showed before its views: bound them now
+            QTimer.singleShot(0, self._bound_restored_split)
+            QTimer.singleShot(0, self.give_centre_room)
+        self._connect_views()
+        self.context_menus = ContextMenus(self)  # the request list's and the tree's
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -182,13 +229,17 @@ class MainWindow(HostWindow):
     def _bound_restored_split(self) -> None:
         """A split saved in the last run, within sane bounds (a request list narrowed to
         a sliver once stayed a sliver at every start)."""
+        if not self._views_built:
+            return
         sizes = window_layout.within_bounds(self.splitter.sizes())
         if sizes is not None:
             self.splitter.setSizes(sizes)
 
     def give_centre_room(self) -> None:
         """The side panes give way first (``window_layout.centre_room``)."""
-        sizes = window_layout.centre_room(self.splitter.sizes()) if self.isVisible() else None
+        if not self._views_built or not self.isVisible():
+            return
+        sizes = window_layout.centre_room(self.splitter.sizes())
         if sizes is not None:
             self.splitter.setSizes(sizes)
 
@@ -216,9 +267,10 @@ class MainWindow(HostWindow):
         self.splitter.setSizes(window_layout.default_split(width, self.requests.needed_width()))
 
     def _connect(self) -> None:
+        """The state, the loader and the actions to the window (the session's views are
+        connected when they are built: ``_connect_views``)."""
         s, a = self.state, self.actions_
         s.session_loaded.connect(self._on_state_session_loaded)
-        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         s.analysis_changed.connect(self._on_state_analysis_changed)
         s.request_changed.connect(self._on_state_request_changed)
         s.breakdown_changed.connect(self._on_state_breakdown_changed)
@@ -237,10 +289,6 @@ class MainWindow(HostWindow):
         self.controls.policy_chosen.connect(s.set_policy)
         self.controls.counts_chosen.connect(s.set_counts)
         self.controls.window_chosen.connect(s.set_window_override)
-        self.requests.request_selected.connect(s.select_request)
-        self.timeline.request_clicked.connect(s.select_request)
-        self.bar_panel.category_clicked.connect(self._on_bar_category_clicked)
-        self.breakdown.node_selected.connect(self._on_breakdown_node_selected)
         self.status.cancel_clicked.connect(self.loader.cancel)
         self.status.skipped_clicked.connect(self._on_status_skipped_clicked)
         a.open.triggered.connect(self._on_open_triggered)
@@ -249,7 +297,7 @@ class MainWindow(HostWindow):
         a.reopen_last.toggled.connect(self.settings.set_reopen_last)
         for kind, action in (("json", a.export_json), ("csv", a.export_csv),
                              ("png", a.export_png)):
-            action.triggered.connect(lambda _c=False, k=kind: export.export_view(self, k))
+            action.triggered.connect(lambda _c=False, k=kind: self._export(k))
         a.quit.triggered.connect(self.close)
         a.find.triggered.connect(self._on_find_triggered)
         for action, go in ((a.previous, lambda: s.step_request(-1)),
@@ -257,8 +305,30 @@ class MainWindow(HostWindow):
                            (a.first, s.select_first), (a.last, s.select_last)):
             action.triggered.connect(self.show_session_views)  # from the library page too
             action.triggered.connect(go)
-        a.show_breakdown.triggered.connect(lambda: self.show_tab(self.breakdown))
-        a.show_timeline.triggered.connect(lambda: self.show_tab(self.timeline))
+        a.show_breakdown.triggered.connect(lambda: self._show_view("breakdown"))
+        a.show_timeline.triggered.connect(lambda: self._show_view("timeline"))
+
+    def _connect_views(self) -> None:
+        s = self.state
+        self.tabs.currentChanged.connect(self._on_tabs_current_changed)
+        self.requests.request_selected.connect(s.select_request)
+        self.timeline.request_clicked.connect(s.select_request)
+        self.bar_panel.category_clicked.connect(self._on_bar_category_clicked)
+        self.breakdown.node_selected.connect(self._on_breakdown_node_selected)
+
+    def show_session_views(self) -> None:
+        self.ensure_session_views()
+        super().show_session_views()
+
+    def _show_view(self, name: str) -> None:
+        self.ensure_session_views()
+        self.show_tab(getattr(self, name))
+
+    def _export(self, kind: str) -> None:
+        from ctxviewer.gui.session import export
+
+        self.ensure_session_views()
+        export.export_view(self, kind)
 
     # -- opening ------------------------------------------------------------------
     def open_file(self, path: str, session: int | None = None) -> None:
@@ -268,10 +338,13 @@ class MainWindow(HostWindow):
 
         A window size typed for the file open now is not carried over: the new file
         opens with its agent's own window."""
+        self.ensure_session_views()  # opened before the first paint: its views now (the
+        # panels come at the paint, or before the session is shown: _on_loader_partial…)
         self.loader.load(path, replace(self.state.options, window=0), session)
 
     def show_analysis(self, analysis: Analysis) -> None:
         """Show an analysis loaded elsewhere (synchronously, e.g. by the snapshot command)."""
+        self.finish_window()
         self.state.set_session_analysis(analysis)
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
@@ -286,6 +359,7 @@ class MainWindow(HostWindow):
 
     # -- state -> views -------------------------------------------------------------
     def _on_state_session_loaded(self, a: Analysis) -> None:
+        self.finish_window()  # a session published some other way (live follow)
         name = os.path.basename(a.session.path or "") or "session"
         empty = not a.session.path and not a.session.requests
         self.setWindowTitle("ctxviewer" if empty else f"{name} — ctxviewer")
@@ -295,6 +369,8 @@ class MainWindow(HostWindow):
         self.notice.set_analysis(a)
 
     def _on_state_analysis_changed(self, a: Analysis) -> None:
+        if not self._views_built:  # no session shown yet (views are built with the first)
+            return
         self.requests.set_timeline(a.timeline)
         if self._auto_split:  # first session, no saved layout: fit the request list
             self._auto_split = False
@@ -304,14 +380,20 @@ class MainWindow(HostWindow):
         self.controls.set_agent(a.identity.profile.label, a.identity.era.policy.label)
 
     def _on_state_request_changed(self, index: int) -> None:
+        if not self._views_built:
+            return
         self.requests.set_current(index)
         self.timeline.set_current(index)
 
     def _on_state_breakdown_changed(self, b: object) -> None:
+        if not self._views_built:
+            return
         self.bar_panel.set_breakdown(b, self._heading())  # type: ignore[arg-type]
         self.breakdown.set_breakdown(b)  # type: ignore[arg-type]
 
     def _heading(self) -> str:
+        from ctxviewer.gui.session.request_model import role_text, short_model
+
         s, i = self.state.session, self.state.index
         if s is None or i is None:
             return ""
@@ -328,6 +410,8 @@ class MainWindow(HostWindow):
             self.loader.analyse(self.state.session, self.state.options)
 
     def _on_breakdown_node_selected(self, obj: object) -> None:
+        from ctxviewer.gui.session.content import node_content
+
         a = self.state.analysis
         if a is None or obj is None:
             self.content.clear()
@@ -347,6 +431,7 @@ class MainWindow(HostWindow):
 
     def _on_loader_partial(self, a: Analysis) -> None:
         """The loading file read so far: the first part replaces the open session."""
+        self.finish_window()  # loaded before the first paint: every panel sees it arrive
         if self._partial_shown:
             self.state.grow_analysis(a)
             return
@@ -380,6 +465,7 @@ class MainWindow(HostWindow):
             self.repaint()
 
     def _on_loader_loaded(self, a: Analysis) -> None:
+        self.finish_window()
         self.status.clearMessage()
         keep = None if self.state.in_tail() or not self._partial_shown else self.state.index
         self._restore, self._partial_shown = None, False
@@ -412,6 +498,8 @@ class MainWindow(HostWindow):
             return
         before, index = restore
         if before is None:  # nothing was open: show nothing
+            from ctxviewer.model import Session
+
             before = self.state.options.analysis(Session(path=None, format=""))
         self.state.set_session_analysis(before)
         if index is not None:
@@ -434,17 +522,21 @@ class MainWindow(HostWindow):
         self.actions_.set_recent([])
 
     def _on_find_triggered(self) -> None:
+        if not self._views_built:  # the library page's search box (its own slot)
+            return
         self.tabs.setCurrentWidget(self.breakdown)
         self.breakdown.focus_filter()
 
     def _on_status_skipped_clicked(self) -> None:
+        from ctxviewer.gui.session.skipped_dialog import SkippedDialog
+
         s = self.state.session
         if s is not None:
             SkippedDialog(s.skipped, s.path or "", self).exec()
 
     # -- persistence (gui/session/window_layout.py) ------------------------------------------------
     def _restore_layout(self) -> None:
-        self._auto_split = not window_layout.restore_layout(self)
+        window_layout.restore_layout(self)
 
     def save_layout(self) -> None:
         window_layout.save(self)

@@ -7,12 +7,15 @@ obvious: the bundled demo session (not the user's), or a file with no model requ
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.resources import is_demo
+
+if TYPE_CHECKING:
+    from ctxviewer.analysis.analysis import Analysis
 
 # why an agent's file holds no request, by the agent that wrote it
 WHY_EMPTY = {

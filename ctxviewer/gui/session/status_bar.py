@@ -4,12 +4,15 @@ the skipped-records button, and the load progress with its Cancel button."""
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, Qt, Signal
 from PySide6.QtWidgets import QLabel, QProgressBar, QPushButton, QSizePolicy, QStatusBar, QWidget
 
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.fmt import plural
+
+if TYPE_CHECKING:
+    from ctxviewer.analysis.analysis import Analysis
 
 
 def _elide(text: str, n: int = 48) -> str:

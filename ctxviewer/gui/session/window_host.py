@@ -18,16 +18,16 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QTabWidget, QTool
 from ctxviewer.gui.app_settings import AppSettings
 from ctxviewer.gui.app_state import AppState
 from ctxviewer.gui.host import SharedInsights
-from ctxviewer.gui.session.bar_panel import BarPanel
-from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
-from ctxviewer.gui.session.request_table import RequestTable
 from ctxviewer.gui.session.status_bar import SessionStatusBar
 from ctxviewer.gui.session.window_actions import WindowActions
-from ctxviewer.gui.timeline.tab import TimelineTab
 from ctxviewer.gui.widgets.menus import find_menu
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the session's views: built (and imported) after the first paint
+    from ctxviewer.gui.session.bar_panel import BarPanel
+    from ctxviewer.gui.session.breakdown_panel import BreakdownPanel
+    from ctxviewer.gui.session.request_table import RequestTable
     from ctxviewer.gui.timeline.plot import TimelinePlot
+    from ctxviewer.gui.timeline.tab import TimelineTab
 
 
 class HostWindow(QMainWindow):

@@ -98,18 +98,24 @@ def fit_to_screen(window: QWidget, screen: QScreen | None = None) -> bool:
     return True
 
 
-def restore_layout(window: MainWindow) -> bool:
-    """Geometry, toolbars and split of the last run; False when no split was saved."""
+def restore_layout(window: MainWindow) -> None:
+    """Geometry and toolbars of the last run."""
     s = window.settings
     geometry = s.state("geometry")
     if geometry is not None:
         window.restoreGeometry(geometry)
-    for key, restore in (("window_state", window.restoreState),
-                         ("splitter", window.splitter.restoreState)):
-        value = s.state(key)
-        if value is not None:
-            restore(value)
-    return s.state("splitter") is not None
+    state = s.state("window_state")
+    if state is not None:
+        window.restoreState(state)
+
+
+def restore_split(window: MainWindow) -> bool:
+    """The split of the last run (when the session's views are built); False when none
+    was saved."""
+    split = window.settings.state("splitter")
+    if split is not None:
+        window.splitter.restoreState(split)
+    return split is not None
 
 
 def restore_options(window: MainWindow) -> None:
@@ -136,10 +142,13 @@ def restore_choices(window: MainWindow) -> None:
 def save(window: MainWindow) -> None:
     s, o = window.settings, window.state.options
     s.set_analysis_options(o.estimator, o.policy, o.counts)
+    s.set_state("geometry", window.saveGeometry())
+    if not window.finished:  # closed before the rest was built (the panels' docks, the
+        s.sync()  # tabs): the last run's layout and choices stay
+        return
+    s.set_state("window_state", window.saveState())
     s.set_tab(_tab_name(window, window.tabs.currentIndex()))
     s.set_timeline_toggles(window.timeline.toggles())
-    s.set_state("geometry", window.saveGeometry())
-    s.set_state("window_state", window.saveState())
     folded = window.content.isHidden()
     window.fold_content(False)  # its width is kept, folded or not
     s.set_state("splitter", window.splitter.saveState())

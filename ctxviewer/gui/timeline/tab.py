@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.gui.widgets.theme import theme_changed
 
 if TYPE_CHECKING:
+    from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.gui.timeline.plot import TimelinePlot
 
 

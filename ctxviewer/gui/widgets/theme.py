@@ -18,14 +18,17 @@ _PLATFORM_STYLE = "ctxviewer_platform_style"  # the app property holding the sty
 def apply_theme(app: QApplication, theme: str) -> None:
     """``light`` or ``dark``: Fusion with that palette; ``auto``: the platform's style and
     colours (those the app started with)."""
-    if app.property(_PLATFORM_STYLE) is None:
-        app.setProperty(_PLATFORM_STYLE, app.style().name())
+    platform = app.property(_PLATFORM_STYLE)
     if theme in ("light", "dark"):
+        if platform is None:  # the style to go back to (asked once: a QStyle costs ~6 ms)
+            app.setProperty(_PLATFORM_STYLE, app.style().name())
         style = QStyleFactory.create("Fusion")
         app.setStyle(style)
         app.setPalette(dark_palette() if theme == "dark" else style.standardPalette())
         return
-    name = str(app.property(_PLATFORM_STYLE))
+    if platform is None:  # never themed: the platform's style and colours already
+        return
+    name = str(platform)
     if app.style().name() != name:
         style = QStyleFactory.create(name)
         if style is not None:

@@ -22,8 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from ctxviewer.errors import LibraryError
-from ctxviewer.ingest import Cancelled, LoadError
+from ctxviewer.errors import Cancelled, LibraryError, LoadError
 
 Job = Callable[[Callable[[int, int], None], Callable[[], bool]], Any]
 
