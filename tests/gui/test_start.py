@@ -175,3 +175,17 @@ def test_a_window_closed_before_its_views_keeps_the_last_runs_layout(qtbot):
     assert not window.session_views_built
     again = AppSettings()
     assert again.tab() == "Timeline" and again.state("splitter") == QByteArray(b"kept")
+
+
+def test_the_library_page_imports_no_scan():
+    """The page's modules leave the scan (the walk, every reader, worker processes: 25 ms)
+    to the threads that scan; the text indexer imported it for a type and took the
+    start from 1.8x to 2.05x a bare window."""
+    import subprocess
+
+    code = ("import sys; import ctxviewer.gui.library.panel; "
+            "print('ctxviewer.library.scan' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=True, env={**__import__("os").environ,
+                                                        "QT_QPA_PLATFORM": "offscreen"})
+    assert done.stdout.strip() == "False"

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from ctxviewer.errors import LibraryError
-from ctxviewer.library import Library, ScanStats
+from ctxviewer.library import Library
+
+if TYPE_CHECKING:  # the scan's module: imported by the second pass when it runs
+    from ctxviewer.library.scan import ScanStats
 
 JOIN_SECONDS = 10.0  # how long closing the window waits for a cancelled pass
 
@@ -85,7 +89,11 @@ class TextIndexer(QObject):
             if not isinstance(e, Exception):
                 raise
             return
-        self._emit("finished", stats or ScanStats(cancelled=True))
+        if stats is None:
+            from ctxviewer.library.scan import ScanStats
+
+            stats = ScanStats(cancelled=True)
+        self._emit("finished", stats)
 
     def _emit(self, name: str, *args: object) -> None:
         try:
