@@ -88,8 +88,12 @@ def _child(mode: str, path: str) -> None:
 def measure(mode: str, path: str, repeat: int) -> tuple[float, int]:
     best, peak = float("inf"), 0
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, "--child", mode, path],
-                             check=True, capture_output=True, text=True).stdout
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", mode, path],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
         data = json.loads(out.strip().splitlines()[-1])
         best = min(best, data["seconds"])
         peak = max(peak, data["hwm_kb"])
@@ -129,14 +133,18 @@ def main(argv: list[str] | None = None) -> int:
     size = os.path.getsize(args.file)
     mb = size / 1e6
     print(f"file: {args.file}  {mb:.1f} MB")
-    results = {m: measure(m, args.file, args.repeat)
-               for m in ("import", "raw8k", "raw", "report", "timeline")}
+    results = {
+        m: measure(m, args.file, args.repeat)
+        for m in ("import", "raw8k", "raw", "report", "timeline")
+    }
     raw_s = results["raw"][0]
     print(f"{'step':<10} {'seconds':>8} {'MB/s':>7} {'x raw':>6} {'peak MB':>8} {'x file':>7}")
     for mode, (secs, peak) in results.items():
         rate = f"{mb / secs:7.1f}" if mode != "import" else f"{'-':>7}"
-        print(f"{mode:<10} {secs:8.2f} {rate} {secs / raw_s:6.2f} {peak / 1e6:8.1f} "
-              f"{peak / size:7.2f}")
+        print(
+            f"{mode:<10} {secs:8.2f} {rate} {secs / raw_s:6.2f} {peak / 1e6:8.1f} "
+            f"{peak / size:7.2f}"
+        )
     rep_s, rep_peak = results["report"]
     ok_time = rep_s <= 0.5 * raw_s
     ok_mem = rep_peak < size
@@ -145,13 +153,19 @@ def main(argv: list[str] | None = None) -> int:
     whole = min(g["load_s"] for g in gui)
     stall = max(g["max_gap_ms"] for g in gui)
     gui_peak = max(g["hwm_kb"] for g in gui) * 1024
-    print(f"{'gui first':<10} {first:8.2f} {'':>7} {first / raw_s:6.2f} "
-          f"{gui_peak / 1e6:8.1f} {gui_peak / size:7.2f}")
-    print(f"{'gui all':<10} {whole:8.2f} {mb / whole:7.1f} {whole / raw_s:6.2f}   "
-          f"(longest event-loop stall {stall:.0f} ms; bench/gui_first_paint.py: every tab)")
+    print(
+        f"{'gui first':<10} {first:8.2f} {'':>7} {first / raw_s:6.2f} "
+        f"{gui_peak / 1e6:8.1f} {gui_peak / size:7.2f}"
+    )
+    print(
+        f"{'gui all':<10} {whole:8.2f} {mb / whole:7.1f} {whole / raw_s:6.2f}   "
+        f"(longest event-loop stall {stall:.0f} ms; bench/gui_first_paint.py: every tab)"
+    )
     print(f"target report <= 0.5x raw: {rep_s / raw_s:.2f}x  {'OK' if ok_time else 'MISSED'}")
-    print(f"target peak memory < file size: {rep_peak / 1e6:.0f} MB vs {mb:.0f} MB  "
-          f"{'OK' if ok_mem else 'MISSED'}")
+    print(
+        f"target peak memory < file size: {rep_peak / 1e6:.0f} MB vs {mb:.0f} MB  "
+        f"{'OK' if ok_mem else 'MISSED'}"
+    )
     return 0
 
 

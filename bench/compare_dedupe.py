@@ -26,13 +26,26 @@ WORDS = [f"w{i}" for i in range(5000)] + ["the", "file", "def", "return", "{", "
 
 
 def _sse(tokens: int, i: int) -> str:
-    start = {"type": "message_start", "message": {
-        "id": f"msg_{i}", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [], "usage": {"input_tokens": tokens, "output_tokens": 1}}}
-    delta = {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-             "usage": {"input_tokens": tokens, "output_tokens": 1}}
-    return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
-                   for e in (start, delta, {"type": "message_stop"}))
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": f"msg_{i}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [],
+            "usage": {"input_tokens": tokens, "output_tokens": 1},
+        },
+    }
+    delta = {
+        "type": "message_delta",
+        "delta": {"stop_reason": "end_turn"},
+        "usage": {"input_tokens": tokens, "output_tokens": 1},
+    }
+    return "".join(
+        f"event: {e['type']}\ndata: {json.dumps(e)}\n\n"
+        for e in (start, delta, {"type": "message_stop"})
+    )
 
 
 def write_trace(path: Path, n: int, seed: int = 1) -> None:
@@ -41,20 +54,39 @@ def write_trace(path: Path, n: int, seed: int = 1) -> None:
     with path.open("w") as f:
         for i in range(n):
             text = " ".join(rnd.choice(WORDS) for _ in range(400))
-            messages.append({"role": "user" if i % 2 == 0 else "assistant",
-                             "content": [{"type": "text", "text": text}]})
-            msgs = messages if messages[-1]["role"] == "user" else \
-                messages + [{"role": "user", "content": [{"type": "text", "text": "go on"}]}]
-            body = {"model": "claude-sonnet-4-5", "max_tokens": 100,
-                    "system": [{"type": "text", "text": "You are a test agent."}],
-                    "messages": msgs}
-            rec = {"request": {"timestamp": 1.0 + i, "method": "POST",
-                               "url": "https://api.anthropic.com/v1/messages",
-                               "headers": {}, "body": body},
-                   "response": {"timestamp": 1.5 + i, "status_code": 200,
-                                "headers": {"content-type": "text/event-stream"},
-                                "body_raw": _sse(700 * (i + 1), i)},
-                   "logged_at": "2026-01-01T00:00:00Z"}
+            messages.append(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": [{"type": "text", "text": text}],
+                }
+            )
+            msgs = (
+                messages
+                if messages[-1]["role"] == "user"
+                else messages + [{"role": "user", "content": [{"type": "text", "text": "go on"}]}]
+            )
+            body = {
+                "model": "claude-sonnet-4-5",
+                "max_tokens": 100,
+                "system": [{"type": "text", "text": "You are a test agent."}],
+                "messages": msgs,
+            }
+            rec = {
+                "request": {
+                    "timestamp": 1.0 + i,
+                    "method": "POST",
+                    "url": "https://api.anthropic.com/v1/messages",
+                    "headers": {},
+                    "body": body,
+                },
+                "response": {
+                    "timestamp": 1.5 + i,
+                    "status_code": 200,
+                    "headers": {"content-type": "text/event-stream"},
+                    "body_raw": _sse(700 * (i + 1), i),
+                },
+                "logged_at": "2026-01-01T00:00:00Z",
+            }
             f.write(json.dumps(rec) + "\n")
 
 
@@ -78,24 +110,36 @@ def run(n: int, tmp: Path) -> dict[str, float]:
     t_nocache = time.perf_counter() - t0
     distinct = len({b.text for r in session.requests for m in r.messages for b in m.blocks})
     total = sum(len(m.blocks) for r in session.requests for m in r.messages)
-    return {"n": n, "file_mb": path.stat().st_size / 1e6, "distinct_blocks": distinct,
-            "total_blocks": total, "load_s": t_load, "compare_s": t_cached,
-            "nocache_s": t_nocache}
+    return {
+        "n": n,
+        "file_mb": path.stat().st_size / 1e6,
+        "distinct_blocks": distinct,
+        "total_blocks": total,
+        "load_s": t_load,
+        "compare_s": t_cached,
+        "nocache_s": t_nocache,
+    }
 
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as d:
         a, b = run(100, Path(d)), run(200, Path(d))
-    print(f"{'N':>5} {'file MB':>8} {'distinct':>9} {'blocks':>7} {'load s':>7} "
-          f"{'compare s':>10} {'no-cache s':>11}")
+    print(
+        f"{'N':>5} {'file MB':>8} {'distinct':>9} {'blocks':>7} {'load s':>7} "
+        f"{'compare s':>10} {'no-cache s':>11}"
+    )
     for x in (a, b):
-        print(f"{x['n']:>5} {x['file_mb']:>8.1f} {x['distinct_blocks']:>9} "
-              f"{x['total_blocks']:>7} {x['load_s']:>7.2f} {x['compare_s']:>10.3f} "
-              f"{x['nocache_s']:>11.3f}")
-    print(f"ratio 200/100: file {b['file_mb'] / a['file_mb']:.2f}x, distinct "
-          f"{b['distinct_blocks'] / a['distinct_blocks']:.2f}x, compare (cached) "
-          f"{b['compare_s'] / a['compare_s']:.2f}x, "
-          f"no-cache {b['nocache_s'] / a['nocache_s']:.2f}x")
+        print(
+            f"{x['n']:>5} {x['file_mb']:>8.1f} {x['distinct_blocks']:>9} "
+            f"{x['total_blocks']:>7} {x['load_s']:>7.2f} {x['compare_s']:>10.3f} "
+            f"{x['nocache_s']:>11.3f}"
+        )
+    print(
+        f"ratio 200/100: file {b['file_mb'] / a['file_mb']:.2f}x, distinct "
+        f"{b['distinct_blocks'] / a['distinct_blocks']:.2f}x, compare (cached) "
+        f"{b['compare_s'] / a['compare_s']:.2f}x, "
+        f"no-cache {b['nocache_s'] / a['nocache_s']:.2f}x"
+    )
     return 0
 
 

@@ -30,9 +30,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-SMALL = (ROOT.parent / "shared" / "corpus" / "claude-code" /
-         "lanegrid__agtrace__samples-tmp_.claude_projects_-Users-zawakin-agent-sample_"
-         "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl")
+SMALL = (
+    ROOT.parent
+    / "shared"
+    / "corpus"
+    / "claude-code"
+    / "lanegrid__agtrace__samples-tmp_.claude_projects_-Users-zawakin-agent-sample_"
+    "7f2abd2d-7cfc-4447-9ddd-3ca8d14e02e9.jsonl"
+)
 BIG = Path("/tmp/ctxviewer-big-trace-600.jsonl")
 TARGET = 1.10
 
@@ -53,8 +58,14 @@ def run(code: Path, args: list[str]) -> tuple[float, float]:
     env = dict(os.environ, PYTHONPATH=str(code))
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ctxviewer", *args], check=True, env=env, cwd=code,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ctxviewer", *args],
+        check=True,
+        env=env,
+        cwd=code,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -67,22 +78,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--big", default=str(BIG))
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args(argv)
-    ref = args.baseline or subprocess.run(
-        ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"], check=True,
-        capture_output=True, text=True).stdout.strip()
+    ref = (
+        args.baseline
+        or subprocess.run(
+            ["git", "-C", str(ROOT), "merge-base", "HEAD", "main"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     if not Path(args.big).is_file():
-        subprocess.run([sys.executable, str(ROOT / "tools" / "make_big_trace.py"), args.big],
-                       check=True)
+        subprocess.run(
+            [sys.executable, str(ROOT / "tools" / "make_big_trace.py"), args.big], check=True
+        )
     with tempfile.TemporaryDirectory(prefix="ctxviewer-cost-bench-") as tmp:
         unpack(ref, Path(tmp))
         sides = {"baseline": Path(tmp) / "tree", "this": ROOT}
         for side, code in sides.items():  # each side runs its own code
-            where = subprocess.run([sys.executable, "-c", "import ctxviewer; print(ctxviewer.__file__)"],
-                                   check=True, capture_output=True, text=True, cwd=code,
-                                   env=dict(os.environ, PYTHONPATH=str(code))).stdout
+            where = subprocess.run(
+                [sys.executable, "-c", "import ctxviewer; print(ctxviewer.__file__)"],
+                check=True,
+                capture_output=True,
+                text=True,
+                cwd=code,
+                env=dict(os.environ, PYTHONPATH=str(code)),
+            ).stdout
             assert where.startswith(str(code)), (side, where)
-        cases = [(f"{cmd} {label}", [cmd, path, "--json"]) for label, path in
-                 (("small", args.small), ("big", args.big)) for cmd in ("report", "insights")]
+        cases = [
+            (f"{cmd} {label}", [cmd, path, "--json"])
+            for label, path in (("small", args.small), ("big", args.big))
+            for cmd in ("report", "insights")
+        ]
         for _, cmd in cases:  # warm-up: page cache, price snapshot
             for code in sides.values():
                 run(code, cmd)
@@ -98,10 +124,14 @@ def main(argv: list[str] | None = None) -> int:
         cpu = [min(t[1] for t in times[(name, side)]) for side in ("baseline", "this")]
         wall = [min(t[0] for t in times[(name, side)]) for side in ("baseline", "this")]
         worst = max(worst, cpu[1] / cpu[0])
-        print(f"{name:16} {cpu[0]:6.3f} s -> {cpu[1]:6.3f} s {cpu[1] / cpu[0]:5.2f}x   "
-              f"{wall[0]:6.3f} s -> {wall[1]:6.3f} s {wall[1] / wall[0]:5.2f}x")
-    print(f"target CPU <= {TARGET:.2f}x the baseline: {'OK' if worst <= TARGET else 'MISSED'} "
-          f"(worst {worst:.2f}x)")
+        print(
+            f"{name:16} {cpu[0]:6.3f} s -> {cpu[1]:6.3f} s {cpu[1] / cpu[0]:5.2f}x   "
+            f"{wall[0]:6.3f} s -> {wall[1]:6.3f} s {wall[1] / wall[0]:5.2f}x"
+        )
+    print(
+        f"target CPU <= {TARGET:.2f}x the baseline: {'OK' if worst <= TARGET else 'MISSED'} "
+        f"(worst {worst:.2f}x)"
+    )
     return 0
 
 

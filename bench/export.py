@@ -40,8 +40,9 @@ CORPUS_FILES = (  # the largest of each kind
 
 def _time(args: list[str]) -> tuple[float, str]:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "ctxviewer.cli", *args], check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxviewer.cli", *args], check=True, capture_output=True, text=True
+    )
     return time.perf_counter() - start, done.stdout
 
 
@@ -58,8 +59,16 @@ def main() -> int:
     if args.big:
         if not BIG.exists():
             print(f"generating {BIG} ...", flush=True)
-            subprocess.run([sys.executable, str(REPO / "tools" / "make_big_trace.py"), str(BIG),
-                            "--requests", "600"], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    str(REPO / "tools" / "make_big_trace.py"),
+                    str(BIG),
+                    "--requests",
+                    "600",
+                ],
+                check=True,
+            )
         files.append(BIG)
     print(f"{'file':<44} {'MB':>6} {'report --json':>14} {'export':>8} {'ratio':>6}  rows")
     worst = 0.0
@@ -74,10 +83,14 @@ def main() -> int:
             if path == files[-1] or path == BIG:
                 worst = ratio
             rows = summary.split(": ", 1)[-1].split(" (")[0]
-            print(f"{path.name[:44]:<44} {path.stat().st_size / 1e6:>6.1f} "
-                  f"{min(report):>12.3f} s {min(export):>6.3f} s {ratio:>5.2f}x  {rows}")
-    print(f"best of {args.repeat} runs each; last file's ratio {worst:.2f} (target <= {TARGET} "
-          "on the big trace)")
+            print(
+                f"{path.name[:44]:<44} {path.stat().st_size / 1e6:>6.1f} "
+                f"{min(report):>12.3f} s {min(export):>6.3f} s {ratio:>5.2f}x  {rows}"
+            )
+    print(
+        f"best of {args.repeat} runs each; last file's ratio {worst:.2f} (target <= {TARGET} "
+        "on the big trace)"
+    )
     return 0 if not args.big or worst <= TARGET else 1
 
 

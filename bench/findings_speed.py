@@ -25,8 +25,9 @@ TARGET = 1.5
 
 def _time(args: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "ctxviewer.cli", *args], check=True,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "ctxviewer.cli", *args], check=True, stdout=subprocess.DEVNULL
+    )
     return time.perf_counter() - start
 
 
@@ -39,8 +40,16 @@ def main() -> int:
     path = Path(args.file or f"/tmp/ctxviewer-big-trace-{args.requests}.jsonl")
     if not path.exists():
         print(f"generating {path} ...", flush=True)
-        subprocess.run([sys.executable, str(HERE.parent / "tools" / "make_big_trace.py"), str(path),
-                        "--requests", str(args.requests)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(HERE.parent / "tools" / "make_big_trace.py"),
+                str(path),
+                "--requests",
+                str(args.requests),
+            ],
+            check=True,
+        )
     print(f"{path}: {path.stat().st_size / 1e6:.0f} MB")
     runs: dict[str, list[float]] = {"report": [], "report --json": [], "findings --json": []}
     for _ in range(args.repeat):
@@ -49,11 +58,15 @@ def main() -> int:
             times.append(_time([command, str(path), *flags]))
     best = {name: min(times) for name, times in runs.items()}
     for name, times in runs.items():
-        print(f"{name:<16} {best[name]:.3f} s (best of {args.repeat}: "
-              f"{', '.join(f'{x:.3f}' for x in times)})")
+        print(
+            f"{name:<16} {best[name]:.3f} s (best of {args.repeat}: "
+            f"{', '.join(f'{x:.3f}' for x in times)})"
+        )
     ratio = best["findings --json"] / best["report"]
-    print(f"ratio findings --json / report {ratio:.2f} (target <= {TARGET}); "
-          f"/ report --json {best['findings --json'] / best['report --json']:.2f}")
+    print(
+        f"ratio findings --json / report {ratio:.2f} (target <= {TARGET}); "
+        f"/ report --json {best['findings --json'] / best['report --json']:.2f}"
+    )
     return 0 if ratio <= TARGET else 1
 
 

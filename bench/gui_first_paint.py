@@ -83,8 +83,12 @@ def orjson_seconds(path: Path) -> float:
 
 
 def probe(path: Path, tab: int, size: tuple[int, int]) -> dict:
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(path), str(tab), *map(str, size)],
-                          check=False, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(path), str(tab), *map(str, size)],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         raise SystemExit(proc.stderr[-2000:])
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -101,14 +105,24 @@ def main(argv: list[str] | None = None) -> int:
     path = Path(args.file) if args.file else Path(f"/tmp/ctxviewer-big-trace-{args.requests}.jsonl")
     if not path.exists():
         print(f"generating {path} ({args.requests} requests)…", flush=True)
-        subprocess.run([sys.executable, str(ROOT / "tools" / "make_big_trace.py"), str(path),
-                        "--requests", str(args.requests)], check=True)
+        subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "tools" / "make_big_trace.py"),
+                str(path),
+                "--requests",
+                str(args.requests),
+            ],
+            check=True,
+        )
     mb = path.stat().st_size / 1e6
     raw = orjson_seconds(path)
     print(f"{path.name}: {mb:.0f} MB; window {size[0]}x{size[1]}; worst of {args.repeat} runs")
     print(f"  raw orjson parse of every line: {raw:.2f} s (baseline)")
-    print(f"  {'tab in front':<13} {'first paint':>11} {'load':>6} {'x raw':>6} "
-          f"{'longest stall':>13} {'stalls >100 ms':>14}")
+    print(
+        f"  {'tab in front':<13} {'first paint':>11} {'load':>6} {'x raw':>6} "
+        f"{'longest stall':>13} {'stalls >100 ms':>14}"
+    )
     worst = 0.0
     for tab, name in enumerate(TABS):
         runs = [probe(path, tab, size) for _ in range(args.repeat)]
@@ -117,10 +131,13 @@ def main(argv: list[str] | None = None) -> int:
         gap = max(r["max_gap_ms"] for r in runs)
         stalls = max(r["stalls_over_100ms"] for r in runs)
         worst = max(worst, gap)
-        print(f"  {name:<13} {first:10.2f}s {load:5.2f}s {load / raw:5.1f}x "
-              f"{gap:10.0f} ms {stalls:14d}")
-    print(f"target no stall over 100 ms: longest {worst:.0f} ms  "
-          f"{'OK' if worst <= 100 else 'MISSED'}")
+        print(
+            f"  {name:<13} {first:10.2f}s {load:5.2f}s {load / raw:5.1f}x "
+            f"{gap:10.0f} ms {stalls:14d}"
+        )
+    print(
+        f"target no stall over 100 ms: longest {worst:.0f} ms  {'OK' if worst <= 100 else 'MISSED'}"
+    )
     return 0
 
 

@@ -21,36 +21,63 @@ from pathlib import Path
 import orjson
 
 REPO = Path(__file__).resolve().parents[1]
-PEAK = ("import resource, sys, runpy; sys.argv = sys.argv[1:]; t = __import__('time')"
-        ".perf_counter()\ntry:\n    runpy.run_module(sys.argv[0], run_name='__main__')\n"
-        "except SystemExit:\n    pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
-        " __import__('time').perf_counter() - t, file=sys.stderr)")
-RAW = ("import orjson, resource, sys, time; t = time.perf_counter(); "
-       "orjson.loads(open(sys.argv[1], 'rb').read()); "
-       "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t, "
-       "file=sys.stderr)")
+PEAK = (
+    "import resource, sys, runpy; sys.argv = sys.argv[1:]; t = __import__('time')"
+    ".perf_counter()\ntry:\n    runpy.run_module(sys.argv[0], run_name='__main__')\n"
+    "except SystemExit:\n    pass\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+    " __import__('time').perf_counter() - t, file=sys.stderr)"
+)
+RAW = (
+    "import orjson, resource, sys, time; t = time.perf_counter(); "
+    "orjson.loads(open(sys.argv[1], 'rb').read()); "
+    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.perf_counter() - t, "
+    "file=sys.stderr)"
+)
 
 
 def write_trace(path: Path, mb: int) -> None:
-    text = ("lorem ipsum dolor sit amet, consectetur adipiscing elit. " * (mb * 20000))
-    text = text[:mb * 1_000_000]
+    text = "lorem ipsum dolor sit amet, consectetur adipiscing elit. " * (mb * 20000)
+    text = text[: mb * 1_000_000]
     record = {
-        "request": {"timestamp": 1700000000, "method": "POST",
-                    "url": "https://api.anthropic.com/v1/messages", "headers": {},
-                    "body": {"model": "claude-sonnet-4", "max_tokens": 10, "messages": [
-                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-                                                      "content": text}]}]}},
-        "response": {"status_code": 200, "body": {
-            "id": "m", "type": "message", "role": "assistant",
-            "content": [{"type": "text", "text": "ok"}],
-            "usage": {"input_tokens": mb * 250_000, "output_tokens": 1}}},
-        "logged_at": "2025-01-01T00:00:00Z"}
+        "request": {
+            "timestamp": 1700000000,
+            "method": "POST",
+            "url": "https://api.anthropic.com/v1/messages",
+            "headers": {},
+            "body": {
+                "model": "claude-sonnet-4",
+                "max_tokens": 10,
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": "t", "content": text}],
+                    }
+                ],
+            },
+        },
+        "response": {
+            "status_code": 200,
+            "body": {
+                "id": "m",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+                "usage": {"input_tokens": mb * 250_000, "output_tokens": 1},
+            },
+        },
+        "logged_at": "2025-01-01T00:00:00Z",
+    }
     path.write_bytes(orjson.dumps(record) + b"\n")
 
 
 def run(args: list[str]) -> tuple[float, float]:
-    err = subprocess.run([sys.executable, "-c", *args], check=True, capture_output=True,
-                         text=True, cwd=REPO).stderr.strip().splitlines()[-1]
+    err = (
+        subprocess.run(
+            [sys.executable, "-c", *args], check=True, capture_output=True, text=True, cwd=REPO
+        )
+        .stderr.strip()
+        .splitlines()[-1]
+    )
     kb, seconds = err.split()
     return int(kb) / 1024, float(seconds)
 
@@ -69,8 +96,10 @@ def main(argv: list[str] | None = None) -> int:
         del t
     print(f"one line of {size:.0f} MB")
     print(f"raw orjson parse   peak {raw_mb:6.0f} MB  {raw_s:5.2f} s")
-    print(f"ctxviewer report   peak {rep_mb:6.0f} MB  {rep_s:5.2f} s  "
-          f"({rep_mb / raw_mb:.2f}x the raw parse's memory, {rep_mb / size:.1f}x the line)")
+    print(
+        f"ctxviewer report   peak {rep_mb:6.0f} MB  {rep_s:5.2f} s  "
+        f"({rep_mb / raw_mb:.2f}x the raw parse's memory, {rep_mb / size:.1f}x the line)"
+    )
     return 0
 
 

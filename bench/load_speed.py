@@ -40,16 +40,22 @@ def full(path: str) -> None:
 
 def main(paths: list[str]) -> None:
     if not paths:
-        paths = [str(p) for p in sorted(CORPUS.glob("*/*.jsonl"), key=lambda p: -p.stat().st_size)[:3]]
-    print(f"{'file':<44} {'MB':>6} {'raw MB/s':>9} {'load MB/s':>10} {'ratio':>6} "
-          f"{'+timeline':>10} {'ratio':>6}")
+        paths = [
+            str(p) for p in sorted(CORPUS.glob("*/*.jsonl"), key=lambda p: -p.stat().st_size)[:3]
+        ]
+    print(
+        f"{'file':<44} {'MB':>6} {'raw MB/s':>9} {'load MB/s':>10} {'ratio':>6} "
+        f"{'+timeline':>10} {'ratio':>6}"
+    )
     for path in paths:
         mb = Path(path).stat().st_size / 1e6
         raw = best_of(3, lambda path=path: raw_parse(path))
         ld = best_of(3, lambda path=path: load(path))
         tl = best_of(3, lambda path=path: full(path))
-        print(f"{Path(path).name[:44]:<44} {mb:6.2f} {mb / raw:9.1f} {mb / ld:10.1f} "
-              f"{ld / raw:6.2f} {mb / tl:10.1f} {tl / raw:6.2f}")
+        print(
+            f"{Path(path).name[:44]:<44} {mb:6.2f} {mb / raw:9.1f} {mb / ld:10.1f} "
+            f"{ld / raw:6.2f} {mb / tl:10.1f} {tl / raw:6.2f}"
+        )
 
 
 if __name__ == "__main__":

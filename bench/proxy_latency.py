@@ -29,14 +29,26 @@ REPO = Path(__file__).resolve().parents[1]
 def make_body(kb: int) -> bytes:
     """A Messages request of about ``kb`` KiB (agents send whole conversations)."""
     text = "ping " + "lorem ipsum dolor sit amet " * (kb * 1024 // 27)
-    return json.dumps({"model": "claude-bench", "max_tokens": 16,
-                       "messages": [{"role": "user", "content": text}]}).encode()
+    return json.dumps(
+        {"model": "claude-bench", "max_tokens": 16, "messages": [{"role": "user", "content": text}]}
+    ).encode()
 
-HEADERS = {"content-type": "application/json", "x-api-key": "sk-ant-bench",
-           "anthropic-version": "2023-06-01"}
-REPLY = {"id": "msg_bench", "type": "message", "role": "assistant", "model": "claude-bench",
-         "content": [{"type": "text", "text": "pong"}], "stop_reason": "end_turn",
-         "stop_sequence": None, "usage": {"input_tokens": 8, "output_tokens": 1}}
+
+HEADERS = {
+    "content-type": "application/json",
+    "x-api-key": "sk-ant-bench",
+    "anthropic-version": "2023-06-01",
+}
+REPLY = {
+    "id": "msg_bench",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-bench",
+    "content": [{"type": "text", "text": "pong"}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 8, "output_tokens": 1},
+}
 
 
 def serve_upstream() -> None:
@@ -100,8 +112,20 @@ def measure(n: int, body: bytes) -> None:
         try:
             up_port = int(_read_until(upstream, ""))
             out = Path(tmp) / "bench.jsonl"
-            proxy = _spawn(["-m", "ctxviewer", "proxy", "--port", "0", "--quiet", "--out",
-                            str(out), "--upstream", f"http://127.0.0.1:{up_port}"])
+            proxy = _spawn(
+                [
+                    "-m",
+                    "ctxviewer",
+                    "proxy",
+                    "--port",
+                    "0",
+                    "--quiet",
+                    "--out",
+                    str(out),
+                    "--upstream",
+                    f"http://127.0.0.1:{up_port}",
+                ]
+            )
             base = _read_until(proxy, "export ANTHROPIC_BASE_URL=").split("=", 1)[1]
             proxy_port = int(base.rsplit(":", 1)[1])
             _run(n, body, up_port, proxy_port, out)
@@ -125,19 +149,27 @@ def _run(n: int, body: bytes, up_port: int, proxy_port: int, out: Path) -> None:
     lines = sum(1 for _ in out.open("rb")) - 1
     d_med, p_med = statistics.median(d_times), statistics.median(p_times)
     d_p95, p_p95 = _p95(d_times), _p95(p_times)
-    print(f"{n} calls each way, {len(body) / 1024:.1f} KiB requests, keep-alive, "
-          f"{lines} exchanges recorded")
+    print(
+        f"{n} calls each way, {len(body) / 1024:.1f} KiB requests, keep-alive, "
+        f"{lines} exchanges recorded"
+    )
     print(f"direct   median {d_med:6.2f} ms   p95 {d_p95:6.2f} ms")
     print(f"proxied  median {p_med:6.2f} ms   p95 {p_p95:6.2f} ms")
-    print(f"added    median {p_med - d_med:6.2f} ms   p95 {p_p95 - d_p95:6.2f} ms"
-          f"   (target: median under 2 ms)")
+    print(
+        f"added    median {p_med - d_med:6.2f} ms   p95 {p_p95 - d_p95:6.2f} ms"
+        f"   (target: median under 2 ms)"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-n", type=int, default=300, help="calls each way (default 300)")
-    parser.add_argument("--body-kb", type=int, default=0,
-                        help="pad each request to about this many KiB (default: tiny)")
+    parser.add_argument(
+        "--body-kb",
+        type=int,
+        default=0,
+        help="pad each request to about this many KiB (default: tiny)",
+    )
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:

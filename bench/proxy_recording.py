@@ -27,16 +27,27 @@ import aiohttp
 
 REPO = Path(__file__).resolve().parents[1]
 FAKES = REPO / "tests" / "proxy"
-UPSTREAM = ("import sys; sys.path.insert(0, sys.argv[1]); from proxy_fakes import FakeUpstream;"
-            "f = FakeUpstream(); f.server.start(); print(f.server.port, flush=True);"
-            "sys.stdin.read()")
-HEADERS = {"x-api-key": "sk-ant-bench", "anthropic-version": "2023-06-01",
-           "content-type": "application/json"}
+UPSTREAM = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from proxy_fakes import FakeUpstream;"
+    "f = FakeUpstream(); f.server.start(); print(f.server.port, flush=True);"
+    "sys.stdin.read()"
+)
+HEADERS = {
+    "x-api-key": "sk-ant-bench",
+    "anthropic-version": "2023-06-01",
+    "content-type": "application/json",
+}
 
 
 def _body(text: str) -> bytes:
-    return json.dumps({"model": "claude-bench", "max_tokens": 16, "stream": True,
-                       "messages": [{"role": "user", "content": text}]}).encode()
+    return json.dumps(
+        {
+            "model": "claude-bench",
+            "max_tokens": 16,
+            "stream": True,
+            "messages": [{"role": "user", "content": text}],
+        }
+    ).encode()
 
 
 def _hwm_mb(pid: int) -> float:
@@ -50,8 +61,9 @@ def _hwm_mb(pid: int) -> float:
 async def drip(base: str, s: aiohttp.ClientSession) -> float:
     """Read a drip stream; the longest gap between two chunks, in seconds."""
     gaps, last = [], None
-    async with s.post(f"{base}/v1/messages", data=_body("drip " * 300),
-                      headers={**HEADERS, "x-fake-mode": "drip"}) as resp:
+    async with s.post(
+        f"{base}/v1/messages", data=_body("drip " * 300), headers={**HEADERS, "x-fake-mode": "drip"}
+    ) as resp:
         async for _chunk in resp.content.iter_any():
             now = time.perf_counter()
             if last is not None:
@@ -61,8 +73,11 @@ async def drip(base: str, s: aiohttp.ClientSession) -> float:
 
 
 async def huge(base: str, s: aiohttp.ClientSession, size: int) -> None:
-    async with s.post(f"{base}/v1/messages", data=_body("huge"),
-                      headers={**HEADERS, "x-fake-mode": "huge", "x-fake-size": str(size)}) as r:
+    async with s.post(
+        f"{base}/v1/messages",
+        data=_body("huge"),
+        headers={**HEADERS, "x-fake-mode": "huge", "x-fake-size": str(size)},
+    ) as r:
         async for _chunk in r.content.iter_any():
             pass
 
@@ -83,16 +98,37 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mb", type=int, default=30)
     args = p.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    with tempfile.TemporaryDirectory() as folder, subprocess.Popen(
-            [sys.executable, "-c", UPSTREAM, str(FAKES)], stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True, env=env) as upstream:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        subprocess.Popen(
+            [sys.executable, "-c", UPSTREAM, str(FAKES)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        ) as upstream,
+    ):
         assert upstream.stdout is not None
         port = int(upstream.stdout.readline())
         out = Path(folder) / "rec.jsonl"
         proxy = subprocess.Popen(
-            [sys.executable, "-m", "ctxviewer", "proxy", "--port", "0", "--quiet",
-             "--out", str(out), "--upstream", f"http://127.0.0.1:{port}"],
-            stdout=subprocess.PIPE, text=True, env=env)
+            [
+                sys.executable,
+                "-m",
+                "ctxviewer",
+                "proxy",
+                "--port",
+                "0",
+                "--quiet",
+                "--out",
+                str(out),
+                "--upstream",
+                f"http://127.0.0.1:{port}",
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         try:
             assert proxy.stdout is not None
             base = ""
@@ -112,9 +148,11 @@ def main(argv: list[str] | None = None) -> int:
             upstream.kill()
         size_mb = out.stat().st_size / 1e6
     print(f"{args.mb} MB streamed answer, recording {size_mb:.1f} MB, all done in {elapsed:.1f} s")
-    print(f"longest gap in a 20 ms drip stream: alone {alone * 1000:.0f} ms, "
-          f"while the big answer is recorded {during * 1000:.0f} ms "
-          f"({during / alone:.1f}x)")
+    print(
+        f"longest gap in a 20 ms drip stream: alone {alone * 1000:.0f} ms, "
+        f"while the big answer is recorded {during * 1000:.0f} ms "
+        f"({during / alone:.1f}x)"
+    )
     print(f"proxy peak memory: {peak:.0f} MB")
     return 0
 

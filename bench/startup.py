@@ -55,7 +55,9 @@ def _watched_show(self):
 QtWidgets.QWidget.show = _watched_show
 """
 
-BARE = SPY + """
+BARE = (
+    SPY
+    + """
 from PySide6.QtWidgets import QApplication, QMainWindow
 app = QApplication([])
 w = QMainWindow()
@@ -63,21 +65,31 @@ w.resize(1400, 900)
 w.show()
 app.exec()
 """
+)
 
 # ctxviewer as `ctxviewer [FILE]` runs it (cli.main)
-APP = SPY + """
+APP = (
+    SPY
+    + """
 import sys
 from ctxviewer.cli import main
 sys.exit(main(["--new-instance", *sys.argv[1:]]))
 """
+)
 
 
 def run(code: str, env: dict[str, str], args: list[str]) -> tuple[float, float]:
     """(seconds to the first paint, CPU seconds the process used: user + system)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     seconds = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if "painted" not in proc.stdout:
@@ -95,11 +107,18 @@ def main(argv: list[str] | None = None) -> int:
         # as a user runs it: Python keeps its compiled modules (a machine with
         # PYTHONDONTWRITEBYTECODE set, as CI containers often are, compiles ~120 of
         # ctxviewer's modules again at every start: ~0.15 s)
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("QT_", "XDG_", "CTXVIEWER_"))
-               and k != "PYTHONDONTWRITEBYTECODE"}
-        env.update(HOME=home, XDG_CONFIG_HOME=f"{home}/config", XDG_CACHE_HOME=f"{home}/cache",
-                   XDG_DATA_HOME=f"{home}/data", PYTHONPATH=str(ROOT))
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("QT_", "XDG_", "CTXVIEWER_")) and k != "PYTHONDONTWRITEBYTECODE"
+        }
+        env.update(
+            HOME=home,
+            XDG_CONFIG_HOME=f"{home}/config",
+            XDG_CACHE_HOME=f"{home}/cache",
+            XDG_DATA_HOME=f"{home}/data",
+            PYTHONPATH=str(ROOT),
+        )
         if not args.display:
             env["QT_QPA_PLATFORM"] = "offscreen"
         files = [os.path.abspath(args.file)] if args.file else []
@@ -113,15 +132,23 @@ def main(argv: list[str] | None = None) -> int:
     b_cpu, a_cpu = (statistics.median(cpu for _s, cpu in runs) for runs in (bare, app))
     where = "on the display" if args.display else "offscreen"
     what = os.path.basename(args.file) if args.file else "no file (the library page)"
-    print(f"start-up to the first paint, {where}, {what}; median of {args.repeat} runs each "
-          f"(load average {os.getloadavg()[0]:.1f})")
-    print(f"  bare PySide6 window (baseline)  {b:6.3f} s   best {min(s for s, _ in bare):.3f} s"
-          f"   CPU {b_cpu:.3f} s")
-    print(f"  ctxviewer                       {a:6.3f} s   best {min(s for s, _ in app):.3f} s"
-          f"   CPU {a_cpu:.3f} s")
+    print(
+        f"start-up to the first paint, {where}, {what}; median of {args.repeat} runs each "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"  bare PySide6 window (baseline)  {b:6.3f} s   best {min(s for s, _ in bare):.3f} s"
+        f"   CPU {b_cpu:.3f} s"
+    )
+    print(
+        f"  ctxviewer                       {a:6.3f} s   best {min(s for s, _ in app):.3f} s"
+        f"   CPU {a_cpu:.3f} s"
+    )
     ratio = a / b
-    print(f"  ratio {ratio:.2f}x the bare window  (target <= {TARGET:.0f}x: "
-          f"{'OK' if ratio <= TARGET else 'MISSED'}); in CPU time {a_cpu / b_cpu:.2f}x")
+    print(
+        f"  ratio {ratio:.2f}x the bare window  (target <= {TARGET:.0f}x: "
+        f"{'OK' if ratio <= TARGET else 'MISSED'}); in CPU time {a_cpu / b_cpu:.2f}x"
+    )
     return 0
 
 

@@ -49,20 +49,51 @@ def synthetic(n: int) -> list[Point]:
     for i in range(n):
         ts = (T0 + timedelta(seconds=7 * i)).isoformat()
         if i % 25 == 3:
-            out.append(Point(i, ts, "haiku", "auxiliary", False, 300, 280, 5, 0, 0, 300,
-                             "safe", ()))
+            out.append(
+                Point(i, ts, "haiku", "auxiliary", False, 300, 280, 5, 0, 0, 300, "safe", ())
+            )
             continue
         if i % 20 == 7:
-            out.append(Point(i, ts, "m", "subagent", True, 9_000 + i % 7 * 500, 8_500, 50,
-                             8_000, 500, 500, "safe", ()))
+            out.append(
+                Point(
+                    i,
+                    ts,
+                    "m",
+                    "subagent",
+                    True,
+                    9_000 + i % 7 * 500,
+                    8_500,
+                    50,
+                    8_000,
+                    500,
+                    500,
+                    "safe",
+                    (),
+                )
+            )
             continue
         events: tuple[str, ...] = ()
         size += 150 + (i * 7919) % 900
         if size >= 170_000:
             size, events = 30_000, ("compact_boundary",)
         api = None if i % 97 == 0 else size
-        out.append(Point(i, ts, "m", "main", False, api, int(size * 0.92), 40 + i % 300,
-                         size - 800, 600, 200, tier(size, t), events))
+        out.append(
+            Point(
+                i,
+                ts,
+                "m",
+                "main",
+                False,
+                api,
+                int(size * 0.92),
+                40 + i % 300,
+                size - 800,
+                600,
+                200,
+                tier(size, t),
+                events,
+            )
+        )
     return out
 
 
@@ -82,10 +113,12 @@ def measure(plot: TimelinePlot, points: list[Point]) -> dict[str, float]:
     out["render"] = median_ms(lambda k: plot.grab())
     out["set_thresholds"] = median_ms(lambda k: plot.set_thresholds(POLICIES[k % 4]), 8)
     out["thresholds+render"] = median_ms(
-        lambda k: (plot.set_thresholds(POLICIES[k % 4]), plot.grab()), 8)
+        lambda k: (plot.set_thresholds(POLICIES[k % 4]), plot.grab()), 8
+    )
     n = len(points)
     out["zoom+render"] = median_ms(
-        lambda k: (vb.setXRange(n * 0.4, n * 0.4 + n / (4 + k), padding=0), plot.grab()))
+        lambda k: (vb.setXRange(n * 0.4, n * 0.4 + n / (4 + k), padding=0), plot.grab())
+    )
     plot.reset_view()
     center = vb.mapViewToScene(QPointF(n / 2, 100_000))
     out["hover pick"] = median_ms(lambda k: plot._on_scene_mouse_moved(center), 20)

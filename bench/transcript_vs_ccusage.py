@@ -32,8 +32,9 @@ SPOTTER = "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf
 CORPUS = HERE.parent.parent / "shared" / "corpus" / "claude-code"
 
 
-def interleaved(commands: list[tuple[str, list[str], dict[str, str] | None]],
-                repeat: int) -> list[tuple[str, float]]:
+def interleaved(
+    commands: list[tuple[str, list[str], dict[str, str] | None]], repeat: int
+) -> list[tuple[str, float]]:
     """The best time of each command, run in turns (one of each per round), so that a
     change in the machine's load meets them all alike."""
     times: dict[str, list[float]] = {name: [] for name, _, _ in commands}
@@ -61,10 +62,14 @@ def lay_out(transcript: Path, root: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("transcript", nargs="?", default=str(CORPUS / SPOTTER))
-    p.add_argument("--ccusage", action="append", default=[],
-                   help="a ccusage command: the npm one (a node wrapper that starts the "
-                        "native binary) and/or the native binary itself; repeatable "
-                        "(default: ccusage on PATH)")
+    p.add_argument(
+        "--ccusage",
+        action="append",
+        default=[],
+        help="a ccusage command: the npm one (a node wrapper that starts the "
+        "native binary) and/or the native binary itself; repeatable "
+        "(default: ccusage on PATH)",
+    )
     p.add_argument("--repeat", type=int, default=7)
     args = p.parse_args(argv)
     if not args.ccusage and shutil.which("ccusage"):
@@ -81,15 +86,22 @@ def main(argv: list[str] | None = None) -> int:
         size = main_file.stat().st_size
         commands = [
             ("python -c pass", [py, "-c", "pass"], None),
-            ("import for report", [py, "-c", "import ctxviewer.cli, ctxviewer.commands.report"],
-             None),
-            ("ctxviewer report", [py, "-m", "ctxviewer", "report", str(main_file), "--json"],
-             None),
+            (
+                "import for report",
+                [py, "-c", "import ctxviewer.cli, ctxviewer.commands.report"],
+                None,
+            ),
+            ("ctxviewer report", [py, "-m", "ctxviewer", "report", str(main_file), "--json"], None),
         ]
         env = dict(os.environ, CLAUDE_CONFIG_DIR=folder)
         for cmd in args.ccusage:
-            commands.append((f"ccusage ({Path(cmd).name if len(args.ccusage) == 1 else cmd})",
-                             [cmd, "session", "--json", "--offline"], env))
+            commands.append(
+                (
+                    f"ccusage ({Path(cmd).name if len(args.ccusage) == 1 else cmd})",
+                    [cmd, "session", "--json", "--offline"],
+                    env,
+                )
+            )
         rows = interleaved(commands, args.repeat)
     print(f"transcript: {transcript.name}  {size / 1e6:.1f} MB (+ its sub-agents)")
     for name, secs in rows:

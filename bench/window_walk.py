@@ -193,12 +193,16 @@ def ensure_tools() -> None:
 
 
 def start_display(display: str) -> list[subprocess.Popen]:
-    xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1920x1200x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    xvfb = subprocess.Popen(
+        ["Xvfb", display, "-screen", "0", "1920x1200x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(1.0)
     env = dict(os.environ, DISPLAY=display)
-    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.DEVNULL)
+    wm = subprocess.Popen(
+        ["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     time.sleep(1.0)
     return [wm, xvfb]
 
@@ -207,11 +211,23 @@ def run(path: str, size: str, theme: str, out: Path, display: str) -> dict:
     width, height = size.split("x")
     prefix = f"{Path(path).name.split('.')[0][:24]}-{size}-{theme}"
     home = Path(tempfile.mkdtemp(prefix="walk-home-"))
-    env = dict(os.environ, DISPLAY=display, QT_QPA_PLATFORM="xcb", HOME=str(home),
-               XDG_CONFIG_HOME=str(home / ".config"), XDG_CACHE_HOME=str(home / ".cache"),
-               CTXVIEWER_HOME=str(home / ".ctxviewer"), CTXVIEWER_INSTANCE=f"walk-{home.name}")
-    done = subprocess.run([sys.executable, "-c", DRIVER, path, width, height, theme, str(out),
-                           prefix], env=env, capture_output=True, text=True, timeout=300)
+    env = dict(
+        os.environ,
+        DISPLAY=display,
+        QT_QPA_PLATFORM="xcb",
+        HOME=str(home),
+        XDG_CONFIG_HOME=str(home / ".config"),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        CTXVIEWER_HOME=str(home / ".ctxviewer"),
+        CTXVIEWER_INSTANCE=f"walk-{home.name}",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", DRIVER, path, width, height, theme, str(out), prefix],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     shutil.rmtree(home, ignore_errors=True)
     lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
     result = json.loads(lines[-1]) if lines else {"frozen": None, "error": done.stderr[-2000:]}
@@ -219,8 +235,9 @@ def run(path: str, size: str, theme: str, out: Path, display: str) -> dict:
     pngs = [s["png"] for s in result.get("steps", [])]
     if pngs and shutil.which("montage"):
         sheet = out / f"{prefix}-sheet.png"
-        subprocess.run(["montage", *pngs, "-tile", "4x", "-geometry", "640x+4+4", str(sheet)],
-                       check=False)
+        subprocess.run(
+            ["montage", *pngs, "-tile", "4x", "-geometry", "640x+4+4", str(sheet)], check=False
+        )
         result["sheet"] = str(sheet)
     return result
 
@@ -249,10 +266,16 @@ def main() -> int:
                     r = run(path, size, theme, out, args.display)
                     stalls = [s for s in r.get("steps", []) if s["longest_stall_s"] > 1.0]
                     frozen += bool(r.get("frozen")) or bool(stalls)
-                    print(json.dumps({k: r.get(k) for k in ("file", "size", "theme", "frozen",
-                                                              "sheet", "error")}
-                                     | {"stalls": stalls, "steps": len(r.get("steps", []))}),
-                          flush=True)
+                    print(
+                        json.dumps(
+                            {
+                                k: r.get(k)
+                                for k in ("file", "size", "theme", "frozen", "sheet", "error")
+                            }
+                            | {"stalls": stalls, "steps": len(r.get("steps", []))}
+                        ),
+                        flush=True,
+                    )
     finally:
         for p in procs:
             p.terminate()

@@ -92,7 +92,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ctxviewer",
         description="Inspect the context window of LLM coding agents.",
-        epilog=WINDOW_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=WINDOW_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -108,19 +109,33 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def _gui_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="ctxviewer", description="Open the ctxviewer window.")
-    parser.add_argument("file", nargs="?",
-                        help="session log or API trace (default: the session library, or the "
-                             "demo session when it holds none)")
+    parser.add_argument(
+        "file",
+        nargs="?",
+        help="session log or API trace (default: the session library, or the "
+        "demo session when it holds none)",
+    )
     parser.add_argument("--version", action="version", version=f"ctxviewer {__version__}")
-    parser.add_argument("--new-instance", action="store_true",
-                        help="open a separate app instead of handing FILE to the running one")
-    parser.add_argument("--theme", choices=("auto", "light", "dark"), default="auto",
-                        help="colours: the system's (auto, the default), light or dark")
+    parser.add_argument(
+        "--new-instance",
+        action="store_true",
+        help="open a separate app instead of handing FILE to the running one",
+    )
+    parser.add_argument(
+        "--theme",
+        choices=("auto", "light", "dark"),
+        default="auto",
+        help="colours: the system's (auto, the default), light or dark",
+    )
     desktop = parser.add_mutually_exclusive_group()
-    desktop.add_argument("--install-desktop", action="store_true",
-                         help="install the menu entry, file associations and icons for this user")
-    desktop.add_argument("--uninstall-desktop", action="store_true",
-                         help="remove what --install-desktop installed")
+    desktop.add_argument(
+        "--install-desktop",
+        action="store_true",
+        help="install the menu entry, file associations and icons for this user",
+    )
+    desktop.add_argument(
+        "--uninstall-desktop", action="store_true", help="remove what --install-desktop installed"
+    )
     return parser
 
 
@@ -144,20 +159,20 @@ def _check_not_a_command(args: list[str]) -> None:
     so instead of opening the window. A path that is not there opens the window, which
     says so and lands on the library."""
     values = {i + 1 for i, a in enumerate(args) if a == "--theme"}  # an option's value
-    at = next((i for i, a in enumerate(args) if not a.startswith("-") and i not in values),
-              None)
+    at = next((i for i, a in enumerate(args) if not a.startswith("-") and i not in values), None)
     if at is None or os.path.exists(args[at]):
         return
     first = args[at]
     import difflib  # only for a mistyped command
 
     close = difflib.get_close_matches(first, COMMANDS, n=1)
-    more = [a for a in args[at + 1:] if not a.startswith("-")]  # `reprot FILE`: a command
-    if close or more or \
-            ("/" not in first and "." not in first and os.sep not in first):
+    more = [a for a in args[at + 1 :] if not a.startswith("-")]  # `reprot FILE`: a command
+    if close or more or ("/" not in first and "." not in first and os.sep not in first):
         hint = f" (did you mean {close[0]}?)" if close else ""
-        raise UsageError(f"unknown command {first!r}{hint}; commands: "
-                         f"{', '.join(COMMANDS)}; ctxviewer FILE opens a file in the window")
+        raise UsageError(
+            f"unknown command {first!r}{hint}; commands: "
+            f"{', '.join(COMMANDS)}; ctxviewer FILE opens a file in the window"
+        )
 
 
 def _check_display() -> None:
@@ -166,8 +181,10 @@ def _check_display() -> None:
         return
     if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
         return
-    raise UsageError("no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the window "
-                     f"needs one; these commands need none: {', '.join(COMMANDS)}")
+    raise UsageError(
+        "no display (neither DISPLAY nor WAYLAND_DISPLAY is set): the window "
+        f"needs one; these commands need none: {', '.join(COMMANDS)}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -57,8 +57,9 @@ def _targets(base: Path) -> dict[Path, Path]:
     out = {
         base / "applications" / DESKTOP_FILE: resource("desktop", "ctxviewer.desktop"),
         base / "mime" / "packages" / MIME_FILE: resource("desktop", "ctxviewer-mime.xml"),
-        base / "icons" / "hicolor" / "scalable" / "apps" / f"{ICON_NAME}.svg":
-            resource("icons", "ctxviewer.svg"),
+        base / "icons" / "hicolor" / "scalable" / "apps" / f"{ICON_NAME}.svg": resource(
+            "icons", "ctxviewer.svg"
+        ),
     }
     hicolor = resource("icons", "hicolor")
     for png in sorted(hicolor.glob("*/apps/ctxviewer.png")):

@@ -211,8 +211,10 @@ class Request:
         """
         if self.usage is not None:
             return None
-        return next((e.detail or e.kind for e in self.events
-                     if e.kind in (API_ERROR, CONTEXT_OVERFLOW)), None)
+        return next(
+            (e.detail or e.kind for e in self.events if e.kind in (API_ERROR, CONTEXT_OVERFLOW)),
+            None,
+        )
 
     @property
     def key(self) -> tuple[str, str] | None:

@@ -26,18 +26,27 @@ VIEWS = ("main", "timeline", "bar", "tree")
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p, optional=True)  # left out with --demo
-    p.add_argument("--demo", action="store_true",
-                   help="render the bundled demo session (instead of FILE)")
+    p.add_argument(
+        "--demo", action="store_true", help="render the bundled demo session (instead of FILE)"
+    )
     p.add_argument("--out", required=True, help="PNG file to write")
     add_request_argument(p, "the request to show")
     p.add_argument("--size", default="1400x900", help="window size WxH (default 1400x900)")
-    p.add_argument("--view", default="main", choices=VIEWS,
-                   help="main window (default), timeline tab, the bar, or the tree")
+    p.add_argument(
+        "--view",
+        default="main",
+        choices=VIEWS,
+        help="main window (default), timeline tab, the bar, or the tree",
+    )
     add_estimator_argument(p)
     add_policy_argument(p)
     add_window_argument(p, default=0)
-    p.add_argument("--theme", default="auto", choices=("auto", "light", "dark"),
-                   help="colours: the system's (auto, the default), light or dark")
+    p.add_argument(
+        "--theme",
+        default="auto",
+        choices=("auto", "light", "dark"),
+        help="colours: the system's (auto, the default), light or dark",
+    )
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -60,8 +69,9 @@ def _request(text: str) -> int | str:
 
 
 def _use_offscreen_without_display() -> None:
-    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY")
-                                                 or os.environ.get("WAYLAND_DISPLAY")):
+    if sys.platform.startswith("linux") and not (
+        os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+    ):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
@@ -82,8 +92,17 @@ def run(args: argparse.Namespace) -> int:
 
     options = Options(args.estimator, args.policy, args.window)
     try:
-        render_snapshot(args.file, args.out, request, size, args.view, args.theme, options,
-                        args.format, args.session)
+        render_snapshot(
+            args.file,
+            args.out,
+            request,
+            size,
+            args.view,
+            args.theme,
+            options,
+            args.format,
+            args.session,
+        )
     except IndexError as e:
         option = "--session" if "session" in str(e) else "--request"
         raise UsageError(f"{option}: {e}") from None

@@ -59,8 +59,10 @@ def write_refusal(path: str) -> str | None:
     (a regular file, or nothing yet)."""
     root = pseudo_root(path)
     if root is not None:
-        return (f"{path} is in {root}, the system's {'kernel' if root != '/dev' else 'device'} "
-                "files, not a place to save to: choose a file in an ordinary folder")
+        return (
+            f"{path} is in {root}, the system's {'kernel' if root != '/dev' else 'device'} "
+            "files, not a place to save to: choose a file in an ordinary folder"
+        )
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -70,4 +72,3 @@ def write_refusal(path: str) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return f"{path} is {kind(mode)}, not a file: choose a file in an ordinary folder"
-

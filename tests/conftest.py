@@ -96,8 +96,17 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     # never hand files to (or take the socket of) a ctxviewer the developer is running
     monkeypatch.setenv("CTXVIEWER_INSTANCE", f"ctxviewer-test-{os.getpid()}-{home.name}")
     # loopback only: no HTTP proxy or API settings from the environment may interfere
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
-                 "all_proxy", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN",
-                 "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"):
+    for name in (
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "ALL_PROXY",
+        "http_proxy",
+        "https_proxy",
+        "all_proxy",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
+    ):
         monkeypatch.delenv(name, raising=False)
     yield

@@ -34,7 +34,8 @@ def corpus_tree(corpus: Path, root: Path) -> Path:
     (project / f"{SPOTTER_ID}.jsonl").symlink_to(cc / f"{SPOTTER}.jsonl")
     for agent in SUBAGENTS:
         (project / SPOTTER_ID / "subagents" / f"agent-{agent}.jsonl").symlink_to(
-            cc / f"{SPOTTER}_subagents_agent-{agent}.jsonl")
+            cc / f"{SPOTTER}_subagents_agent-{agent}.jsonl"
+        )
     return root
 
 
@@ -58,10 +59,10 @@ def read_table(dataset: Path, table: str) -> list[dict[str, Any]]:
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    hive = ds.partitioning(pa.schema([("agent", pa.string()), ("date", pa.date32())]),
-                           flavor="hive")
-    return ds.dataset(dataset / table, format="parquet", partitioning=hive) \
-        .to_table().to_pylist()
+    hive = ds.partitioning(
+        pa.schema([("agent", pa.string()), ("date", pa.date32())]), flavor="hive"
+    )
+    return ds.dataset(dataset / table, format="parquet", partitioning=hive).to_table().to_pylist()
 
 
 def query(sql: str, dataset: Path, tmp: Path) -> list[dict[str, Any]]:

@@ -24,15 +24,22 @@ TOML = ROOT / "ctxviewer" / "analysis" / "agents" / "profiles.toml"
 
 def render(toml: Path = TOML) -> bytes:
     raw = toml.read_bytes()
-    doc = {"generated_by": "tools/agent_tables.py from profiles.toml: do not edit",
-           "toml_crc32": zlib.crc32(raw), "data": tomllib.loads(raw.decode("utf-8"))}
+    doc = {
+        "generated_by": "tools/agent_tables.py from profiles.toml: do not edit",
+        "toml_crc32": zlib.crc32(raw),
+        "data": tomllib.loads(raw.decode("utf-8")),
+    }
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=TOML.with_suffix(".json"),
-                   help="where to write (default: beside profiles.toml)")
+    p.add_argument(
+        "--out",
+        type=Path,
+        default=TOML.with_suffix(".json"),
+        help="where to write (default: beside profiles.toml)",
+    )
     args = p.parse_args(argv)
     args.out.write_bytes(render())
     print(f"wrote {args.out}")

@@ -25,8 +25,13 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
-AGENTS = {"claude-code": "claude", "codex": "codex", "gemini-cli": "gemini",
-          "gemini-cli-jsonl": "gemini", "qwen-code": "qwen"}
+AGENTS = {
+    "claude-code": "claude",
+    "codex": "codex",
+    "gemini-cli": "gemini",
+    "gemini-cli-jsonl": "gemini",
+    "qwen-code": "qwen",
+}
 
 
 def lay_out(agent: str, path: Path, home: Path) -> None:
@@ -38,8 +43,9 @@ def lay_out(agent: str, path: Path, home: Path) -> None:
         name = f"rollout-2026-01-01T00-00-00-{path.name}"
     elif agent == "gemini":
         folder = home / ".gemini" / "tmp" / "0123abcd" / "chats"
-        name = "session-2026-01-01T00-00-abcd1234" + (".jsonl" if path.suffix == ".jsonl"
-                                                       else ".json")
+        name = "session-2026-01-01T00-00-abcd1234" + (
+            ".jsonl" if path.suffix == ".jsonl" else ".json"
+        )
     else:
         folder = home / ".qwen" / "projects" / "project" / "chats"
         name = path.name
@@ -52,10 +58,19 @@ def ccusage_costs(ccusage: str, agent: str, path: Path) -> dict[str, float]:
     with tempfile.TemporaryDirectory(prefix="ccusage-home-") as tmp:
         home = Path(tmp)
         lay_out(agent, path, home)
-        env = dict(os.environ, HOME=tmp, CLAUDE_CONFIG_DIR=str(home / ".claude"),
-                   CODEX_HOME=str(home / ".codex"))
-        done = subprocess.run([ccusage, agent, "session", "--json", "--offline"], env=env,
-                              capture_output=True, text=True, check=False)
+        env = dict(
+            os.environ,
+            HOME=tmp,
+            CLAUDE_CONFIG_DIR=str(home / ".claude"),
+            CODEX_HOME=str(home / ".codex"),
+        )
+        done = subprocess.run(
+            [ccusage, agent, "session", "--json", "--offline"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     try:
         data = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -72,11 +87,15 @@ def ccusage_costs(ccusage: str, agent: str, path: Path) -> dict[str, float]:
 
 
 def ctxviewer_costs(path: Path) -> tuple[str, dict[str, float | None]]:
-    done = subprocess.run([sys.executable, "-m", "ctxviewer", "insights", str(path), "--json"],
-                          capture_output=True, text=True, check=True, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxviewer", "insights", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     data: dict[str, Any] = json.loads(done.stdout)
-    return data["source"]["format"], {m["model"]: m["total_usd"]
-                                      for m in data["cost"]["by_model"]}
+    return data["source"]["format"], {m["model"]: m["total_usd"] for m in data["cost"]["by_model"]}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,8 +120,10 @@ def main(argv: list[str] | None = None) -> int:
                 worst = max(worst, diff)
                 print(f"  {model:40} ctxviewer ${a:10.6f}  ccusage ${b:10.6f}  {diff:7.2%}")
             else:
-                print(f"  {model:40} ctxviewer {'-' if a is None else f'${a:.6f}':>11}  "
-                      f"ccusage {'-' if b is None else f'${b:.6f}':>11}  (one side only)")
+                print(
+                    f"  {model:40} ctxviewer {'-' if a is None else f'${a:.6f}':>11}  "
+                    f"ccusage {'-' if b is None else f'${b:.6f}':>11}  (one side only)"
+                )
     print(f"largest difference where both price a model: {worst:.2%}")
     return 0
 

@@ -23,7 +23,7 @@ def _lines(data: bytes) -> list[bytes]:
 
 def truncate_anywhere(rnd: random.Random, data: bytes) -> bytes | None:
     """Cut at a random byte: a write interrupted anywhere."""
-    return data[:rnd.randrange(len(data))] if data else None
+    return data[: rnd.randrange(len(data))] if data else None
 
 
 def truncate_inside_line(rnd: random.Random, data: bytes) -> bytes | None:
@@ -33,16 +33,19 @@ def truncate_inside_line(rnd: random.Random, data: bytes) -> bytes | None:
         return None
     i = rnd.randrange(len(lines))
     start = sum(len(x) for x in lines[:i])
-    return data[:start + rnd.randrange(1, max(len(lines[i]) - 1, 2))]
+    return data[: start + rnd.randrange(1, max(len(lines[i]) - 1, 2))]
 
 
 def truncate_inside_utf8(rnd: random.Random, data: bytes) -> bytes | None:
     """Cut after the first byte of a multi-byte UTF-8 character."""
-    starts = [i for i in range(len(data)) if data[i] >= 0xC0] if len(data) < 4_000_000 \
+    starts = (
+        [i for i in range(len(data)) if data[i] >= 0xC0]
+        if len(data) < 4_000_000
         else [i for i in rnd.sample(range(len(data)), 200_000) if data[i] >= 0xC0]
+    )
     if not starts:
         return None
-    return data[:rnd.choice(starts) + 1]
+    return data[: rnd.choice(starts) + 1]
 
 
 def flip_bytes(rnd: random.Random, data: bytes) -> bytes | None:
@@ -61,7 +64,7 @@ def zero_block(rnd: random.Random, data: bytes) -> bytes | None:
         return None
     at = rnd.randrange(len(data))
     n = min(rnd.choice([512, 4096, 65536]), len(data) - at)
-    return data[:at] + b"\0" * n + data[at + n:]
+    return data[:at] + b"\0" * n + data[at + n :]
 
 
 def delete_line(rnd: random.Random, data: bytes) -> bytes | None:
@@ -95,8 +98,24 @@ def shuffle_lines(rnd: random.Random, data: bytes) -> bytes | None:
     return b"".join(lines)
 
 
-NUMBERISH = ("token", "count", "usage", "index", "size", "total", "input", "output", "cache",
-             "window", "limit", "line", "ms", "time", "duration", "cost")
+NUMBERISH = (
+    "token",
+    "count",
+    "usage",
+    "index",
+    "size",
+    "total",
+    "input",
+    "output",
+    "cache",
+    "window",
+    "limit",
+    "line",
+    "ms",
+    "time",
+    "duration",
+    "cost",
+)
 
 
 def _nodes(value: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
@@ -114,9 +133,29 @@ def _nodes(value: Any, out: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
 
 def _other_type(rnd: random.Random, old: Any) -> Any:
     """A value of another JSON type than ``old``, or an awkward one of the same."""
-    choices: list[Any] = [None, True, "NaN", "Infinity", "-inf", "1e999", "", "12",
-                          -1, -(10**9), 10**30, 2**64, 2**63, -(2**63) - 1, 1.5, -0.0,
-                          1e308, [], {}, [old], {"value": old}]
+    choices: list[Any] = [
+        None,
+        True,
+        "NaN",
+        "Infinity",
+        "-inf",
+        "1e999",
+        "",
+        "12",
+        -1,
+        -(10**9),
+        10**30,
+        2**64,
+        2**63,
+        -(2**63) - 1,
+        1.5,
+        -0.0,
+        1e308,
+        [],
+        {},
+        [old],
+        {"value": old},
+    ]
     if isinstance(old, str):
         choices += [len(old), rnd.randint(-5, 5), 3.25]
     if isinstance(old, dict):
@@ -152,8 +191,11 @@ def change_field_type(rnd: random.Random, data: bytes) -> bytes | None:
         nodes = _nodes(record, [])
         if not nodes:
             return None
-        numeric = [(c, k) for c, k in nodes
-                   if isinstance(k, str) and any(w in k.lower() for w in NUMBERISH)]
+        numeric = [
+            (c, k)
+            for c, k in nodes
+            if isinstance(k, str) and any(w in k.lower() for w in NUMBERISH)
+        ]
         container, key = rnd.choice(numeric if numeric and rnd.random() < 0.5 else nodes)
         container[key] = _other_type(rnd, container[key])
     if i is None:
@@ -195,8 +237,7 @@ def parent_cycle(rnd: random.Random, data: bytes) -> bytes | None:
         while todo and len(below) < 10_000:
             below.append(todo.pop())
             todo += children.get(below[-1], ())
-        record["parentUuid"] = rnd.choice(below) if below and rnd.random() < 0.7 \
-            else record["uuid"]
+        record["parentUuid"] = rnd.choice(below) if below and rnd.random() < 0.7 else record["uuid"]
         lines[at] = _dumps(record) + (b"\n" if lines[at].endswith(b"\n") else b"")
     return b"".join(lines)
 
@@ -204,7 +245,7 @@ def parent_cycle(rnd: random.Random, data: bytes) -> bytes | None:
 def compressed_cut(rnd: random.Random, data: bytes) -> bytes | None:
     """The log gzip- or xz-compressed, then cut short."""
     packed = gzip.compress(data, mtime=0) if rnd.random() < 0.5 else lzma.compress(data)
-    return packed[:rnd.randrange(1, len(packed))]
+    return packed[: rnd.randrange(1, len(packed))]
 
 
 def compressed_flip(rnd: random.Random, data: bytes) -> bytes | None:
@@ -230,8 +271,7 @@ def huge_line(rnd: random.Random, data: bytes) -> bytes | None:
         return data.replace(b"\n", b" ")
     size = rnd.randint(20, 70) << 20
     if kind == "string":
-        line = b'{"type": "user", "message": {"role": "user", "content": "' + \
-            b"x" * size + b'"}}\n'
+        line = b'{"type": "user", "message": {"role": "user", "content": "' + b"x" * size + b'"}}\n'
     else:
         line = bytes(rnd.randrange(32, 127) for _ in range(4096)) * (size // 4096)
     return line + data if rnd.random() < 0.5 else data + b"\n" + line
@@ -272,9 +312,18 @@ def foreign(rnd: random.Random, data: bytes) -> bytes | None:
     a package lock, a JSON array of numbers, a CSV."""
     kind = rnd.choice(["jsonlog", "lock", "array", "csv", "html"])
     if kind == "jsonlog":
-        return b"".join(_dumps({"level": rnd.choice(["info", "warn"]), "ts": 1.7e9 + i,
-                                "msg": f"GET /api/{i}", "status": 200}) + b"\n"
-                        for i in range(rnd.randint(1, 500)))
+        return b"".join(
+            _dumps(
+                {
+                    "level": rnd.choice(["info", "warn"]),
+                    "ts": 1.7e9 + i,
+                    "msg": f"GET /api/{i}",
+                    "status": 200,
+                }
+            )
+            + b"\n"
+            for i in range(rnd.randint(1, 500))
+        )
     if kind == "lock":
         return _dumps({"name": "x", "lockfileVersion": 3, "packages": {"": {"version": "1"}}})
     if kind == "array":
@@ -308,8 +357,21 @@ DAMAGES: dict[str, Damage] = {
     "foreign": foreign,
 }
 # how often each is drawn: the cheap, varied ones most; huge lines rarely (each is MBs)
-WEIGHTS = {"field-type": 6, "field-types": 3, "two": 3, "bom": 0.3, "crlf": 0.3, "utf16": 0.2, "truncate": 3, "truncate-line": 3, "flip": 3, "huge-line": 0.15,
-           "empty": 0.3, "nuls": 0.3, "foreign": 0.5}
+WEIGHTS = {
+    "field-type": 6,
+    "field-types": 3,
+    "two": 3,
+    "bom": 0.3,
+    "crlf": 0.3,
+    "utf16": 0.2,
+    "truncate": 3,
+    "truncate-line": 3,
+    "flip": 3,
+    "huge-line": 0.15,
+    "empty": 0.3,
+    "nuls": 0.3,
+    "foreign": 0.5,
+}
 
 
 def pick(rnd: random.Random, only: list[str] | None = None) -> str:

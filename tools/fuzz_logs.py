@@ -47,9 +47,15 @@ from fuzz_damage import DAMAGES, pick  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpus"  # where the test suite finds it too
-OWN_SAMPLES = ["qwen_session.jsonl", "gemini_session.json", "gemini_updates.jsonl",
-               "codex_compaction.jsonl", "otel/file.jsonl", "otel/inline.jsonl.xz",
-               "otel/inline-json.jsonl.xz"]
+OWN_SAMPLES = [
+    "qwen_session.jsonl",
+    "gemini_session.json",
+    "gemini_updates.jsonl",
+    "codex_compaction.jsonl",
+    "otel/file.jsonl",
+    "otel/inline.jsonl.xz",
+    "otel/inline-json.jsonl.xz",
+]
 
 
 @dataclass
@@ -186,18 +192,28 @@ def run_cli(case: Case, timeout: float) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=int, default=3000, help="cases run in process")
-    p.add_argument("--cli", type=int, default=60,
-                   help="of them, how many also run as report/insights subprocesses")
+    p.add_argument(
+        "--cli",
+        type=int,
+        default=60,
+        help="of them, how many also run as report/insights subprocesses",
+    )
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--deep", action="store_true",
-                   help="also what the window computes: every request's breakdown, the "
-                        "timeline's view (by index and by time), the findings, the summary")
+    p.add_argument(
+        "--deep",
+        action="store_true",
+        help="also what the window computes: every request's breakdown, the "
+        "timeline's view (by index and by time), the findings, the summary",
+    )
     p.add_argument("--corpus", type=Path, default=CORPUS, help="the folder of real logs")
-    p.add_argument("--only", help="comma-separated damages (default all): "
-                                  + ", ".join(DAMAGES))
+    p.add_argument("--only", help="comma-separated damages (default all): " + ", ".join(DAMAGES))
     p.add_argument("--timeout", type=float, default=60, help="seconds per case and command")
-    p.add_argument("--keep", type=Path, default=Path(tempfile.gettempdir()) / "ctxviewer-fuzz",
-                   help="one reproducer per kind of failure goes here")
+    p.add_argument(
+        "--keep",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "ctxviewer-fuzz",
+        help="one reproducer per kind of failure goes here",
+    )
     args = p.parse_args(argv)
     if not args.corpus.is_dir():
         p.error(f"no corpus at {args.corpus} (--corpus DIR)")
@@ -235,23 +251,30 @@ def main(argv: list[str] | None = None) -> int:
             case.path = Path(f"{damage} of {name}")
             cases.append(case)
     took = time.monotonic() - start
-    print(f"\nseed {args.seed}: {len(cases)} cases in process, {len(cli_cases)} of them also "
-          f"through the CLI (report, insights), {took:.0f} s")
+    print(
+        f"\nseed {args.seed}: {len(cases)} cases in process, {len(cli_cases)} of them also "
+        f"through the CLI (report, insights), {took:.0f} s"
+    )
     print("damages: " + ", ".join(f"{k} {v}" for k, v in damages.most_common()))
     loaded = sum(1 for c in cases if c.outcome and not c.outcome.startswith("LoadError"))
     refused = sum(1 for c in cases if c.outcome.startswith("LoadError"))
-    print(f"outcomes: {loaded} read (what could be), {refused} refused with a LoadError, "
-          f"{sum(1 for c in cases if c.failures)} failed")
-    reasons = Counter(c.outcome[len("LoadError: "):][:70] for c in cases
-                      if c.outcome.startswith("LoadError"))
+    print(
+        f"outcomes: {loaded} read (what could be), {refused} refused with a LoadError, "
+        f"{sum(1 for c in cases if c.failures)} failed"
+    )
+    reasons = Counter(
+        c.outcome[len("LoadError: ") :][:70] for c in cases if c.outcome.startswith("LoadError")
+    )
     print("LoadErrors: " + "; ".join(f"{k!r} x{v}" for k, v in reasons.most_common(8)))
     if CLI_EXITS:
         print("CLI: " + ", ".join(f"{k} x{v}" for k, v in sorted(CLI_EXITS.items())))
     print(f"failures by kind: {len(groups)}")
     for kind, hit in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         first = hit[0]
-        print(f"  {kind} x{len(hit)}: e.g. case {first.number} ({first.path}): "
-              f"{dict(first.failures).get(kind, '')[:150]}")
+        print(
+            f"  {kind} x{len(hit)}: e.g. case {first.number} ({first.path}): "
+            f"{dict(first.failures).get(kind, '')[:150]}"
+        )
     print("slowest cases:")
     for c in sorted(cases, key=lambda c: -c.seconds)[:8]:
         print(f"  {c.seconds:6.2f} s  case {c.number} ({c.path}): {c.outcome[:80]}")

@@ -46,8 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=60, help="seconds per file")
     p.add_argument("--shot", type=Path, help="save screenshots here")
     args = p.parse_args(argv)
-    only = [d.strip() for d in args.only.split(",")] if args.only else \
-        [d for d in DAMAGES if d != "huge-line"]
+    only = (
+        [d.strip() for d in args.only.split(",")]
+        if args.only
+        else [d for d in DAMAGES if d != "huge-line"]
+    )
     if unknown := [d for d in only if d not in DAMAGES]:
         p.error(f"--only: unknown damage {', '.join(unknown)} (known: {', '.join(DAMAGES)})")
     if not (args.corpus / GOOD).is_file():
@@ -89,8 +92,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def open_good() -> None:
         w.open_file(str(args.corpus / GOOD))
-        if not wait(lambda: w.state.session is not None
-                    and w.state.session.path == str(args.corpus / GOOD), args.timeout):
+        if not wait(
+            lambda: w.state.session is not None and w.state.session.path == str(args.corpus / GOOD),
+            args.timeout,
+        ):
             raise SystemExit("the good session did not open")
         close_dialogs()
 
@@ -107,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             damage = pick(rnd, only)
             damaged = DAMAGES[damage](rnd, data)
             if damaged is None:
-                damage, damaged = "truncate", data[:rnd.randrange(max(len(data), 1))]
+                damage, damaged = "truncate", data[: rnd.randrange(max(len(data), 1))]
             path = Path(tmp) / f"case-{n:04d}{Path(name).suffix}"
             path.write_bytes(damaged)
             good, errors[:], raised[:] = w.state.session, [], []
@@ -147,14 +152,19 @@ def main(argv: list[str] | None = None) -> int:
             for f in found:
                 failures[f.split(":")[0]] += 1
                 print(f"FAIL case {n} ({damage} of {name}): {f}", flush=True)
-            print(f"case {n:3d} {took:5.2f} s {kind:8s} {damage} of {name[:60]}"
-                  + (f": {errors[0][1][:90]}" if errors else ""), flush=True)
+            print(
+                f"case {n:3d} {took:5.2f} s {kind:8s} {damage} of {name[:60]}"
+                + (f": {errors[0][1][:90]}" if errors else ""),
+                flush=True,
+            )
             if kind == "opened" or w.state.session is not good:
                 open_good()
-    print(f"\nseed {args.seed}: {args.cases} damaged files opened in the window in "
-          f"{time.monotonic() - start:.0f} s: {outcomes['opened']} opened, "
-          f"{outcomes['refused']} refused with a dialog, {sum(failures.values())} failures "
-          f"{dict(failures)}")
+    print(
+        f"\nseed {args.seed}: {args.cases} damaged files opened in the window in "
+        f"{time.monotonic() - start:.0f} s: {outcomes['opened']} opened, "
+        f"{outcomes['refused']} refused with a dialog, {sum(failures.values())} failures "
+        f"{dict(failures)}"
+    )
     w.close()
     return 1 if failures else 0
 

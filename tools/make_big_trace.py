@@ -28,23 +28,45 @@ from typing import Any
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
-TEMPLATE = (ROOT.parent / "shared" / "corpus" / "claude-trace"
-            / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl")
+TEMPLATE = (
+    ROOT.parent
+    / "shared"
+    / "corpus"
+    / "claude-trace"
+    / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+)
 CHARS_PER_TOKEN = 3.9  # what the usage numbers assume for the synthetic text
 
 _CODE_LINES = [
-    "import {{ {a} }} from './{b}';", "export function {a}({b}: string): number {{",
-    "  const {a} = await {b}.fetch(url, {{ method: 'GET' }});", "  if (!{a}) return null;",
-    "  for (const {a} of {b}) {{", "    {a}.push({b}.map((x) => x.{a}));", "  }}",
-    "  return {a}.filter(Boolean).length;", "}}", "", "// {a} handles the {b} case",
-    "def {a}(self, {b}):", "    \"\"\"Return the {a} for {b}.\"\"\"", "    return self.{a}[{b}]",
-    "class {A}({B}):", "    {a}: int = 0", "<div class=\"{a}\">{b}</div>",
+    "import {{ {a} }} from './{b}';",
+    "export function {a}({b}: string): number {{",
+    "  const {a} = await {b}.fetch(url, {{ method: 'GET' }});",
+    "  if (!{a}) return null;",
+    "  for (const {a} of {b}) {{",
+    "    {a}.push({b}.map((x) => x.{a}));",
+    "  }}",
+    "  return {a}.filter(Boolean).length;",
+    "}}",
+    "",
+    "// {a} handles the {b} case",
+    "def {a}(self, {b}):",
+    '    """Return the {a} for {b}."""',
+    "    return self.{a}[{b}]",
+    "class {A}({B}):",
+    "    {a}: int = 0",
+    '<div class="{a}">{b}</div>',
     "  .{a} {{ display: flex; gap: 8px; }}",
 ]
 _OUTPUT_LINES = [
-    "PASS src/{a}.test.ts ({n} ms)", "FAIL src/{b}.spec.ts", "  ✓ {a} works with {b} ({n} ms)",
-    "npm WARN deprecated {a}@{n}.0.0", "Compiling {a} v0.{n}.0", "{a}: line {n}: {b} not found",
-    "  at {A}.{b} (src/{a}.ts:{n}:12)", "added {n} packages in 2s", "warning: unused variable `{a}`",
+    "PASS src/{a}.test.ts ({n} ms)",
+    "FAIL src/{b}.spec.ts",
+    "  ✓ {a} works with {b} ({n} ms)",
+    "npm WARN deprecated {a}@{n}.0.0",
+    "Compiling {a} v0.{n}.0",
+    "{a}: line {n}: {b} not found",
+    "  at {A}.{b} (src/{a}.ts:{n}:12)",
+    "added {n} packages in 2s",
+    "warning: unused variable `{a}`",
 ]
 
 
@@ -74,9 +96,9 @@ class Conversation:
         total = 0
         while total < size:
             w1, w2 = self.word(), self.word()
-            line = self.rng.choice(patterns).format(a=w1, b=w2, A=w1.capitalize(),
-                                                    B=w2.capitalize(),
-                                                    n=self.rng.randint(1, 999))
+            line = self.rng.choice(patterns).format(
+                a=w1, b=w2, A=w1.capitalize(), B=w2.capitalize(), n=self.rng.randint(1, 999)
+            )
             if numbered:
                 line = f"{len(lines) + 1:>6}\t{line}"
             lines.append(line)
@@ -94,8 +116,9 @@ class Conversation:
         tid = f"toolu_{self.rng.getrandbits(96):024x}"
         size = self.result_size()
         path = f"/home/dev/project/src/{self.word()}/{self.word()}.ts"
-        kind = self.rng.choices(["Read", "Bash", "Grep", "LS", "Edit", "TodoWrite"],
-                                weights=[35, 25, 12, 8, 15, 5])[0]
+        kind = self.rng.choices(
+            ["Read", "Bash", "Grep", "LS", "Edit", "TodoWrite"], weights=[35, 25, 12, 8, 15, 5]
+        )[0]
         if kind == "Read":
             inp: dict[str, Any] = {"file_path": path}
             result = self._fill(_CODE_LINES, size, numbered=True)
@@ -104,60 +127,136 @@ class Conversation:
             result = self._fill(_OUTPUT_LINES, size, numbered=False)
         elif kind == "Grep":
             inp = {"pattern": self.word(), "path": "/home/dev/project", "include": "*.ts"}
-            result = "\n".join(f"/home/dev/project/src/{self.word()}/{self.word()}.ts"
-                               for _ in range(max(1, size // 45)))
+            result = "\n".join(
+                f"/home/dev/project/src/{self.word()}/{self.word()}.ts"
+                for _ in range(max(1, size // 45))
+            )
         elif kind == "LS":
             inp = {"path": path.rsplit("/", 1)[0]}
             result = "\n".join(f"  - {self.word()}.ts" for _ in range(max(1, size // 14)))
         elif kind == "Edit":
             old = self._fill(_CODE_LINES, min(size, 600), numbered=False)
             inp = {"file_path": path, "old_string": old, "new_string": old.replace("const", "let")}
-            result = (f"The file {path} has been updated. Here's the result of running "
-                      f"`cat -n` on a snippet of the edited file:\n"
-                      + self._fill(_CODE_LINES, min(size, 1200), numbered=True))
+            result = (
+                f"The file {path} has been updated. Here's the result of running "
+                f"`cat -n` on a snippet of the edited file:\n"
+                + self._fill(_CODE_LINES, min(size, 1200), numbered=True)
+            )
         else:
-            inp = {"todos": [{"content": self.sentence(5), "status": self.rng.choice(
-                ["pending", "in_progress", "completed"]), "priority": "high", "id": str(i)}
-                for i in range(1, self.rng.randint(2, 6))]}
-            result = ("Todos have been modified successfully. Ensure that you continue to use "
-                      "the todo list to track your progress. Please proceed with the current "
-                      "tasks if applicable")
+            inp = {
+                "todos": [
+                    {
+                        "content": self.sentence(5),
+                        "status": self.rng.choice(["pending", "in_progress", "completed"]),
+                        "priority": "high",
+                        "id": str(i),
+                    }
+                    for i in range(1, self.rng.randint(2, 6))
+                ]
+            }
+            result = (
+                "Todos have been modified successfully. Ensure that you continue to use "
+                "the todo list to track your progress. Please proceed with the current "
+                "tasks if applicable"
+            )
         block = {"type": "tool_use", "id": tid, "name": kind, "input": inp}
         text = self.sentence(self.rng.randint(6, 30)) if self.rng.random() < 0.6 else ""
         return block, {"type": "tool_result", "tool_use_id": tid, "content": result}, text
 
 
-def _sse(message_id: str, model: str, content: list[dict[str, Any]],
-         usage: dict[str, int], out_tokens: int) -> str:
+def _sse(
+    message_id: str,
+    model: str,
+    content: list[dict[str, Any]],
+    usage: dict[str, int],
+    out_tokens: int,
+) -> str:
     def ev(name: str, data: dict[str, Any]) -> str:
         return f"event: {name}\ndata: {orjson.dumps(data).decode()}\n\n"
 
-    parts = [ev("message_start", {"type": "message_start", "message": {
-        "id": message_id, "type": "message", "role": "assistant", "model": model,
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {**usage, "output_tokens": 1, "service_tier": "standard"}}})]
+    parts = [
+        ev(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": 1, "service_tier": "standard"},
+                },
+            },
+        )
+    ]
     for i, block in enumerate(content):
         if block["type"] == "text":
-            parts.append(ev("content_block_start", {"type": "content_block_start", "index": i,
-                                                    "content_block": {"type": "text", "text": ""}}))
+            parts.append(
+                ev(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
+            )
             text = block["text"]
             for at in range(0, len(text), 60):
-                parts.append(ev("content_block_delta", {
-                    "type": "content_block_delta", "index": i,
-                    "delta": {"type": "text_delta", "text": text[at:at + 60]}}))
+                parts.append(
+                    ev(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": text[at : at + 60]},
+                        },
+                    )
+                )
         else:
             start = {k: v for k, v in block.items() if k != "input"}
-            parts.append(ev("content_block_start", {"type": "content_block_start", "index": i,
-                                                    "content_block": {**start, "input": {}}}))
+            parts.append(
+                ev(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": i,
+                        "content_block": {**start, "input": {}},
+                    },
+                )
+            )
             raw = orjson.dumps(block["input"]).decode()
             for at in range(0, len(raw), 40):
-                parts.append(ev("content_block_delta", {
-                    "type": "content_block_delta", "index": i,
-                    "delta": {"type": "input_json_delta", "partial_json": raw[at:at + 40]}}))
+                parts.append(
+                    ev(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": raw[at : at + 40],
+                            },
+                        },
+                    )
+                )
         parts.append(ev("content_block_stop", {"type": "content_block_stop", "index": i}))
-    parts.append(ev("message_delta", {"type": "message_delta", "delta": {
-        "stop_reason": "tool_use" if content[-1]["type"] == "tool_use" else "end_turn",
-        "stop_sequence": None}, "usage": {"output_tokens": out_tokens}}))
+    parts.append(
+        ev(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {
+                    "stop_reason": "tool_use" if content[-1]["type"] == "tool_use" else "end_turn",
+                    "stop_sequence": None,
+                },
+                "usage": {"output_tokens": out_tokens},
+            },
+        )
+    )
     parts.append(ev("message_stop", {"type": "message_stop"}))
     return "".join(parts)
 
@@ -168,7 +267,7 @@ def _message_ids(response: dict[str, Any]) -> list[str]:
         return [body["id"]]
     raw = response.get("body_raw") or ""
     at = raw.find('"id":"msg_')
-    return [raw[at + 6:raw.index('"', at + 6)]] if at != -1 else []
+    return [raw[at + 6 : raw.index('"', at + 6)]] if at != -1 else []
 
 
 def _with_cache_marker(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -185,44 +284,99 @@ def _builtin_template() -> list[dict[str, Any]]:
     """A main request, a quota check and a topic call of the same shape as the corpus
     trace's, with made-up text: the generator works in a clone without ``../shared``."""
     headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
-    system = [{"type": "text", "text": "You are a coding agent working in a repository."},
-              {"type": "text", "text": " ".join(
-                  f"When asked to {verb} code, read the files first, keep changes small, "
-                  f"run the tests, and report what changed and why." for verb in
-                  ("review", "refactor", "explain", "debug", "document", "optimise") * 12)}]
-    tools = [{"name": f"Tool{i}", "description": f"Tool number {i}: reads, writes or runs "
-              "things in the workspace, and returns what it found. " * 6,
-              "input_schema": {"type": "object", "properties": {
-                  "path": {"type": "string", "description": "a file or folder"},
-                  "limit": {"type": "integer", "description": "how many lines"}},
-                  "required": ["path"]}} for i in range(17)]
-    first = {"role": "user", "content": [{"type": "text", "text": "Please look at the "
-                                          "project and fix the failing tests."}]}
-    messages = [first] + [{"role": "assistant" if i % 2 else "user",
-                           "content": [{"type": "text", "text": f"step {i}"}]}
-                          for i in range(1, 8)]
+    system = [
+        {"type": "text", "text": "You are a coding agent working in a repository."},
+        {
+            "type": "text",
+            "text": " ".join(
+                f"When asked to {verb} code, read the files first, keep changes small, "
+                f"run the tests, and report what changed and why."
+                for verb in ("review", "refactor", "explain", "debug", "document", "optimise") * 12
+            ),
+        },
+    ]
+    tools = [
+        {
+            "name": f"Tool{i}",
+            "description": f"Tool number {i}: reads, writes or runs "
+            "things in the workspace, and returns what it found. " * 6,
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string", "description": "a file or folder"},
+                    "limit": {"type": "integer", "description": "how many lines"},
+                },
+                "required": ["path"],
+            },
+        }
+        for i in range(17)
+    ]
+    first = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Please look at the project and fix the failing tests."}
+        ],
+    }
+    messages = [first] + [
+        {
+            "role": "assistant" if i % 2 else "user",
+            "content": [{"type": "text", "text": f"step {i}"}],
+        }
+        for i in range(1, 8)
+    ]
 
     def record(body: dict[str, Any], text: str, n: int) -> dict[str, Any]:
-        reply = {"id": f"msg_template{n:012d}", "type": "message",
-                 "role": "assistant", "model": body["model"],
-                 "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-                 "stop_sequence": None, "usage": {"input_tokens": 30, "output_tokens": 5}}
-        return {"request": {"timestamp": 1748554800.0, "method": "POST",
-                            "url": "https://api.anthropic.com/v1/messages",
-                            "headers": headers, "body": body},
-                "response": {"timestamp": 1748554801.0, "status_code": 200,
-                             "headers": {"content-type": "application/json"}, "body": reply},
-                "logged_at": "2025-05-29T21:40:00.000Z"}
+        reply = {
+            "id": f"msg_template{n:012d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body["model"],
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 30, "output_tokens": 5},
+        }
+        return {
+            "request": {
+                "timestamp": 1748554800.0,
+                "method": "POST",
+                "url": "https://api.anthropic.com/v1/messages",
+                "headers": headers,
+                "body": body,
+            },
+            "response": {
+                "timestamp": 1748554801.0,
+                "status_code": 200,
+                "headers": {"content-type": "application/json"},
+                "body": reply,
+            },
+            "logged_at": "2025-05-29T21:40:00.000Z",
+        }
 
-    main = {"model": "claude-sonnet-4-20250514", "max_tokens": 32000, "system": system,
-            "tools": tools, "messages": messages, "stream": True}
-    quota = {"model": "claude-3-5-haiku-20241022", "max_tokens": 1,
-             "messages": [{"role": "user", "content": "quota"}]}
-    topic = {"model": "claude-3-5-haiku-20241022", "max_tokens": 512,
-             "system": [{"type": "text", "text": "Say whether this message starts a new "
-                         "topic."}], "messages": [{"role": "user", "content": "fix tests"}]}
-    return [record(main, "I will look.", 1), record(quota, "ok", 2),
-            record(topic, '{"isNewTopic": false}', 3)]
+    main = {
+        "model": "claude-sonnet-4-20250514",
+        "max_tokens": 32000,
+        "system": system,
+        "tools": tools,
+        "messages": messages,
+        "stream": True,
+    }
+    quota = {
+        "model": "claude-3-5-haiku-20241022",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "quota"}],
+    }
+    topic = {
+        "model": "claude-3-5-haiku-20241022",
+        "max_tokens": 512,
+        "system": [{"type": "text", "text": "Say whether this message starts a new topic."}],
+        "messages": [{"role": "user", "content": "fix tests"}],
+    }
+    return [
+        record(main, "I will look.", 1),
+        record(quota, "ok", 2),
+        record(topic, '{"isNewTopic": false}', 3),
+    ]
 
 
 def generate(out: str, requests: int = 600, peak_tokens: int = 160_000, seed: int = 1) -> None:
@@ -230,11 +384,17 @@ def generate(out: str, requests: int = 600, peak_tokens: int = 160_000, seed: in
         lines = [orjson.loads(raw) for raw in TEMPLATE.read_bytes().splitlines() if raw.strip()]
     else:  # a clone without ../shared beside it
         lines = _builtin_template()
-    main = next(r for r in lines if r["request"]["body"].get("tools")
-                and len(r["request"]["body"]["messages"]) >= 7)
+    main = next(
+        r
+        for r in lines
+        if r["request"]["body"].get("tools") and len(r["request"]["body"]["messages"]) >= 7
+    )
     quota = next(r for r in lines if "system" not in r["request"]["body"])
-    topic = next(r for r in lines if "system" in r["request"]["body"]
-                 and not r["request"]["body"].get("tools"))
+    topic = next(
+        r
+        for r in lines
+        if "system" in r["request"]["body"] and not r["request"]["body"].get("tools")
+    )
     body = main["request"]["body"]
     model = body["model"]
     first = body["messages"][0]
@@ -260,8 +420,11 @@ def generate(out: str, requests: int = 600, peak_tokens: int = 160_000, seed: in
                 f.write(line + b"\n")
             prompt = int(hist_chars / CHARS_PER_TOKEN)
             record = copy.copy(main)
-            record["request"] = {**main["request"], "timestamp": ts,
-                                 "body": {**body, "messages": _with_cache_marker(history)}}
+            record["request"] = {
+                **main["request"],
+                "timestamp": ts,
+                "body": {**body, "messages": _with_cache_marker(history)},
+            }
             tool_block, result, text = conv.tool_turn()
             content = ([{"type": "text", "text": text}] if text else []) + [tool_block]
             if n % 40 == 39:  # the model ends a task; the user asks for the next one
@@ -269,17 +432,28 @@ def generate(out: str, requests: int = 600, peak_tokens: int = 160_000, seed: in
             out_tokens = max(1, len(orjson.dumps(content)) // 4)
             fresh = rng.randint(3, 12)
             read = max(0, min(prev_prompt, prompt - fresh))
-            usage = {"input_tokens": fresh,
-                     "cache_creation_input_tokens": max(0, prompt - fresh - read),
-                     "cache_read_input_tokens": read}
+            usage = {
+                "input_tokens": fresh,
+                "cache_creation_input_tokens": max(0, prompt - fresh - read),
+                "cache_read_input_tokens": read,
+            }
             msg_id = f"msg_{rng.getrandbits(96):024x}"
-            response: dict[str, Any] = {"timestamp": ts + 3, "status_code": 200,
-                                        "headers": main["response"]["headers"]}
+            response: dict[str, Any] = {
+                "timestamp": ts + 3,
+                "status_code": 200,
+                "headers": main["response"]["headers"],
+            }
             if n % 5 == 4:
-                response["body"] = {"id": msg_id, "type": "message", "role": "assistant",
-                                    "model": model, "content": content,
-                                    "stop_reason": "end_turn", "stop_sequence": None,
-                                    "usage": {**usage, "output_tokens": out_tokens}}
+                response["body"] = {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": content,
+                    "stop_reason": "end_turn",
+                    "stop_sequence": None,
+                    "usage": {**usage, "output_tokens": out_tokens},
+                }
             else:
                 response["body"] = None
                 response["body_raw"] = _sse(msg_id, model, content, usage, out_tokens)

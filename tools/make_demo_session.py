@@ -53,8 +53,11 @@ from demo_session.story import build  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=str(ROOT / "resources" / "demo-session.jsonl.xz"),
-                        help="where to write (.xz, .gz or plain JSONL); default: the bundled demo")
+    parser.add_argument(
+        "--out",
+        default=str(ROOT / "resources" / "demo-session.jsonl.xz"),
+        help="where to write (.xz, .gz or plain JSONL); default: the bundled demo",
+    )
     args = parser.parse_args()
     rec = build()
     size = rec.write(Path(args.out))

@@ -45,22 +45,44 @@ from ctxviewer.resources import demo_session_path  # noqa: E402
 
 DEFAULT_OUT = Path("/tmp/ctxviewer-library-tree")
 CHARS_PER_TOKEN = 3.9
-MIX = (("claude", 100), ("codex", 40), ("gemini", 16), ("gemini_jsonl", 12), ("qwen", 29),
-       ("recording", 3))
-VOCAB = ("context window token prompt cache request session agent tool result file read "
-         "write edit search index query module function class value return import export "
-         "const let async await error warning test build deploy config server client route "
-         "handler parser reader writer buffer stream event signal thread worker process queue "
-         "timer layout widget table column row filter sort group project folder path branch "
-         "commit merge rebase patch diff review summary budget cost price model window limit "
-         "threshold compaction history message block system memory skill plugin schema "
-         "migration database record field column").split()
-CODE = ["import {{ {a} }} from './{b}';", "export function {a}({b}: string): number {{",
-        "  const {a} = await {b}.fetch(url);", "  if (!{a}) return null;", "}}",
-        "def {a}(self, {b}):", "    return self.{a}[{b}]", "class {A}({B}):",
-        "  for (const {a} of {b}) {{", "    {a}.push({b});"]
-OUTPUT = ["PASS src/{a}.test.ts ({n} ms)", "FAIL src/{b}.spec.ts", "  ✓ {a} works ({n} ms)",
-          "warning: unused variable `{a}`", "  at {A}.{b} (src/{a}.ts:{n}:12)", "added {n} packages"]
+MIX = (
+    ("claude", 100),
+    ("codex", 40),
+    ("gemini", 16),
+    ("gemini_jsonl", 12),
+    ("qwen", 29),
+    ("recording", 3),
+)
+VOCAB = (
+    "context window token prompt cache request session agent tool result file read "
+    "write edit search index query module function class value return import export "
+    "const let async await error warning test build deploy config server client route "
+    "handler parser reader writer buffer stream event signal thread worker process queue "
+    "timer layout widget table column row filter sort group project folder path branch "
+    "commit merge rebase patch diff review summary budget cost price model window limit "
+    "threshold compaction history message block system memory skill plugin schema "
+    "migration database record field column"
+).split()
+CODE = [
+    "import {{ {a} }} from './{b}';",
+    "export function {a}({b}: string): number {{",
+    "  const {a} = await {b}.fetch(url);",
+    "  if (!{a}) return null;",
+    "}}",
+    "def {a}(self, {b}):",
+    "    return self.{a}[{b}]",
+    "class {A}({B}):",
+    "  for (const {a} of {b}) {{",
+    "    {a}.push({b});",
+]
+OUTPUT = [
+    "PASS src/{a}.test.ts ({n} ms)",
+    "FAIL src/{b}.spec.ts",
+    "  ✓ {a} works ({n} ms)",
+    "warning: unused variable `{a}`",
+    "  at {A}.{b} (src/{a}.ts:{n}:12)",
+    "added {n} packages",
+]
 
 
 # Where each agent compacts (prompt tokens), so no session outgrows its window: Claude
@@ -82,8 +104,9 @@ class Text:
         lines, total = [], 0
         while total < size:
             a, b = self.rng.choice(VOCAB), self.rng.choice(VOCAB)
-            line = self.rng.choice(patterns).format(a=a, b=b, A=a.title(), B=b.title(),
-                                                    n=self.rng.randint(1, 999))
+            line = self.rng.choice(patterns).format(
+                a=a, b=b, A=a.title(), B=b.title(), n=self.rng.randint(1, 999)
+            )
             lines.append(line)
             total += len(line) + 1
         return "\n".join(lines)
@@ -91,7 +114,7 @@ class Text:
     def _slice(self, pool: str, n: int) -> str:
         n = min(n, len(pool) - 1)
         i = self.rng.randrange(0, len(pool) - n)
-        return pool[i:i + n]
+        return pool[i : i + n]
 
     def sentence(self, words: int = 12) -> str:
         return self._slice(self.prose, words * 7).strip().capitalize() + "."
@@ -102,8 +125,12 @@ class Text:
         path = f"src/{self.rng.choice(VOCAB)}/{self.rng.choice(VOCAB)}.ts"
         if self.rng.random() < 0.55:
             return "read_file", "Read", {"file_path": path}, self._slice(self.code, size)
-        return "shell", "Bash", {"command": f"npm test -- {self.rng.choice(VOCAB)}"}, \
-            self._slice(self.out, size)
+        return (
+            "shell",
+            "Bash",
+            {"command": f"npm test -- {self.rng.choice(VOCAB)}"},
+            self._slice(self.out, size),
+        )
 
 
 def _ts(t: float) -> str:
@@ -118,8 +145,9 @@ def _id(rng: random.Random) -> str:
 class Session:
     """One synthetic conversation: turns of (prompt, tool calls, reply) with usage."""
 
-    def __init__(self, text: Text, rng: random.Random, n: int, target: int, start: float,
-                 project: str) -> None:
+    def __init__(
+        self, text: Text, rng: random.Random, n: int, target: int, start: float, project: str
+    ) -> None:
         self.text, self.rng, self.n = text, rng, n
         self.target, self.t, self.project = target, start, project
         self.tokens = rng.randint(9_000, 16_000)  # system prompt and tools
@@ -151,16 +179,29 @@ class Session:
 
 def claude(s: Session, sidechain: str | None = None) -> Iterator[dict[str, Any]]:
     parent = None
-    common = {"isSidechain": sidechain is not None, "userType": "external", "cwd": s.project,
-              "sessionId": s.uuid, "version": "2.1.39", "gitBranch": "main"}
+    common = {
+        "isSidechain": sidechain is not None,
+        "userType": "external",
+        "cwd": s.project,
+        "sessionId": s.uuid,
+        "version": "2.1.39",
+        "gitBranch": "main",
+    }
     if sidechain:
         common["agentId"] = sidechain
 
     def rec(kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
         nonlocal parent
         uid = _id(s.rng)
-        out = {"parentUuid": parent, **common, "type": kind, "message": message, "uuid": uid,
-               "timestamp": _ts(s.t), **extra}
+        out = {
+            "parentUuid": parent,
+            **common,
+            "type": kind,
+            "message": message,
+            "uuid": uid,
+            "timestamp": _ts(s.t),
+            **extra,
+        }
         parent = uid
         return out
 
@@ -170,21 +211,36 @@ def claude(s: Session, sidechain: str | None = None) -> Iterator[dict[str, Any]]
         for call in [*calls, None]:
             u = s.step(history)
             name, tool, inp, output = call if call is not None else (None, "", {}, "")
-            usage = {"input_tokens": 4, "cache_creation_input_tokens": u["prompt"] - u["cached"]
-                     - 4, "cache_read_input_tokens": u["cached"], "output_tokens": u["output"]}
+            usage = {
+                "input_tokens": 4,
+                "cache_creation_input_tokens": u["prompt"] - u["cached"] - 4,
+                "cache_read_input_tokens": u["cached"],
+                "output_tokens": u["output"],
+            }
             content: list[dict[str, Any]] = [{"type": "text", "text": reply}]
             if name is not None:
                 tid = f"toolu_{s.rng.getrandbits(80):020x}"
                 content = [{"type": "tool_use", "id": tid, "name": tool, "input": inp}]
-            msg = {"id": f"msg_{s.rng.getrandbits(96):024x}", "type": "message",
-                   "role": "assistant", "model": "claude-opus-4-6", "content": content,
-                   "stop_reason": "tool_use" if name else "end_turn", "usage": usage}
+            msg = {
+                "id": f"msg_{s.rng.getrandbits(96):024x}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": content,
+                "stop_reason": "tool_use" if name else "end_turn",
+                "usage": usage,
+            }
             yield rec("assistant", msg, requestId=f"req_{s.rng.getrandbits(96):024x}")
             if name is None:
                 break
-            yield rec("user", {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tid, "content": output}]},
-                toolUseResult={"stdout": output, "stderr": "", "interrupted": False})
+            yield rec(
+                "user",
+                {
+                    "role": "user",
+                    "content": [{"type": "tool_result", "tool_use_id": tid, "content": output}],
+                },
+                toolUseResult={"stdout": output, "stderr": "", "interrupted": False},
+            )
             history = len(output) + 200
 
 
@@ -192,39 +248,88 @@ def codex(s: Session) -> Iterator[dict[str, Any]]:
     def rec(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": _ts(s.t), "type": kind, "payload": payload}
 
-    yield rec("session_meta", {"id": s.uuid, "timestamp": _ts(s.t), "cwd": s.project,
-                               "originator": "codex_cli_rs", "cli_version": "0.66.0",
-                               "instructions": None, "source": "cli", "model_provider": "openai"})
+    yield rec(
+        "session_meta",
+        {
+            "id": s.uuid,
+            "timestamp": _ts(s.t),
+            "cwd": s.project,
+            "originator": "codex_cli_rs",
+            "cli_version": "0.66.0",
+            "instructions": None,
+            "source": "cli",
+            "model_provider": "openai",
+        },
+    )
     total = 0
     for prompt, calls, reply in s.turns():
-        yield rec("response_item", {"type": "message", "role": "user",
-                                    "content": [{"type": "input_text", "text": prompt}]})
+        yield rec(
+            "response_item",
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": prompt}],
+            },
+        )
         yield rec("event_msg", {"type": "user_message", "message": prompt, "images": []})
-        yield rec("turn_context", {"cwd": s.project, "model": "gpt-5.1-codex-max",
-                                   "effort": "high", "summary": "auto"})
+        yield rec(
+            "turn_context",
+            {"cwd": s.project, "model": "gpt-5.1-codex-max", "effort": "high", "summary": "auto"},
+        )
         history = len(prompt)
         for call in [*calls, None]:
             u = s.step(history)
             total += u["prompt"] + u["output"]
-            last = {"input_tokens": u["prompt"], "cached_input_tokens": u["cached"],
-                    "output_tokens": u["output"], "reasoning_output_tokens": 0,
-                    "total_tokens": u["prompt"] + u["output"]}
-            yield rec("event_msg", {"type": "token_count", "info": {
-                "total_token_usage": {**last, "total_tokens": total}, "last_token_usage": last,
-                "model_context_window": 272_000}, "rate_limits": None})
+            last = {
+                "input_tokens": u["prompt"],
+                "cached_input_tokens": u["cached"],
+                "output_tokens": u["output"],
+                "reasoning_output_tokens": 0,
+                "total_tokens": u["prompt"] + u["output"],
+            }
+            yield rec(
+                "event_msg",
+                {
+                    "type": "token_count",
+                    "info": {
+                        "total_token_usage": {**last, "total_tokens": total},
+                        "last_token_usage": last,
+                        "model_context_window": 272_000,
+                    },
+                    "rate_limits": None,
+                },
+            )
             if call is None:
-                yield rec("response_item", {"type": "message", "role": "assistant",
-                                            "content": [{"type": "output_text", "text": reply}]})
+                yield rec(
+                    "response_item",
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": reply}],
+                    },
+                )
                 break
             name, _, inp, output = call
             cid = f"call_{s.rng.getrandbits(64):016x}"
-            yield rec("response_item", {"type": "function_call", "name": "shell",
-                                        "arguments": orjson.dumps(
-                                            {"command": ["bash", "-lc", str(inp)]}).decode(),
-                                        "call_id": cid})
-            yield rec("response_item", {"type": "function_call_output", "call_id": cid,
-                                        "output": orjson.dumps({"output": output, "metadata": {
-                                            "exit_code": 0}}).decode()})
+            yield rec(
+                "response_item",
+                {
+                    "type": "function_call",
+                    "name": "shell",
+                    "arguments": orjson.dumps({"command": ["bash", "-lc", str(inp)]}).decode(),
+                    "call_id": cid,
+                },
+            )
+            yield rec(
+                "response_item",
+                {
+                    "type": "function_call_output",
+                    "call_id": cid,
+                    "output": orjson.dumps(
+                        {"output": output, "metadata": {"exit_code": 0}}
+                    ).decode(),
+                },
+            )
             history = len(output) + 200
 
 
@@ -232,17 +337,41 @@ def gemini_messages(s: Session) -> Iterator[dict[str, Any]]:
     for k, (prompt, calls, reply) in enumerate(s.turns()):
         yield {"id": f"u{k}", "timestamp": _ts(s.t), "type": "user", "content": prompt}
         u = s.step(len(prompt) + sum(len(c[3]) for c in calls))
-        yield {"id": f"g{k}", "timestamp": _ts(s.t), "type": "gemini", "content": reply,
-               "thoughts": [], "tokens": {"input": u["prompt"], "output": u["output"],
-                                          "cached": u["cached"], "thoughts": 0, "tool": 0,
-                                          "total": u["prompt"] + u["output"]},
-               "model": "gemini-2.5-pro",
-               "toolCalls": [{"id": f"{name}-{k}-{i}", "name": name, "args": inp,
-                              "result": [{"functionResponse": {"id": f"{name}-{k}-{i}",
-                                                               "name": name,
-                                                               "response": {"output": out}}}],
-                              "status": "success", "timestamp": _ts(s.t)}
-                             for i, (name, _, inp, out) in enumerate(calls)]}
+        yield {
+            "id": f"g{k}",
+            "timestamp": _ts(s.t),
+            "type": "gemini",
+            "content": reply,
+            "thoughts": [],
+            "tokens": {
+                "input": u["prompt"],
+                "output": u["output"],
+                "cached": u["cached"],
+                "thoughts": 0,
+                "tool": 0,
+                "total": u["prompt"] + u["output"],
+            },
+            "model": "gemini-2.5-pro",
+            "toolCalls": [
+                {
+                    "id": f"{name}-{k}-{i}",
+                    "name": name,
+                    "args": inp,
+                    "result": [
+                        {
+                            "functionResponse": {
+                                "id": f"{name}-{k}-{i}",
+                                "name": name,
+                                "response": {"output": out},
+                            }
+                        }
+                    ],
+                    "status": "success",
+                    "timestamp": _ts(s.t),
+                }
+                for i, (name, _, inp, out) in enumerate(calls)
+            ],
+        }
 
 
 def qwen(s: Session) -> Iterator[dict[str, Any]]:
@@ -252,8 +381,14 @@ def qwen(s: Session) -> Iterator[dict[str, Any]]:
     def rec(kind: str, **extra: Any) -> dict[str, Any]:
         nonlocal parent
         uid = _id(s.rng)
-        out = {"uuid": uid, "parentUuid": parent, **common, "timestamp": _ts(s.t),
-               "type": kind, **extra}
+        out = {
+            "uuid": uid,
+            "parentUuid": parent,
+            **common,
+            "timestamp": _ts(s.t),
+            "type": kind,
+            **extra,
+        }
         parent = uid
         return out
 
@@ -262,20 +397,41 @@ def qwen(s: Session) -> Iterator[dict[str, Any]]:
         history = len(prompt)
         for call in [*calls, None]:
             u = s.step(history)
-            meta = {"promptTokenCount": u["prompt"], "candidatesTokenCount": u["output"],
-                    "totalTokenCount": u["prompt"] + u["output"],
-                    "cachedContentTokenCount": u["cached"]}
+            meta = {
+                "promptTokenCount": u["prompt"],
+                "candidatesTokenCount": u["output"],
+                "totalTokenCount": u["prompt"] + u["output"],
+                "cachedContentTokenCount": u["cached"],
+            }
             parts: list[dict[str, Any]] = [{"text": reply}]
             if call is not None:
                 cid = f"call_{s.rng.getrandbits(64):016x}"
                 parts = [{"functionCall": {"id": cid, "name": call[0], "args": call[2]}}]
-            yield rec("assistant", model="qwen3-coder-plus", contextWindowSize=131072,
-                      message={"role": "model", "parts": parts}, usageMetadata=meta)
+            yield rec(
+                "assistant",
+                model="qwen3-coder-plus",
+                contextWindowSize=131072,
+                message={"role": "model", "parts": parts},
+                usageMetadata=meta,
+            )
             if call is None:
                 break
-            yield rec("tool_result", message={"role": "user", "parts": [{"functionResponse": {
-                "id": cid, "name": call[0], "response": {"output": call[3]}}}]},
-                toolCallResult={"callId": cid, "status": "success"})
+            yield rec(
+                "tool_result",
+                message={
+                    "role": "user",
+                    "parts": [
+                        {
+                            "functionResponse": {
+                                "id": cid,
+                                "name": call[0],
+                                "response": {"output": call[3]},
+                            }
+                        }
+                    ],
+                },
+                toolCallResult={"callId": cid, "status": "success"},
+            )
             history = len(call[3]) + 200
 
 
@@ -308,17 +464,25 @@ def write_session(out: Path, kind: str, s: Session, rng: random.Random) -> list[
                 sub = Session(s.text, rng, s.n, s.target // 5, s.t, s.project)
                 sub.compact_at = s.compact_at
                 sub.uuid = s.uuid
-                files.append((folder / s.uuid / "subagents" / f"agent-{agent}.jsonl",
-                              _lines(claude(sub, sidechain=agent))))
+                files.append(
+                    (
+                        folder / s.uuid / "subagents" / f"agent-{agent}.jsonl",
+                        _lines(claude(sub, sidechain=agent)),
+                    )
+                )
     elif kind == "codex":
         name = f"rollout-{time.strftime('%Y-%m-%dT%H-%M-%S', day)}-{s.uuid}.jsonl"
-        files = [(home / ".codex" / "sessions" / time.strftime("%Y/%m/%d", day) / name,
-                  _lines(codex(s)))]
+        files = [
+            (home / ".codex" / "sessions" / time.strftime("%Y/%m/%d", day) / name, _lines(codex(s)))
+        ]
     elif kind in ("gemini", "gemini_jsonl"):
-        folder = home / ".gemini" / "tmp" / hashlib.sha256(s.project.encode()).hexdigest() \
-            / "chats"
-        head = {"sessionId": s.uuid, "projectHash": folder.parent.name,
-                "startTime": _ts(s.t), "lastUpdated": _ts(s.t)}
+        folder = home / ".gemini" / "tmp" / hashlib.sha256(s.project.encode()).hexdigest() / "chats"
+        head = {
+            "sessionId": s.uuid,
+            "projectHash": folder.parent.name,
+            "startTime": _ts(s.t),
+            "lastUpdated": _ts(s.t),
+        }
         stem = f"session-{time.strftime('%Y-%m-%dT%H-%M', day)}-{s.uuid[:8]}"
         if kind == "gemini":
             doc = {**head, "messages": list(gemini_messages(s))}
@@ -375,8 +539,10 @@ def main() -> int:
     args = p.parse_args()
     t0 = time.perf_counter()
     files, size = generate(args.out, args.sessions, args.gb, args.seed)
-    print(f"wrote {files} files, {size / 1e9:.2f} GB under {args.out} "
-          f"in {time.perf_counter() - t0:.0f} s")
+    print(
+        f"wrote {files} files, {size / 1e9:.2f} GB under {args.out} "
+        f"in {time.perf_counter() - t0:.0f} s"
+    )
     return 0
 
 

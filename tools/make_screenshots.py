@@ -41,7 +41,9 @@ NOISE = "This plugin does not support propagateSizeHints"
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("names", nargs="*", metavar="NAME", help=f"pictures to render: {', '.join(SHOTS)}")
+    p.add_argument(
+        "names", nargs="*", metavar="NAME", help=f"pictures to render: {', '.join(SHOTS)}"
+    )
     p.add_argument("--out", default=str(ROOT / "docs" / "images"), help="folder of the PNG files")
     p.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -72,10 +74,15 @@ def render(name: str, path: Path) -> None:
 
     theme, _ = SHOTS[name]
     create_app(theme=theme)
-    qInstallMessageHandler(lambda _mode, _context, message: None if NOISE in message
-                           else sys.stderr.write(message + "\n"))
+    qInstallMessageHandler(
+        lambda _mode, _context, message: (
+            None if NOISE in message else sys.stderr.write(message + "\n")
+        )
+    )
     with tempfile.TemporaryDirectory() as tmp:  # neither the user's settings nor their layout
-        settings = AppSettings(QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat))
+        settings = AppSettings(
+            QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
+        )
         state = AppState()
         window = build_main_window(state, settings)
         analysis = window.loader.load_sync(str(demo_session_path()), state.options)
@@ -143,8 +150,9 @@ def save_png(image, path: Path) -> None:
     image = image.convertToFormat(QImage.Format.Format_RGB32)
     w, h = image.width(), image.height()
     pixels = np.frombuffer(image.constBits(), dtype=np.uint32).reshape(h, image.bytesPerLine() // 4)
-    colors, inverse, counts = np.unique(pixels[:, :w] & 0xFFFFFF, return_inverse=True,
-                                        return_counts=True)
+    colors, inverse, counts = np.unique(
+        pixels[:, :w] & 0xFFFFFF, return_inverse=True, return_counts=True
+    )
     rgb = np.stack([(colors >> 16) & 255, (colors >> 8) & 255, colors & 255], axis=-1)
     chosen = palette(rgb.astype(np.int64), counts)
     distance = ((rgb[:, None, :].astype(np.int64) - rgb[chosen][None, :, :]) ** 2).sum(axis=-1)
@@ -177,6 +185,7 @@ def palette(rgb, counts, size: int = 256):
         chosen.append(worst)
         nearest = np.minimum(nearest, ((rgb - rgb[worst]) ** 2).sum(axis=1))
     return np.array(chosen)
+
 
 if __name__ == "__main__":
     sys.exit(main())

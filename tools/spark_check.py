@@ -45,16 +45,29 @@ SHOWN = 5  # differences shown per query
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("dataset", type=Path, help="the folder `ctxviewer export --parquet` wrote")
-    p.add_argument("--python", type=Path, default=ROOT / ".venv" / "bin" / "python",
-                   help="the Python that has ctxviewer and its team extra (DuckDB); "
-                        "default: .venv/bin/python of this checkout")
-    p.add_argument("--queries", type=Path, default=ROOT / "docs" / "queries",
-                   help="the folder of *.sql files to run (default: docs/queries)")
-    p.add_argument("--timeout", type=float, default=1200,
-                   help="stop with exit status 3 after this many seconds (default 1200)")
+    p.add_argument(
+        "--python",
+        type=Path,
+        default=ROOT / ".venv" / "bin" / "python",
+        help="the Python that has ctxviewer and its team extra (DuckDB); "
+        "default: .venv/bin/python of this checkout",
+    )
+    p.add_argument(
+        "--queries",
+        type=Path,
+        default=ROOT / "docs" / "queries",
+        help="the folder of *.sql files to run (default: docs/queries)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=1200,
+        help="stop with exit status 3 after this many seconds (default 1200)",
+    )
     return p.parse_args(argv)
 
 
@@ -64,6 +77,7 @@ def _fail(message: str) -> int:
 
 
 # --- values as `ctxviewer query --json` writes them ---------------------------------
+
 
 def plain(v: Any) -> Any:
     """A Spark value as DuckDB's result is written as JSON (commands/result_table.py):
@@ -136,10 +150,15 @@ def compare(duck: dict[str, Any], spark: dict[str, Any]) -> list[str]:
 
 # --- the two engines ---------------------------------------------------------------
 
+
 def duckdb_result(python: Path, sql: Path, dataset: Path, timeout: float) -> dict[str, Any]:
     """``ctxviewer query SQL DATASET --json`` under the project's Python."""
-    done = subprocess.run([str(python), "-m", "ctxviewer", "query", str(sql), str(dataset),
-                           "--json"], capture_output=True, text=True, timeout=timeout)
+    done = subprocess.run(
+        [str(python), "-m", "ctxviewer", "query", str(sql), str(dataset), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     if done.returncode != 0:
         raise RuntimeError(done.stderr.strip() or f"exit status {done.returncode}")
     out = json.loads(done.stdout)
@@ -150,11 +169,14 @@ def spark_session() -> Any:
     """A local Spark session with the tables, exactly as docs/parquet.md shows it."""
     from pyspark.sql import SparkSession
 
-    spark = SparkSession.builder.master("local[2]").appName("ctxviewer spark_check") \
-        .config("spark.sql.session.timeZone", "UTC") \
-        .config("spark.ui.enabled", "false") \
-        .config("spark.ui.showConsoleProgress", "false") \
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("ctxviewer spark_check")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .getOrCreate()
+    )
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -167,8 +189,9 @@ def register_tables(spark: Any, dataset: Path) -> list[str]:
     for t in TABLES:
         folder = dataset / t
         if folder.is_dir() and any(folder.rglob("*.parquet")):
-            spark.read.option("basePath", f"{dataset}/{t}").parquet(f"{dataset}/{t}") \
-                .createOrReplaceTempView(t)
+            spark.read.option("basePath", f"{dataset}/{t}").parquet(
+                f"{dataset}/{t}"
+            ).createOrReplaceTempView(t)
         else:
             spark.createDataFrame([], _ddl(t)).createOrReplaceTempView(t)
             empty.append(t)
@@ -182,17 +205,24 @@ def _ddl(table: str) -> str:
         from ctxviewer.analysis.dataset import schema
     finally:
         sys.path.remove(str(ROOT))
-    types = {schema.STRING: "STRING", schema.INT: "BIGINT", schema.FLOAT: "DOUBLE",
-             schema.BOOL: "BOOLEAN", schema.TIMESTAMP: "TIMESTAMP", schema.DATE: "DATE",
-             schema.STRINGS: "ARRAY<STRING>"}
+    types = {
+        schema.STRING: "STRING",
+        schema.INT: "BIGINT",
+        schema.FLOAT: "DOUBLE",
+        schema.BOOL: "BOOLEAN",
+        schema.TIMESTAMP: "TIMESTAMP",
+        schema.DATE: "DATE",
+        schema.STRINGS: "ARRAY<STRING>",
+    }
 
     def ddl_type(c: Any) -> str:
         if c.type == schema.STRUCTS:
             return "ARRAY<STRUCT<" + ", ".join(f"{n}: {types[t]}" for n, t in c.fields) + ">>"
         return types[c.type]
 
-    return ", ".join(f"`{c.name}` {ddl_type(c)}"
-                     for c in (*schema.TABLES[table], *schema.PARTITION))
+    return ", ".join(
+        f"`{c.name}` {ddl_type(c)}" for c in (*schema.TABLES[table], *schema.PARTITION)
+    )
 
 
 def spark_result(spark: Any, sql: Path) -> dict[str, Any]:
@@ -215,8 +245,11 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(f"no pyspark in {sys.executable} (pip install pyspark, in its own venv)")
 
     def give_up() -> None:
-        print(f"spark_check: stopped after {args.timeout:g} s (--timeout)", file=sys.stderr,
-              flush=True)
+        print(
+            f"spark_check: stopped after {args.timeout:g} s (--timeout)",
+            file=sys.stderr,
+            flush=True,
+        )
         os._exit(3)
 
     watchdog = threading.Timer(args.timeout, give_up)
@@ -229,10 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     spark = spark_session()
     try:
         empty = register_tables(spark, args.dataset)
-        print(f"Spark {spark.version} (pyspark {pyspark.__version__}), local[2], session time "
-              f"zone {spark.conf.get('spark.sql.session.timeZone')}, ANSI mode "
-              f"{spark.conf.get('spark.sql.ansi.enabled')}; dataset {args.dataset}"
-              + (f" (no files: {', '.join(empty)})" if empty else ""))
+        print(
+            f"Spark {spark.version} (pyspark {pyspark.__version__}), local[2], session time "
+            f"zone {spark.conf.get('spark.sql.session.timeZone')}, ANSI mode "
+            f"{spark.conf.get('spark.sql.ansi.enabled')}; dataset {args.dataset}"
+            + (f" (no files: {', '.join(empty)})" if empty else "")
+        )
         failed = 0
         for sql in queries:
             try:
@@ -256,12 +291,16 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"    {line}")
             else:
                 n = len(duck["rows"])
-                print(f"same       {sql.name}: {n} row{'' if n == 1 else 's'} x "
-                      f"{len(duck['columns'])} columns")
+                print(
+                    f"same       {sql.name}: {n} row{'' if n == 1 else 's'} x "
+                    f"{len(duck['columns'])} columns"
+                )
     finally:
         spark.stop()
-    print(f"{len(queries) - failed} of {len(queries)} queries the same on Spark and DuckDB "
-          f"({time.monotonic() - started:.0f} s)")
+    print(
+        f"{len(queries) - failed} of {len(queries)} queries the same on Spark and DuckDB "
+        f"({time.monotonic() - started:.0f} s)"
+    )
     return 1 if failed else 0
 
 

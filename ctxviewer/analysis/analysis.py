@@ -57,16 +57,23 @@ def env_pct_override(environ: Mapping[str, str]) -> float | None:
     return pct if 0 < pct < 100 else None
 
 
-def _local_counts(rules: Mapping[str, object], model: str | None,
-                  overhead: int) -> LocalEstimate | None:
+def _local_counts(
+    rules: Mapping[str, object], model: str | None, overhead: int
+) -> LocalEstimate | None:
     """How the agent counts when its count_tokens calls fail, where it estimates itself
     (``count_fallback = "local"``): characters a token, by model."""
     if rules.get("count_fallback") != "local":
         return None
     name = (model or "").lower()
     per_model = rules.get("local_chars_per_token_by_model")
-    cpt = next((float(v) for prefix, v in (per_model.items() if isinstance(per_model, dict)
-                                           else ()) if name.startswith(prefix)), None)
+    cpt = next(
+        (
+            float(v)
+            for prefix, v in (per_model.items() if isinstance(per_model, dict) else ())
+            if name.startswith(prefix)
+        ),
+        None,
+    )
     return local_estimate(cpt or float(str(rules.get("local_chars_per_token", 4))), overhead)
 
 
@@ -104,8 +111,9 @@ class Analysis:
         done = self._windows.get(model)
         if done is None:
             reqs = [r for r in self.session.requests if r.model == model] or self.session.requests
-            done = self._windows[model] = agent_window(self.identity, reqs, model,
-                                                       self.window_override)
+            done = self._windows[model] = agent_window(
+                self.identity, reqs, model, self.window_override
+            )
         return done
 
     @cached_property
@@ -145,25 +153,39 @@ class Analysis:
         f, t = self.fired, self.thresholds
         if f is None or t.auto != f.at or self._profile_auto == f.at:
             return ""
-        return (f"an auto compaction before request {f.request} at {f.at:,} tokens, after a "
-                f"request of {f.above:,}: the profile's {self._profile_auto:,} would not have "
-                "fired there")
+        return (
+            f"an auto compaction before request {f.request} at {f.at:,} tokens, after a "
+            f"request of {f.above:,}: the profile's {self._profile_auto:,} would not have "
+            "fired there"
+        )
 
     def thresholds_for(self, window: Window, model: str | None) -> Thresholds:
         if self.policy != AGENT:
             return thresholds(window.tokens, self.policy, self.custom)
-        caps = [r.max_tokens for r in self.session.requests
-                if r.model == model and r.role == MAIN and r.max_tokens]
-        t = rule_thresholds(self.identity.era.policy, window.tokens, model=model,
-                            max_output=max(caps) if caps else None, raw_window=window.raw,
-                            pct_override=self.pct_override)
+        caps = [
+            r.max_tokens
+            for r in self.session.requests
+            if r.model == model and r.role == MAIN and r.max_tokens
+        ]
+        t = rule_thresholds(
+            self.identity.era.policy,
+            window.tokens,
+            model=model,
+            max_output=max(caps) if caps else None,
+            raw_window=window.raw,
+            pct_override=self.pct_override,
+        )
         f = self.fired
         if model != self.session.model or f is None or f.allows(t.auto):
             return t
         self._profile_auto = t.auto  # what the log's evidence replaced (threshold_evidence)
         auto = min(f.at, t.window)
-        return replace(t, warn=max(0, min(auto, auto - (t.auto - t.warn))), auto=auto,
-                       hard=min(t.window, max(t.hard, auto)))
+        return replace(
+            t,
+            warn=max(0, min(auto, auto - (t.auto - t.warn))),
+            auto=auto,
+            hard=min(t.window, max(t.hard, auto)),
+        )
 
     @cached_property
     def thresholds(self) -> Thresholds:
@@ -177,8 +199,9 @@ class Analysis:
     @cached_property
     def compactions(self) -> Compactions:
         """Observed compactions and those the policy predicts along the real curve."""
-        counts_output = self.policy == AGENT and \
-            bool(self.identity.era.policy.constant("counts_output"))
+        counts_output = self.policy == AGENT and bool(
+            self.identity.era.policy.constant("counts_output")
+        )
         return compactions(self.session, self.timeline, self.thresholds, counts_output)
 
     @cached_property
@@ -212,9 +235,9 @@ class Analysis:
         req = self.session.requests[index]
         key = overhead_key(req)
         if not req.complete and key not in self._inferred:
-            self._inferred[key] = infer_overhead(self.session.requests,
-                                                 replace(req, role=key[0], agent=key[1]),
-                                                 self.estimator)
+            self._inferred[key] = infer_overhead(
+                self.session.requests, replace(req, role=key[0], agent=key[1]), self.estimator
+            )
         w = self.window_of(req.model) if req.model and req.role != AUXILIARY else self.window_info
         t = self.thresholds if w == self.window_info else self.thresholds_for(w, req.model)
         agent = self.agent_view
@@ -224,22 +247,46 @@ class Analysis:
             agent = replace(agent, native_window=own >= (era.extended_window or own + 1))
         overhead = agent.rules.get("tool_overhead")
         if overhead is not None and req.complete:
-            answers = agent_counts(self.session, index, int(overhead),
-                                   _local_counts(agent.rules, req.model, int(overhead)))
+            answers = agent_counts(
+                self.session,
+                index,
+                int(overhead),
+                _local_counts(agent.rules, req.model, int(overhead)),
+            )
             if answers is not None:
                 agent = replace(agent, answers=answers)
         inferred = self._inferred.get(key)
         size = self._size_without_usage(index)
-        b = breakdown(req, self.estimator, w.tokens, t, inferred,
-                      agent if self.counts == "agent" else None, self._message_rows, rows, size)
+        b = breakdown(
+            req,
+            self.estimator,
+            w.tokens,
+            t,
+            inferred,
+            agent if self.counts == "agent" else None,
+            self._message_rows,
+            rows,
+            size,
+        )
         if not rows:  # what follows adds rows, notes and numbers beside the categories
             return b
-        diffs = b.differences if self.counts == "agent" else \
-            breakdown(req, self.estimator, w.tokens, t, inferred, agent,
-                      self._message_rows, size=size).differences
+        diffs = (
+            b.differences
+            if self.counts == "agent"
+            else breakdown(
+                req, self.estimator, w.tokens, t, inferred, agent, self._message_rows, size=size
+            ).differences
+        )
         if w.wire and w.wire != w.tokens:
-            diffs = (Difference("window", w.tokens, w.wire,
-                                f"the requests carry the context-1m beta; {w.detail}"), *diffs)
+            diffs = (
+                Difference(
+                    "window",
+                    w.tokens,
+                    w.wire,
+                    f"the requests carry the context-1m beta; {w.detail}",
+                ),
+                *diffs,
+            )
         b = replace(b, differences=tuple(diffs))
         if not req.complete:
             b = self._with_disk(b)
@@ -277,14 +324,25 @@ class Analysis:
         from ctxviewer.analysis.disk_overhead import capped
 
         listed = b.category("skills")
-        found = [d for d in self.disk_items  # skills the transcript lists are not overhead
-                 if not (d.kind == "skill" and listed is not None and listed.items)]
-        rows = tuple(Item(f"{d.kind}: {d.name} ({DISK_NOTE})", d.tokens, "disk", ref=d.text)
-                     for d in capped(found, cat.tokens))
-        note = (f"{cat.note}; the project is on this machine: its memory files, skills and "
-                f"MCP servers as they are now ({DISK_NOTE}) are listed inside it")
-        return replace(b, categories=tuple(
-            replace(c, items=rows, note=note) if c is cat else c for c in b.categories))
+        found = [
+            d
+            for d in self.disk_items  # skills the transcript lists are not overhead
+            if not (d.kind == "skill" and listed is not None and listed.items)
+        ]
+        rows = tuple(
+            Item(f"{d.kind}: {d.name} ({DISK_NOTE})", d.tokens, "disk", ref=d.text)
+            for d in capped(found, cat.tokens)
+        )
+        note = (
+            f"{cat.note}; the project is on this machine: its memory files, skills and "
+            f"MCP servers as they are now ({DISK_NOTE}) are listed inside it"
+        )
+        return replace(
+            b,
+            categories=tuple(
+                replace(c, items=rows, note=note) if c is cat else c for c in b.categories
+            ),
+        )
 
     @cached_property
     def agent_view(self) -> CountingView:

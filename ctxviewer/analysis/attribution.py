@@ -69,8 +69,11 @@ class Step:
 
     @property
     def clean(self) -> bool:
-        return not (self.thinking or self.tool_search or self.todo) and \
-            self.estimate >= CLEAN_MIN and self.delta > 0
+        return (
+            not (self.thinking or self.tool_search or self.todo)
+            and self.estimate >= CLEAN_MIN
+            and self.delta > 0
+        )
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,11 @@ class Attribution:
     explained: int = 0  # the calibrated estimate of what was added since
 
     def as_dict(self) -> dict[str, int]:
-        return {"attributed_exact": self.exact, "estimated": self.estimated,
-                "unattributed": self.unattributed}
+        return {
+            "attributed_exact": self.exact,
+            "estimated": self.estimated,
+            "unattributed": self.unattributed,
+        }
 
 
 def _median(values: list[float]) -> float:
@@ -127,12 +133,16 @@ def steps(session: Session, est: Estimator) -> dict[int, Step]:
             continue  # the prompt shrank: cleared thinking, context edits, a cache rebuild
         added = r.messages[n:]
         blocks = [b for m in added for b in m.blocks]
-        out[r.index] = Step(r.index, prev.index, delta, added, est.messages(added),
-                            any(b.kind == THINKING for b in blocks),
-                            any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text
-                                for b in blocks),
-                            sum(est.block(b) for b in blocks
-                                if b.kind == TOOL_USE and b.name in TODO_TOOLS))
+        out[r.index] = Step(
+            r.index,
+            prev.index,
+            delta,
+            added,
+            est.messages(added),
+            any(b.kind == THINKING for b in blocks),
+            any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text for b in blocks),
+            sum(est.block(b) for b in blocks if b.kind == TOOL_USE and b.name in TODO_TOOLS),
+        )
     return out
 
 
@@ -146,8 +156,9 @@ def ratios(found: dict[int, Step], session: Session) -> dict[str | None, float]:
                 by_model.setdefault(session.requests[s.index].model, []).append(q)
     every = [q for qs in by_model.values() for q in qs]
     overall = _median(every) if len(every) >= 3 else 1.0
-    return {m: _median(qs) if len(qs) >= 3 else overall
-            for m, qs in by_model.items()} | {"*": overall}
+    return {m: _median(qs) if len(qs) >= 3 else overall for m, qs in by_model.items()} | {
+        "*": overall
+    }
 
 
 def attribute(session: Session, est: Estimator) -> list[Attribution]:
@@ -192,8 +203,17 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
     estimate = before.explained + explained
     left = growth - estimate - sum(causes.values())
     unattributed = left if left > max(TOLERANCE * growth, MIN_TOKENS) else 0
-    return Attribution(s.index, growth - unattributed, before.estimated, unattributed, causes,
-                       ratio, s, growth, estimate)
+    return Attribution(
+        s.index,
+        growth - unattributed,
+        before.estimated,
+        unattributed,
+        causes,
+        ratio,
+        s,
+        growth,
+        estimate,
+    )
 
 
 def clean_steps(session: Session, est: Estimator) -> Sequence[Step]:
@@ -207,14 +227,28 @@ def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdo
     growth (they are part of the Messages total, which is the API's)."""
     if not rows:
         return replace(b, attribution=a.as_dict())
-    extra = [Item(cause, tokens, "cause", ref=f"{cause}: {tokens:,} tokens of growth")
-             for cause, tokens in a.causes.items() if tokens]
+    extra = [
+        Item(cause, tokens, "cause", ref=f"{cause}: {tokens:,} tokens of growth")
+        for cause, tokens in a.causes.items()
+        if tokens
+    ]
     if a.unattributed:
-        extra.append(Item(UNATTRIBUTED, a.unattributed, "unattributed",
-                         ref=f"{UNATTRIBUTED}: {a.unattributed:,} tokens"))
+        extra.append(
+            Item(
+                UNATTRIBUTED,
+                a.unattributed,
+                "unattributed",
+                ref=f"{UNATTRIBUTED}: {a.unattributed:,} tokens",
+            )
+        )
     cats = b.categories
     if extra:
-        cats = tuple(replace(c, items=tuple(sorted(c.items + tuple(extra),
-                                                   key=lambda x: (-x.tokens, x.name))))
-                     if c.name == "messages" else c for c in cats)
+        cats = tuple(
+            replace(
+                c, items=tuple(sorted(c.items + tuple(extra), key=lambda x: (-x.tokens, x.name)))
+            )
+            if c.name == "messages"
+            else c
+            for c in cats
+        )
     return replace(b, categories=cats, attribution=a.as_dict())

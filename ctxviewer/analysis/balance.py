@@ -43,8 +43,7 @@ def fit(items: tuple[Item, ...], total: int, rest: str) -> tuple[Item, ...]:
     fitted = [_fit_item(x) for x in items]
     held = sum(x.tokens for x in fitted)
     if held == total:
-        return items if all(a is b for a, b in zip(fitted, items, strict=True)) \
-            else tuple(fitted)
+        return items if all(a is b for a, b in zip(fitted, items, strict=True)) else tuple(fitted)
     if held < total:
         fitted.append(Item(rest, total - held, REST_KIND, ref=f"{rest}: {total - held:,} tokens"))
         return _desc(fitted)
@@ -58,8 +57,9 @@ def _scaled(x: Item, tokens: int) -> Item:
     if not x.items:
         return replace(x, tokens=tokens)
     shares = apportion([c.tokens for c in x.items], tokens)
-    return replace(x, tokens=tokens,
-                   items=tuple(_scaled(c, v) for c, v in zip(x.items, shares, strict=True)))
+    return replace(
+        x, tokens=tokens, items=tuple(_scaled(c, v) for c, v in zip(x.items, shares, strict=True))
+    )
 
 
 def _fit_item(x: Item) -> Item:
@@ -89,8 +89,7 @@ def adds_up(b: Breakdown) -> list[str]:
         if tokens < 0:
             wrong.append(f"{name}: {tokens} tokens")
         if items and sum(x.tokens for x in items) != tokens:
-            wrong.append(f"{name}: {tokens:,} but its rows sum to "
-                         f"{sum(x.tokens for x in items):,}")
+            wrong.append(f"{name}: {tokens:,} but its rows sum to {sum(x.tokens for x in items):,}")
         for x in items:
             check(f"{name} / {x.name}", x.tokens, x.items)
 
@@ -98,6 +97,5 @@ def adds_up(b: Breakdown) -> list[str]:
         check(c.name, c.tokens, c.items)
     space = sum(c.tokens for c in b.categories)
     if space != max(b.window, b.used):
-        wrong.append(f"categories sum to {space:,}, the window is {b.window:,} "
-                     f"and {b.used:,} used")
+        wrong.append(f"categories sum to {space:,}, the window is {b.window:,} and {b.used:,} used")
     return wrong

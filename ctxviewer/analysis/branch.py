@@ -28,13 +28,24 @@ def is_compacted(req: Request) -> bool:
 def estimated_request(result: CompactionResult, tokens: int | None = None) -> Request:
     """The compacted request with ``usage`` = ``tokens`` (default: its local estimate,
     ``result.after``; ``result.projected_after`` to compare with an API count)."""
-    return replace(result.request,
-                   usage=Usage(input_tokens=result.after if tokens is None else tokens),
-                   response=None, events=(), status=None, message_id=None, request_id=None)
+    return replace(
+        result.request,
+        usage=Usage(input_tokens=result.after if tokens is None else tokens),
+        response=None,
+        events=(),
+        status=None,
+        message_id=None,
+        request_id=None,
+    )
 
 
-def with_summary(result: CompactionResult, summary: str, title: str, est: Estimator,
-                 inferred_overhead: int | None = None) -> CompactionResult:
+def with_summary(
+    result: CompactionResult,
+    summary: str,
+    title: str,
+    est: Estimator,
+    inferred_overhead: int | None = None,
+) -> CompactionResult:
     """``result`` with its summary text (and title) replaced; ``after`` recounted."""
     if summary == result.summary and title == result.title:
         return result
@@ -46,12 +57,18 @@ def with_summary(result: CompactionResult, summary: str, title: str, est: Estima
         text = b.text.replace(old, summary, 1) if old and old in b.text else summary
         return replace(b, text=text)
 
-    msgs = tuple(replace(m, blocks=tuple(block(b) for b in m.blocks))
-                 for m in result.request.messages)
+    msgs = tuple(
+        replace(m, blocks=tuple(block(b) for b in m.blocks)) for m in result.request.messages
+    )
     req = replace(result.request, messages=msgs)
-    return replace(result, request=req, summary=summary, title=title,
-                   summary_tokens=est.count(summary),
-                   after=estimate_request(req, est, inferred_overhead))
+    return replace(
+        result,
+        request=req,
+        summary=summary,
+        title=title,
+        summary_tokens=est.count(summary),
+        after=estimate_request(req, est, inferred_overhead),
+    )
 
 
 def compacted_branch(session: Session, result: CompactionResult) -> Session:
@@ -59,11 +76,25 @@ def compacted_branch(session: Session, result: CompactionResult) -> Session:
     n = result.request.index
     # the size the dialog projected: the estimate after, on the API's scale of the request
     # it compacts (the raw estimate would show the estimator's error as a saving)
-    new = replace(estimated_request(result, result.projected_after), index=n + 1, role=MAIN,
-                  sidechain=False,
-                  agent=None, simulated=True, notes=(*result.request.notes,
-                                     (f"{NOTE_PREFIX} ({result.strategy}) of request {n}: "
-                                      "usage is the local estimate")))
+    new = replace(
+        estimated_request(result, result.projected_after),
+        index=n + 1,
+        role=MAIN,
+        sidechain=False,
+        agent=None,
+        simulated=True,
+        notes=(
+            *result.request.notes,
+            (f"{NOTE_PREFIX} ({result.strategy}) of request {n}: usage is the local estimate"),
+        ),
+    )
     title = f"{session.title or 'session'} · {NOTE_PREFIX} ({result.strategy})"
-    return Session(session.path, session.format, [*session.requests[:n + 1], new],
-                   list(session.skipped), [], title, session.session_id)
+    return Session(
+        session.path,
+        session.format,
+        [*session.requests[: n + 1], new],
+        list(session.skipped),
+        [],
+        title,
+        session.session_id,
+    )

@@ -67,13 +67,20 @@ LABELS = {
 ORDER = tuple(k for k in LABELS if k not in OUTSIDE)
 SIZE_NOTES = {
     "estimate": "no API usage for this request: its size is the last API count of its "
-                "conversation plus the estimate of what was added since (the pre-send "
-                "estimate)",
+    "conversation plus the estimate of what was added since (the pre-send "
+    "estimate)",
     "overflow": "no API usage for this request: its size is the one its context-overflow "
-                "error states",
+    "error states",
 }
-OVERHEAD = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
-            "memory_files", "startup_context")
+OVERHEAD = (
+    "system_prompt",
+    "unrecorded_overhead",
+    "builtin_tools",
+    "mcp_tools",
+    "skills",
+    "memory_files",
+    "startup_context",
+)
 SPACE = ("free_space", "autocompact_buffer")
 
 
@@ -162,9 +169,11 @@ def _block_label(b: Block) -> str:
 
 
 def _message_label(i: int, m: Message) -> str:
-    first = next((b for b in m.blocks if b.tag == COMPACTION_SUMMARY), None) or next(
-        (b for b in m.blocks if b.text.strip()), None) or next(
-        (b for b in m.blocks if b.kind != "text"), None)  # a turn's first block may be empty
+    first = (
+        next((b for b in m.blocks if b.tag == COMPACTION_SUMMARY), None)
+        or next((b for b in m.blocks if b.text.strip()), None)
+        or next((b for b in m.blocks if b.kind != "text"), None)
+    )  # a turn's first block may be empty
     what = _block_label(first) if first else "(empty)"
     return f"#{i} {m.role}: {what}"
 
@@ -180,8 +189,9 @@ MessageMemo = dict[tuple[int, int], tuple[Message, "Item | None"]]
 MEMO_LIMIT = 50_000  # rows kept: a log whose requests share no message objects starts over
 
 
-def message_items(messages: Iterable[Message], est: Estimator,
-                  memo: MessageMemo | None = None) -> tuple[list[Item], int]:
+def message_items(
+    messages: Iterable[Message], est: Estimator, memo: MessageMemo | None = None
+) -> tuple[list[Item], int]:
     """The Messages rows (a message, its blocks inside) and their total. ``memo`` keeps
     the rows of messages seen before at the same position, for one estimator."""
     items: list[Item] = []
@@ -215,8 +225,11 @@ def message_total(messages: Iterable[Message], est: Estimator) -> int:
 
 
 def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
-    blocks = [Item(_block_label(b), est.block(b), "block", ref=b, index=j)
-              for j, b in enumerate(m.blocks) if _counted(b)]
+    blocks = [
+        Item(_block_label(b), est.block(b), "block", ref=b, index=j)
+        for j, b in enumerate(m.blocks)
+        if _counted(b)
+    ]
     if not blocks and any(not _counted(b) for b in m.blocks):
         return None
     tokens = sum(x.tokens for x in blocks) + est.message_overhead
@@ -225,8 +238,11 @@ def _message_item(i: int, m: Message, est: Estimator) -> Item | None:
 
 def overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[Item]]]:
     parts: dict[str, tuple[int, list[Item]]] = {}
-    sys_items = [Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
-                 for i, b in enumerate(req.system) if b.tag not in (MEMORY, SKILL_LISTING)]
+    sys_items = [
+        Item(f"block {i + 1}: {short_text(b.text)}", est.block(b), "system", ref=b, index=i)
+        for i, b in enumerate(req.system)
+        if b.tag not in (MEMORY, SKILL_LISTING)
+    ]
     parts["system_prompt"] = (sum(x.tokens for x in sys_items), sys_items)
     builtin, mcp = tool_items(req, est)
     parts["builtin_tools"] = (sum(x.tokens for x in builtin), builtin)
@@ -239,14 +255,17 @@ def overhead_parts(req: Request, est: Estimator) -> dict[str, tuple[int, list[It
 def tool_items(req: Request, est: Estimator) -> tuple[list[Item], list[Item]]:
     """The request's built-in tools, and its MCP tools by server (one ``server`` item
     each, its tools inside): the rows of the Built-in tools and MCP tools categories."""
-    builtin = [Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools
-               if t.kind not in (MCP, SKILL)]
+    builtin = [
+        Item(t.name, est.tool(t), "tool", ref=t) for t in req.tools if t.kind not in (MCP, SKILL)
+    ]
     servers: dict[str, list[Item]] = defaultdict(list)
     for t in req.tools:
         if t.kind == MCP:
             servers[mcp_server(t)].append(Item(t.name, est.tool(t), "tool", ref=t))
-    mcp = [Item(s, sum(x.tokens for x in tools), "server", tuple(_desc(tools)))
-           for s, tools in servers.items()]
+    mcp = [
+        Item(s, sum(x.tokens for x in tools), "server", tuple(_desc(tools)))
+        for s, tools in servers.items()
+    ]
     return builtin, mcp
 
 
@@ -269,8 +288,9 @@ def _skills(req: Request, est: Estimator) -> tuple[int, list[Item]]:
     items: dict[str, Item] = {}
     for text, _ in sources:
         for name, desc in skills_in(text):
-            items.setdefault(name, Item(name, est.count(f"{name}: {desc}"), "skill",
-                                        ref=f"{name}: {desc}"))
+            items.setdefault(
+                name, Item(name, est.count(f"{name}: {desc}"), "skill", ref=f"{name}: {desc}")
+            )
     return total, list(items.values())
 
 
@@ -283,9 +303,15 @@ def _memory(req: Request, est: Estimator) -> tuple[int, list[Item]]:
         for b in m.blocks:
             if b.tag == MEMORY:
                 files[b.name or "memory"].append(b)
-    items = [Item(path, sum(est.block(b) for b in blocks), "memory",
-                  ref=blocks[0] if len(blocks) == 1 else "\n".join(b.text for b in blocks))
-             for path, blocks in files.items()]
+    items = [
+        Item(
+            path,
+            sum(est.block(b) for b in blocks),
+            "memory",
+            ref=blocks[0] if len(blocks) == 1 else "\n".join(b.text for b in blocks),
+        )
+        for path, blocks in files.items()
+    ]
     return sum(x.tokens for x in items), items
 
 
@@ -296,8 +322,10 @@ def _desc(items: Iterable[Item]) -> list[Item]:
 def _scaled(items: Iterable[Item], scale: float) -> tuple[Item, ...]:
     if scale >= 1.0:
         return tuple(_desc(items))
-    out = [Item(x.name, round(x.tokens * scale), x.kind, _scaled(x.items, scale), x.ref, x.index)
-           for x in items]
+    out = [
+        Item(x.name, round(x.tokens * scale), x.kind, _scaled(x.items, scale), x.ref, x.index)
+        for x in items
+    ]
     return tuple(_desc(out))
 
 
@@ -324,8 +352,10 @@ def breakdown(
     outside = {k: parts.pop(k) for k in OUTSIDE if k in parts}
     notes: list[str] = []
     if not req.complete and req.system and req.tools:  # Claude Code 2.1.332 records both
-        notes.append("system prompt and tools as the transcript records them; no count_tokens "
-                     "answers: estimated")
+        notes.append(
+            "system prompt and tools as the transcript records them; no count_tokens "
+            "answers: estimated"
+        )
     elif not req.complete:
         unrec = inferred_overhead or 0
         kept = {"memory_files": parts["memory_files"], "skills": parts["skills"]}
@@ -333,14 +363,20 @@ def breakdown(
             recorded = sum(est.block(b) for b in req.system)
             unrec = max(0, unrec - recorded)
             kept["system_prompt"] = parts["system_prompt"]
-            notes.append(f"tools not recorded by this source: inferred {unrec:,} tokens from the "
-                         f"first API usage minus the recorded system prompt ({recorded:,})")
+            notes.append(
+                f"tools not recorded by this source: inferred {unrec:,} tokens from the "
+                f"first API usage minus the recorded system prompt ({recorded:,})"
+            )
         elif inferred_overhead is None:
-            notes.append("system prompt + tools not recorded by this source, and no API usage "
-                         "in its conversation to infer them from")
+            notes.append(
+                "system prompt + tools not recorded by this source, and no API usage "
+                "in its conversation to infer them from"
+            )
         else:
-            notes.append(f"system prompt + tools not recorded by this source: inferred {unrec:,} "
-                         "tokens from the first API usage")
+            notes.append(
+                f"system prompt + tools not recorded by this source: inferred {unrec:,} "
+                "tokens from the first API usage"
+            )
         parts = {"unrecorded_overhead": (unrec, []), **kept}
     if rows:
         msg_items, msg_est = message_items(req.messages, est, memo)
@@ -356,13 +392,18 @@ def breakdown(
     scale = 1.0
     if total is not None and raw_overhead > total:  # mode B
         scale = total / raw_overhead if raw_overhead else 1.0
-        notes.append(f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
-                     f"overhead scaled by {scale:.3f}")
+        notes.append(
+            f"estimated overhead {raw_overhead:,} exceeds the API total {total:,}: "
+            f"overhead scaled by {scale:.3f}"
+        )
     cats: list[Category] = []
     names = [name for name in OVERHEAD if name in parts]
     # scaled to the total exactly (largest remainder), not each rounded on its own
-    sizes = [parts[n][0] for n in names] if scale >= 1.0 else \
-        apportion([parts[n][0] for n in names], total or 0)
+    sizes = (
+        [parts[n][0] for n in names]
+        if scale >= 1.0
+        else apportion([parts[n][0] for n in names], total or 0)
+    )
     for name, size_ in zip(names, sizes, strict=True):
         tokens, items = parts[name]
         note = notes[0] if name == "unrecorded_overhead" else ""
@@ -376,18 +417,33 @@ def breakdown(
         if messages < msg_est and not req.complete:
             cats, messages = _make_room(cats, messages, msg_est, notes)
         diff = messages - msg_est
-        absorbed = "estimation error" if req.complete else \
-            "estimation error and content the log does not record"
-        whole = "API total" if size_basis == "api" else "overflow error's count" \
-            if size_basis == "overflow" else "estimated total"
-        split = view.split_messages(req, est, messages) \
-            if view is not None and scale >= 1.0 else None
+        absorbed = (
+            "estimation error"
+            if req.complete
+            else "estimation error and content the log does not record"
+        )
+        whole = (
+            "API total"
+            if size_basis == "api"
+            else "overflow error's count"
+            if size_basis == "overflow"
+            else "estimated total"
+        )
+        split = (
+            view.split_messages(req, est, messages) if view is not None and scale >= 1.0 else None
+        )
         if split is None:
-            cats.append(Category("messages", messages, tuple(_desc(msg_items)), msg_est,
-                                 f"{whole} minus overhead; local estimate {msg_est:,} "
-                                 f"({diff:+,} absorbed: {absorbed})",
-                                 basis="api - overhead" if size_basis == "api" else
-                                 f"{size_basis} - overhead"))
+            cats.append(
+                Category(
+                    "messages",
+                    messages,
+                    tuple(_desc(msg_items)),
+                    msg_est,
+                    f"{whole} minus overhead; local estimate {msg_est:,} "
+                    f"({diff:+,} absorbed: {absorbed})",
+                    basis="api - overhead" if size_basis == "api" else f"{size_basis} - overhead",
+                )
+            )
         else:
             cats += _history_split(view, split, msg_items, messages)
         used = total
@@ -396,53 +452,103 @@ def breakdown(
     buffer = min(thresholds.buffer, max(0, window - used))
     buffer_note = f"space above the auto-compaction threshold ({thresholds.auto:,})"
     if view is not None and not view.shows_buffer and buffer:
-        diffs.append(Difference("autocompact buffer", 0, buffer,
-                                f"{view.agent}'s /context shows no autocompact buffer: its free "
-                                f"space runs to the window (auto-compaction at "
-                                f"{thresholds.auto:,})"))
-        buffer_note = f"not shown by {view.agent}'s /context; auto-compaction at " \
-                      f"{thresholds.auto:,}"
+        diffs.append(
+            Difference(
+                "autocompact buffer",
+                0,
+                buffer,
+                f"{view.agent}'s /context shows no autocompact buffer: its free "
+                f"space runs to the window (auto-compaction at "
+                f"{thresholds.auto:,})",
+            )
+        )
+        buffer_note = (
+            f"not shown by {view.agent}'s /context; auto-compaction at {thresholds.auto:,}"
+        )
         buffer = 0
     free = max(0, window - used - buffer)
     cats.append(Category("free_space", free, basis="window"))
     cats.append(Category("autocompact_buffer", buffer, note=buffer_note, basis="window"))
     shown_outside = tuple(
-        Category(name, tokens, tuple(_desc(items)), tokens,
-                 f"{view.agent if view else 'the agent'} shows this row outside its total: "
-                 "deferred tools are named to the model, their schemas are not sent",
-                 "count_tokens" if view is not None and view.counted(name) else "estimate")
-        for name, (tokens, items) in outside.items())
+        Category(
+            name,
+            tokens,
+            tuple(_desc(items)),
+            tokens,
+            f"{view.agent if view else 'the agent'} shows this row outside its total: "
+            "deferred tools are named to the model, their schemas are not sent",
+            "count_tokens" if view is not None and view.counted(name) else "estimate",
+        )
+        for name, (tokens, items) in outside.items()
+    )
     baseline = baseline_note(req.api, req.client)
     if baseline:
         notes.append(baseline)
     return Breakdown(
-        request=req.index, mode=mode, estimator=est.name, window=window,
-        thresholds=thresholds, total=total, used=used, categories=tuple(cats),
-        overhead_scale=scale, raw_overhead=raw_overhead, messages_estimate=msg_est,
-        complete=req.complete, notes=tuple(notes), source_notes=req.notes,
-        counts="agent" if view is not None else "wire", differences=tuple(diffs),
-        failure=req.failure, simulated=req.simulated, outside=shown_outside,
-        total_basis=size_basis)
+        request=req.index,
+        mode=mode,
+        estimator=est.name,
+        window=window,
+        thresholds=thresholds,
+        total=total,
+        used=used,
+        categories=tuple(cats),
+        overhead_scale=scale,
+        raw_overhead=raw_overhead,
+        messages_estimate=msg_est,
+        complete=req.complete,
+        notes=tuple(notes),
+        source_notes=req.notes,
+        counts="agent" if view is not None else "wire",
+        differences=tuple(diffs),
+        failure=req.failure,
+        simulated=req.simulated,
+        outside=shown_outside,
+        total_basis=size_basis,
+    )
 
 
-def _history_split(view: CountingView | None, split: tuple[int, int, int,
-                                                          list[tuple[str, int, str]]],
-                   msg_items: list[Item], left: int) -> list[Category]:
+def _history_split(
+    view: CountingView | None,
+    split: tuple[int, int, int, list[tuple[str, int, str]]],
+    msg_items: list[Item],
+    left: int,
+) -> list[Category]:
     """Messages and Unattributed as an agent that splits them counts them (qwen-code 0.24.2)."""
     messages, unattributed, history, transient = split
     agent = view.agent if view is not None else "the agent"
     rows = [Item(name, tokens, "block", ref=text) for name, tokens, text in transient]
     rest = unattributed - sum(x.tokens for x in rows)
     if rest:
-        rows.append(Item("the rest: text sent outside its rows, and the estimate's error", rest,
-                         "note", ref="the API total less every row"))
-    return [Category("messages", messages, tuple(_desc(msg_items)), history,
-                     f"{agent}'s estimate of its history ({history:,}), at most what the API "
-                     f"total leaves ({left:,})", basis="estimate"),
-            Category("unattributed", unattributed, tuple(_desc(rows)), unattributed,
-                     f"the API total less every row: what {agent} sends and attributes to "
-                     "nothing (the reminders of the newest message, the memory section's "
-                     "markers) and the estimate's error", basis="api - overhead")]
+        rows.append(
+            Item(
+                "the rest: text sent outside its rows, and the estimate's error",
+                rest,
+                "note",
+                ref="the API total less every row",
+            )
+        )
+    return [
+        Category(
+            "messages",
+            messages,
+            tuple(_desc(msg_items)),
+            history,
+            f"{agent}'s estimate of its history ({history:,}), at most what the API "
+            f"total leaves ({left:,})",
+            basis="estimate",
+        ),
+        Category(
+            "unattributed",
+            unattributed,
+            tuple(_desc(rows)),
+            unattributed,
+            f"the API total less every row: what {agent} sends and attributes to "
+            "nothing (the reminders of the newest message, the memory section's "
+            "markers) and the estimate's error",
+            basis="api - overhead",
+        ),
+    ]
 
 
 def apportion(values: list[int], total: int) -> list[int]:
@@ -453,13 +559,14 @@ def apportion(values: list[int], total: int) -> list[int]:
         return [0] * len(values)
     exact = [v * total / whole for v in values]
     out = [int(x) for x in exact]
-    for i in sorted(range(len(values)), key=lambda i: out[i] - exact[i])[:total - sum(out)]:
+    for i in sorted(range(len(values)), key=lambda i: out[i] - exact[i])[: total - sum(out)]:
         out[i] += 1
     return out
 
 
-def _make_room(cats: list[Category], messages: int, msg_est: int,
-               notes: list[str]) -> tuple[list[Category], int]:
+def _make_room(
+    cats: list[Category], messages: int, msg_est: int, notes: list[str]
+) -> tuple[list[Category], int]:
     """A transcript whose recorded messages do not fit beside the inferred system prompt
     + tools in the API's total: the inference (from another request's usage) gives way
     to what the log holds, so Messages is never smaller than its rows."""
@@ -468,10 +575,12 @@ def _make_room(cats: list[Category], messages: int, msg_est: int,
         return cats, messages
     cut = min(cats[at].tokens, msg_est - messages)
     unrec = cats[at]
-    notes.append(f"the recorded messages' estimate ({msg_est:,}) does not fit beside the "
-                 f"inferred system prompt + tools in this request's total: those cut by "
-                 f"{cut:,} to {unrec.tokens - cut:,}")
-    cats = [*cats[:at], replace(unrec, tokens=unrec.tokens - cut), *cats[at + 1:]]
+    notes.append(
+        f"the recorded messages' estimate ({msg_est:,}) does not fit beside the "
+        f"inferred system prompt + tools in this request's total: those cut by "
+        f"{cut:,} to {unrec.tokens - cut:,}"
+    )
+    cats = [*cats[:at], replace(unrec, tokens=unrec.tokens - cut), *cats[at + 1 :]]
     return cats, messages + cut
 
 

@@ -110,16 +110,19 @@ def _skills(agent: str, project: Path, home: Path, est: Estimator) -> list[DiskI
                 meta = m.group("body") if m else ""
                 name = re.search(r"^name:\s*(.+)$", meta, re.M)
                 desc = re.search(r"^description:\s*(.+)$", meta, re.M)
-                entry = (f"- {name.group(1).strip() if name else f.parent.name}: "
-                         f"{desc.group(1).strip() if desc else ''}")
+                entry = (
+                    f"- {name.group(1).strip() if name else f.parent.name}: "
+                    f"{desc.group(1).strip() if desc else ''}"
+                )
                 out.append(DiskItem("skill", f.parent.name, est.count(entry), entry))
     return out
 
 
 def _mcp(agent: str, project: Path, home: Path) -> list[DiskItem]:
     names: dict[str, str] = {}
-    files = [project / f for f in MCP_FILES.get(agent, ())] + \
-        [home / f for f in MCP_FILES.get(agent, ()) if f.startswith(".") and "/" in f]
+    files = [project / f for f in MCP_FILES.get(agent, ())] + [
+        home / f for f in MCP_FILES.get(agent, ()) if f.startswith(".") and "/" in f
+    ]
     if agent == "claude-code":
         files.append(home / ".claude.json")
     for path in files:
@@ -132,12 +135,20 @@ def _mcp(agent: str, project: Path, home: Path) -> list[DiskItem]:
         if isinstance(servers, dict):
             for name in servers:
                 names.setdefault(str(name), str(path))
-    return [DiskItem("mcp server", name, 0, f"MCP server {name!r}, configured in {where}; its "
-                     "tools' schemas are not on disk") for name, where in names.items()]
+    return [
+        DiskItem(
+            "mcp server",
+            name,
+            0,
+            f"MCP server {name!r}, configured in {where}; its tools' schemas are not on disk",
+        )
+        for name, where in names.items()
+    ]
 
 
-def disk_overhead(agent: str, cwd: str | None, est: Estimator,
-                  home: Path | None = None) -> list[DiskItem]:
+def disk_overhead(
+    agent: str, cwd: str | None, est: Estimator, home: Path | None = None
+) -> list[DiskItem]:
     """What ``agent`` loads from disk for the project at ``cwd``, read now (empty when the
     project is not on this machine)."""
     if not cwd:
@@ -149,8 +160,11 @@ def disk_overhead(agent: str, cwd: str | None, est: Estimator,
     except OSError:
         return []
     home = home or Path(os.path.expanduser("~"))
-    return [*_memory(agent, project, home, est), *_skills(agent, project, home, est),
-            *_mcp(agent, project, home)]
+    return [
+        *_memory(agent, project, home, est),
+        *_skills(agent, project, home, est),
+        *_mcp(agent, project, home),
+    ]
 
 
 def capped(items: list[DiskItem], total: int) -> list[DiskItem]:

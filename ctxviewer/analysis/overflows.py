@@ -59,8 +59,10 @@ def next_step(ov: Overflow) -> str:
     retry = retry_of(ov)
     if retry is None:
         left = max(0, ov.limit - ov.input_tokens - OVERFLOW_RESERVE)
-        return (f"{left:,} tokens left for the output, under {MIN_RETRY_OUTPUT:,}: "
-                "the agent gives up, the error stands")
+        return (
+            f"{left:,} tokens left for the output, under {MIN_RETRY_OUTPUT:,}: "
+            "the agent gives up, the error stands"
+        )
     return f"the agent retries with max_tokens {retry:,}"
 
 
@@ -86,7 +88,17 @@ def describe(ov: Overflow) -> str:
 def overflow_json(ov: Overflow | None) -> dict[str, Any]:
     """An event's overflow keys for the JSON (all null for any other event)."""
     if ov is None:
-        return {"input_tokens": None, "max_tokens": None, "limit": None,
-                "retry_max_tokens": None, "next": None}
-    return {"input_tokens": ov.input_tokens, "max_tokens": ov.max_tokens, "limit": ov.limit,
-            "retry_max_tokens": retry_of(ov), "next": next_step(ov) or None}
+        return {
+            "input_tokens": None,
+            "max_tokens": None,
+            "limit": None,
+            "retry_max_tokens": None,
+            "next": None,
+        }
+    return {
+        "input_tokens": ov.input_tokens,
+        "max_tokens": ov.max_tokens,
+        "limit": ov.limit,
+        "retry_max_tokens": retry_of(ov),
+        "next": next_step(ov) or None,
+    }

@@ -42,16 +42,22 @@ class Compactions:
         return any(abs(p - index) <= TOLERANCE for p in self.predicted)
 
     def as_dict(self) -> dict[str, object]:
-        return {"observed": list(self.observed), "predicted": list(self.predicted),
-                "triggers": list(self.triggers), "pending": self.pending, "auto": self.auto,
-                "explained": [self.explained(i) for i in self.observed]}
+        return {
+            "observed": list(self.observed),
+            "predicted": list(self.predicted),
+            "triggers": list(self.triggers),
+            "pending": self.pending,
+            "auto": self.auto,
+            "explained": [self.explained(i) for i in self.observed],
+        }
 
 
 GROWTH_WINDOW = 5  # requests whose growth estimates what a compacted request would have added
 
 
-def predict(points: Sequence[Point], t: Thresholds, counts_output: bool,
-            compacted: dict[int, int | None]) -> tuple[list[int], bool]:
+def predict(
+    points: Sequence[Point], t: Thresholds, counts_output: bool, compacted: dict[int, int | None]
+) -> tuple[list[int], bool]:
     """Indices where ``t``'s auto-compaction fires along the real curve, and whether the
     request after the last one would. ``compacted``: observed compactions, by the index
     of the request after them, with the size the agent recorded before (or None)."""
@@ -86,13 +92,15 @@ def predict(points: Sequence[Point], t: Thresholds, counts_output: bool,
     return fired, pending
 
 
-def compactions(session: Session, points: Sequence[Point], t: Thresholds,
-                counts_output: bool) -> Compactions:
+def compactions(
+    session: Session, points: Sequence[Point], t: Thresholds, counts_output: bool
+) -> Compactions:
     real = real_compactions(points, request_events(session))
     observed = tuple(c.index for c in real)
-    logged = {i: e.pre_tokens for i, e in request_events(session)
-              if e.kind in COMPACTION_KINDS and e.pre_tokens}
-    predicted, pending = predict(points, t, counts_output,
-                                 {i: logged.get(i) for i in observed})
-    return Compactions(observed, tuple(c.trigger for c in real), tuple(predicted), pending,
-                       t.auto)
+    logged = {
+        i: e.pre_tokens
+        for i, e in request_events(session)
+        if e.kind in COMPACTION_KINDS and e.pre_tokens
+    }
+    predicted, pending = predict(points, t, counts_output, {i: logged.get(i) for i in observed})
+    return Compactions(observed, tuple(c.trigger for c in real), tuple(predicted), pending, t.auto)

@@ -42,8 +42,9 @@ def main_points(points: Sequence[Point]) -> list[Point]:
     return [p for p in points if p.role == MAIN and not p.sidechain]
 
 
-def real_compactions(points: Sequence[Point],
-                     events: Iterable[tuple[int, Event]] | None = None) -> list[RealCompaction]:
+def real_compactions(
+    points: Sequence[Point], events: Iterable[tuple[int, Event]] | None = None
+) -> list[RealCompaction]:
     """Compactions that happened, one per request (boundary and summary count once).
 
     With ``events`` (from ``request_events``) the log's before/after counts

@@ -30,9 +30,13 @@ class SubagentSummary:
     cost_usd: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"agent_id": self.agent_id, "agent_type": self.agent_type,
-                "requests": self.requests, "peak_prompt_tokens": self.peak_prompt_tokens,
-                "cost_usd": self.cost_usd}
+        return {
+            "agent_id": self.agent_id,
+            "agent_type": self.agent_type,
+            "requests": self.requests,
+            "peak_prompt_tokens": self.peak_prompt_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
 
 @dataclass(frozen=True)
@@ -45,8 +49,12 @@ class SourceSummary:
     cost_usd: float | None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "name": self.name, "token_requests": self.token_requests,
-                "cost_usd": self.cost_usd}
+        return {
+            "kind": self.kind,
+            "name": self.name,
+            "token_requests": self.token_requests,
+            "cost_usd": self.cost_usd,
+        }
 
 
 @dataclass(frozen=True)
@@ -78,13 +86,23 @@ class SessionSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "path": self.path, "format": self.format, "agent": self.agent,
-            "agent_label": self.agent_label, "project": self.project, "model": self.model,
-            "start": self.start, "end": self.end, "requests": self.requests,
-            "main_requests": self.main_requests, "peak_prompt_tokens": self.peak_prompt_tokens,
-            "peak_request": self.peak_request, "window": self.window,
-            "peak_share": self.peak_share, "compactions_observed": self.compactions_observed,
-            "compactions_predicted": self.compactions_predicted, "cost_usd": self.cost_usd,
+            "path": self.path,
+            "format": self.format,
+            "agent": self.agent,
+            "agent_label": self.agent_label,
+            "project": self.project,
+            "model": self.model,
+            "start": self.start,
+            "end": self.end,
+            "requests": self.requests,
+            "main_requests": self.main_requests,
+            "peak_prompt_tokens": self.peak_prompt_tokens,
+            "peak_request": self.peak_request,
+            "window": self.window,
+            "peak_share": self.peak_share,
+            "compactions_observed": self.compactions_observed,
+            "compactions_predicted": self.compactions_predicted,
+            "cost_usd": self.cost_usd,
             "cache_hit_rate": self.cache_hit_rate,
             "top_categories": [{"name": n, "tokens": t} for n, t in self.top_categories],
             "subagent_runs": [r.as_dict() for r in self.subagent_runs],
@@ -93,8 +111,12 @@ class SessionSummary:
         }
 
 
-def summarize(a: Analysis, cost: SessionCost | None = None,
-              prices: PriceTable | None = None, details: bool = True) -> SessionSummary:
+def summarize(
+    a: Analysis,
+    cost: SessionCost | None = None,
+    prices: PriceTable | None = None,
+    details: bool = True,
+) -> SessionSummary:
     """``a``'s session in one row. ``cost``: the session's prices, when already computed
     (with the ``prices`` they came from). ``details`` False: without what needs the
     messages' text (the largest categories at the peak, the sub-agent runs, the
@@ -116,32 +138,55 @@ def summarize(a: Analysis, cost: SessionCost | None = None,
     prices = prices or load_prices()
     if details or cost is not None:
         cost = cost or session_cost(s, prices)
-        priced = cost.total_usd is not None and \
-            any(c.total_usd is not None for c in cost.requests)
+        priced = cost.total_usd is not None and any(c.total_usd is not None for c in cost.requests)
         total_usd, hit_rate = cost.total_usd if priced else None, cost.hit_rate
     else:
         total_usd, hit_rate = cost_totals(reqs, prices)
     sources = session_sources(s, a.estimator, prices).top(TOP_SOURCES) if details else []
     top: tuple[tuple[str, int], ...] = ()
     if reqs and details:
-        cats = sorted((c for c in a.category_tokens(
-            peak_i if peak_i is not None else a.resolve_index(None))
-            if c[0] not in SKIP_CATEGORIES and c[1] > 0), key=lambda c: -c[1])
+        cats = sorted(
+            (
+                c
+                for c in a.category_tokens(peak_i if peak_i is not None else a.resolve_index(None))
+                if c[0] not in SKIP_CATEGORIES and c[1] > 0
+            ),
+            key=lambda c: -c[1],
+        )
         top = tuple(cats[:TOP_CATEGORIES])
-    runs = tuple(SubagentSummary(r.agent, r.agent_type, len(r.requests), r.peak_context, r.cost_usd)
-                 for r in subagent_runs(s, cost)) if details and cost else ()
+    runs = (
+        tuple(
+            SubagentSummary(r.agent, r.agent_type, len(r.requests), r.peak_context, r.cost_usd)
+            for r in subagent_runs(s, cost)
+        )
+        if details and cost
+        else ()
+    )
     ident = a.identity
     window = a.window
     return SessionSummary(
-        path=s.path, format=s.format, agent=ident.profile.id, agent_label=ident.label,
-        project=s.cwd, model=s.model, start=min(stamps) if stamps else None,
-        end=max(stamps) if stamps else None, requests=len(reqs),
+        path=s.path,
+        format=s.format,
+        agent=ident.profile.id,
+        agent_label=ident.label,
+        project=s.cwd,
+        model=s.model,
+        start=min(stamps) if stamps else None,
+        end=max(stamps) if stamps else None,
+        requests=len(reqs),
         main_requests=sum(1 for r in reqs if r.role == MAIN and not r.sidechain),
-        peak_prompt_tokens=peak, peak_request=peak_i, window=window,
+        peak_prompt_tokens=peak,
+        peak_request=peak_i,
+        window=window,
         peak_share=round(peak / window, 4) if peak is not None and window else None,
         compactions_observed=len(a.compactions.observed),
         compactions_predicted=len(a.compactions.predicted),
-        cost_usd=total_usd, cache_hit_rate=hit_rate,
-        top_categories=top, subagent_runs=runs, skipped_records=len(s.skipped),
-        top_sources=tuple(SourceSummary(x.kind, x.name, x.token_requests, x.cost_usd)
-                          for x in sources))
+        cost_usd=total_usd,
+        cache_hit_rate=hit_rate,
+        top_categories=top,
+        subagent_runs=runs,
+        skipped_records=len(s.skipped),
+        top_sources=tuple(
+            SourceSummary(x.kind, x.name, x.token_requests, x.cost_usd) for x in sources
+        ),
+    )

@@ -59,8 +59,13 @@ class Thresholds:
         return max(0, self.window - self.auto)
 
     def as_dict(self) -> dict[str, int | None]:
-        return {"warn": self.warn, "auto": self.auto, "hard": self.hard,
-                "effective": self.effective, "target": self.target}
+        return {
+            "warn": self.warn,
+            "auto": self.auto,
+            "hard": self.hard,
+            "effective": self.effective,
+            "target": self.target,
+        }
 
 
 def _qwen(window: int) -> Thresholds:
@@ -90,7 +95,9 @@ def _shannon(window: int) -> Thresholds:
     return Thresholds("shannon", window, warn, auto, window, window, target)
 
 
-def thresholds(window: int, policy: str = "qwen", custom: dict[str, int] | None = None) -> Thresholds:
+def thresholds(
+    window: int, policy: str = "qwen", custom: dict[str, int] | None = None
+) -> Thresholds:
     """The threshold ladder of ``policy`` for a context window of ``window`` tokens."""
     if window <= 0:
         raise ValueError("window must be positive")
@@ -116,8 +123,9 @@ def _custom(window: int, values: dict[str, int]) -> Thresholds:
     hard = max(int(values.get("hard", max(base.hard, auto))), auto)
     effective = int(values.get("effective", base.effective))
     target = values.get("target")
-    return Thresholds("custom", window, warn, auto, hard, effective,
-                      int(target) if target is not None else None)
+    return Thresholds(
+        "custom", window, warn, auto, hard, effective, int(target) if target is not None else None
+    )
 
 
 def tier_floors(t: Thresholds) -> tuple[int, int, int]:

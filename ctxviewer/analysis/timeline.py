@@ -84,19 +84,28 @@ def carried_estimate(last: Request, req: Request, est: Estimator) -> int | None:
     added = est.messages(new[k:]) - est.messages(old[k:])
     if req.complete and last.complete:
         added += _overhead(req, est) - _overhead(last, est)
-    return max(0, pre_send_estimate(last.usage.prompt_tokens, added,
-                                    est.messages(new) + _overhead(req, est)))
+    return max(
+        0,
+        pre_send_estimate(last.usage.prompt_tokens, added, est.messages(new) + _overhead(req, est)),
+    )
 
 
 def overflow_size(r: Request) -> int | None:
     """The prompt size a call's own context-overflow error states (the API's count of a
     prompt it refused), or None."""
-    return next((e.overflow.input_tokens for e in r.events if e.kind == CONTEXT_OVERFLOW
-                 and e.overflow is not None and e.overflow.input_tokens), None)
+    return next(
+        (
+            e.overflow.input_tokens
+            for e in r.events
+            if e.kind == CONTEXT_OVERFLOW and e.overflow is not None and e.overflow.input_tokens
+        ),
+        None,
+    )
 
 
-def timeline(session: Session, est: Estimator, thresholds: Thresholds,
-             estimates: bool = True) -> list[Point]:
+def timeline(
+    session: Session, est: Estimator, thresholds: Thresholds, estimates: bool = True
+) -> list[Point]:
     """``estimates`` False: a request the API counted gets no estimate (0), for a session
     read without its messages (the library's rows: there is nothing to estimate)."""
     points: list[Point] = []
@@ -117,17 +126,25 @@ def timeline(session: Session, est: Estimator, thresholds: Thresholds,
         if u is not None:
             counted[key] = r
         size = api if api is not None else carried if carried is not None else estimate
-        points.append(Point(
-            r.index, r.timestamp, r.model, r.role, r.sidechain, api, estimate,
-            u.output_tokens if u else None,
-            u.cache_read_input_tokens if u else None,
-            u.cache_creation_input_tokens if u else None,
-            u.input_tokens if u else None,
-            tier(size, thresholds),
-            tuple(e.kind for e in r.events),
-            r.agent,
-            r.failure,
-            r.simulated,
-            carried,
-        ))
+        points.append(
+            Point(
+                r.index,
+                r.timestamp,
+                r.model,
+                r.role,
+                r.sidechain,
+                api,
+                estimate,
+                u.output_tokens if u else None,
+                u.cache_read_input_tokens if u else None,
+                u.cache_creation_input_tokens if u else None,
+                u.input_tokens if u else None,
+                tier(size, thresholds),
+                tuple(e.kind for e in r.events),
+                r.agent,
+                r.failure,
+                r.simulated,
+                carried,
+            )
+        )
     return points

@@ -68,9 +68,9 @@ def window_source(model: str | None, hint: int | None = None, override: int | No
 # window), so sessions of different agents compare on one scale.
 BASELINES = {
     "codex": "Codex's own '% left' counts against ~95% of the window minus a 12,000-token "
-             "baseline; ctxviewer shows % of the full window, like for every agent",
+    "baseline; ctxviewer shows % of the full window, like for every agent",
     "gemini": "Gemini CLI records tokens per message, not a percentage; ctxviewer shows % of "
-              "the model's full window, like for every agent",
+    "the model's full window, like for every agent",
 }
 
 

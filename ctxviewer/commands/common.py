@@ -14,54 +14,82 @@ from ctxviewer.fmt import plural
 from ctxviewer.model import Session
 
 
-def add_file_argument(parser: argparse.ArgumentParser, sessions: bool = True,
-                      optional: bool = False) -> None:
-    parser.add_argument("file", nargs="?" if optional else None,
-                        help="session log or API trace (- for standard input)")
+def add_file_argument(
+    parser: argparse.ArgumentParser, sessions: bool = True, optional: bool = False
+) -> None:
+    parser.add_argument(
+        "file",
+        nargs="?" if optional else None,
+        help="session log or API trace (- for standard input)",
+    )
     parser.add_argument("--format", help="skip detection and use this reader (see `formats`)")
     if sessions:
-        parser.add_argument("--session", type=int, metavar="N",
-                            help="a recording holding several agents or conversations: which "
-                                 "one (0-based; `report FILE --sessions` lists them; default: "
-                                 "the one that made the last main request)")
+        parser.add_argument(
+            "--session",
+            type=int,
+            metavar="N",
+            help="a recording holding several agents or conversations: which "
+            "one (0-based; `report FILE --sessions` lists them; default: "
+            "the one that made the last main request)",
+        )
 
 
 REQUEST_HELP = "an index (0-based; negative counts from the end) or 'last' (the last main request)"
 
 
-def add_request_argument(parser: argparse.ArgumentParser, what: str = "the request to show",
-                         default: str | None = "last") -> None:
+def add_request_argument(
+    parser: argparse.ArgumentParser, what: str = "the request to show", default: str | None = "last"
+) -> None:
     """``--request``, worded the same in every command."""
     shown = f"{what}: {REQUEST_HELP}" + ("; default: last" if default == "last" else "")
     parser.add_argument("--request", default=default, metavar="N|last", help=shown)
 
 
-def add_estimator_argument(parser: argparse.ArgumentParser,
-                           what: str = "how tokens are counted where the API did not") -> None:
+def add_estimator_argument(
+    parser: argparse.ArgumentParser, what: str = "how tokens are counted where the API did not"
+) -> None:
     """``--estimator``: the local estimators, each with what it counts (docs/estimators.md)."""
     from ctxviewer.analysis.tokens.estimators import DEFAULT, get_estimator, names
 
     rules = "; ".join(f"{n}: {get_estimator(n).label}" for n in names()).replace("%", "%%")
-    parser.add_argument("--estimator", default=DEFAULT, choices=names(), metavar="NAME",
-                        help=f"{what} (default {DEFAULT}). {rules}. See docs/estimators.md")
+    parser.add_argument(
+        "--estimator",
+        default=DEFAULT,
+        choices=names(),
+        metavar="NAME",
+        help=f"{what} (default {DEFAULT}). {rules}. See docs/estimators.md",
+    )
 
 
 def add_policy_argument(parser: argparse.ArgumentParser) -> None:
     """``--policy``: the compaction policies, each with what it means."""
     from ctxviewer.analysis.thresholds import POLICIES, POLICY_LABELS
 
-    meanings = {**POLICY_LABELS, "agent": "the agent's own, from its profile",
-                "custom": "your numbers, set in the GUI (the qwen-code ladder here)"}
+    meanings = {
+        **POLICY_LABELS,
+        "agent": "the agent's own, from its profile",
+        "custom": "your numbers, set in the GUI (the qwen-code ladder here)",
+    }
     rules = "; ".join(f"{p}: {meanings[p]}" for p in POLICIES).replace("%", "%%")
-    parser.add_argument("--policy", default="agent", choices=POLICIES, metavar="NAME",
-                        help=f"the compaction thresholds (warn, auto, hard) to judge requests "
-                             f"by (default agent). {rules}")
+    parser.add_argument(
+        "--policy",
+        default="agent",
+        choices=POLICIES,
+        metavar="NAME",
+        help=f"the compaction thresholds (warn, auto, hard) to judge requests "
+        f"by (default agent). {rules}",
+    )
 
 
 def add_window_argument(parser: argparse.ArgumentParser, default: int | None = None) -> None:
-    parser.add_argument("--window", type=int, default=default, metavar="TOKENS",
-                        help="the context window size in tokens (default: the agent's, from "
-                             "its profile or the log)")
+    parser.add_argument(
+        "--window",
+        type=int,
+        default=default,
+        metavar="TOKENS",
+        help="the context window size in tokens (default: the agent's, from "
+        "its profile or the log)",
+    )
 
 
 def port_number(text: str) -> int:
@@ -87,9 +115,14 @@ def seconds(text: str) -> float:
 
 
 def add_client_timeout_argument(parser: argparse.ArgumentParser, default: float) -> None:
-    parser.add_argument("--client-timeout", type=seconds, default=default, metavar="SECONDS",
-                        help="seconds a client may take to send a request's head, or leave "
-                             f"its body silent, before it is closed (default {default:g})")
+    parser.add_argument(
+        "--client-timeout",
+        type=seconds,
+        default=default,
+        metavar="SECONDS",
+        help="seconds a client may take to send a request's head, or leave "
+        f"its body silent, before it is closed (default {default:g})",
+    )
 
 
 def add_json_argument(parser: argparse._ActionsContainer, what: str = "print JSON") -> None:
@@ -123,13 +156,17 @@ def load_session(args: argparse.Namespace) -> Session:
     if chosen is None:
         if len(parts) > 1:
             chosen = default_session(parts)
-            sys.stderr.write(f"ctxviewer: {args.file} holds {len(parts)} sessions; showing "
-                             f"session {chosen} ({parts[chosen].title}); --sessions lists them, "
-                             "--session N picks one\n")
+            sys.stderr.write(
+                f"ctxviewer: {args.file} holds {len(parts)} sessions; showing "
+                f"session {chosen} ({parts[chosen].title}); --sessions lists them, "
+                "--session N picks one\n"
+            )
         return parts[chosen or 0]
     if not 0 <= chosen < len(parts):
-        raise UsageError(f"--session {chosen}: the file holds {plural(len(parts), 'session')} "
-                         f"(0..{len(parts) - 1})")
+        raise UsageError(
+            f"--session {chosen}: the file holds {plural(len(parts), 'session')} "
+            f"(0..{len(parts) - 1})"
+        )
     return parts[chosen]
 
 

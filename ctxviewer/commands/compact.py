@@ -36,10 +36,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
     add_request_argument(p, "the request to compact")
     strategies = "; ".join(f"{n}: {LABELS[n]}" for n in STRATEGIES).replace("%", "%%")
-    p.add_argument("--strategy", required=True, metavar="NAME",
-                   help=f"how to compact. {strategies} (docs/compaction.md)")
-    p.add_argument("--summarizer", default="local", choices=("local", "anthropic"),
-                   help="local (offline, default) or anthropic (ANTHROPIC_API_KEY / _BASE_URL)")
+    p.add_argument(
+        "--strategy",
+        required=True,
+        metavar="NAME",
+        help=f"how to compact. {strategies} (docs/compaction.md)",
+    )
+    p.add_argument(
+        "--summarizer",
+        default="local",
+        choices=("local", "anthropic"),
+        help="local (offline, default) or anthropic (ANTHROPIC_API_KEY / _BASE_URL)",
+    )
     add_estimator_argument(p, "how tokens are counted before and after")
     add_policy_argument(p)
     add_window_argument(p)
@@ -65,9 +73,14 @@ def run(args: argparse.Namespace) -> int:
     unrec = b.category("unrecorded_overhead")
     req = a.session.requests[index]
     try:
-        result = simulate_compaction(req, args.strategy, a.estimator, b.thresholds,
-                                     summarizer=_summarizer(args.summarizer),
-                                     inferred_overhead=unrec.estimated if unrec else None)
+        result = simulate_compaction(
+            req,
+            args.strategy,
+            a.estimator,
+            b.thresholds,
+            summarizer=_summarizer(args.summarizer),
+            inferred_overhead=unrec.estimated if unrec else None,
+        )
     except Exception as e:
         from ctxviewer.analysis.compaction.summarize_anthropic import SummarizerError
 
@@ -97,21 +110,27 @@ def _ranges(indices: tuple[int, ...]) -> str:
 
 
 def render_text(r: CompactionResult) -> str:
-    lines = [f"strategy {r.strategy} on request {r.request.index}",
-             f"  before   {r.before:>9,} tokens"
-             + (f"  (local estimate {r.before_estimate:,})" if r.before != r.before_estimate
-                else ""),
-             f"  after    {r.after:>9,} tokens (estimate)  saved ~{fmt_tokens(r.saved)} "
-             "(estimate against estimate)"
-             + (f"; ~{r.projected_after:,} as the API would count (x{r.ratio:.2f})"
-                if r.before != r.before_estimate else ""),
-             f"  kept       ({len(r.kept)}): {_ranges(r.kept)}",
-             f"  summarized ({len(r.summarized)}): {_ranges(r.summarized)}",
-             f"  dropped    ({len(r.dropped)}): {_ranges(r.dropped)}"]
+    lines = [
+        f"strategy {r.strategy} on request {r.request.index}",
+        f"  before   {r.before:>9,} tokens"
+        + (f"  (local estimate {r.before_estimate:,})" if r.before != r.before_estimate else ""),
+        f"  after    {r.after:>9,} tokens (estimate)  saved ~{fmt_tokens(r.saved)} "
+        "(estimate against estimate)"
+        + (
+            f"; ~{r.projected_after:,} as the API would count (x{r.ratio:.2f})"
+            if r.before != r.before_estimate
+            else ""
+        ),
+        f"  kept       ({len(r.kept)}): {_ranges(r.kept)}",
+        f"  summarized ({len(r.summarized)}): {_ranges(r.summarized)}",
+        f"  dropped    ({len(r.dropped)}): {_ranges(r.dropped)}",
+    ]
     if r.slimmed:
-        lines.append(f"  slimmed {plural(len(r.slimmed), 'tool output')}: "
-                     f"{sum(s.before for s in r.slimmed):,} -> "
-                     f"{sum(s.after for s in r.slimmed):,} tokens")
+        lines.append(
+            f"  slimmed {plural(len(r.slimmed), 'tool output')}: "
+            f"{sum(s.before for s in r.slimmed):,} -> "
+            f"{sum(s.after for s in r.slimmed):,} tokens"
+        )
     if r.usage:
         lines.append(f"  summary call: {r.usage}")
     lines += [f"  note: {n}" for n in r.notes]

@@ -29,15 +29,26 @@ HELP = "write sessions as a Parquet dataset (requests, categories, items, sessio
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="session files or folders (a folder: every *.jsonl, *.json, *.ndjson "
-                        "under it, compressed or not; sub-agent files go with their session)")
-    p.add_argument("--parquet", required=True, metavar="DIR",
-                   help="the dataset folder, created if needed; exporting a file again replaces "
-                        "its rows (docs/parquet.md)")
-    p.add_argument("--prune", action="store_true",
-                   help="also remove the rows of session files that no longer exist (by "
-                        "default a dataset keeps them: agents delete old logs)")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="session files or folders (a folder: every *.jsonl, *.json, *.ndjson "
+        "under it, compressed or not; sub-agent files go with their session)",
+    )
+    p.add_argument(
+        "--parquet",
+        required=True,
+        metavar="DIR",
+        help="the dataset folder, created if needed; exporting a file again replaces "
+        "its rows (docs/parquet.md)",
+    )
+    p.add_argument(
+        "--prune",
+        action="store_true",
+        help="also remove the rows of session files that no longer exist (by "
+        "default a dataset keeps them: agents delete old logs)",
+    )
     add_estimator_argument(p)
     add_policy_argument(p)
 
@@ -60,8 +71,10 @@ def file_rows(path: str, args: argparse.Namespace, prices: PriceTable) -> list[S
     from ctxviewer.ingest.loader import load
 
     key = file_key(path)
-    return [session_rows(Analysis(part, args.estimator, args.policy), f"{key}-{n}", n, prices)
-            for n, part in enumerate(split(load(path)))]
+    return [
+        session_rows(Analysis(part, args.estimator, args.policy), f"{key}-{n}", n, prices)
+        for n, part in enumerate(split(load(path)))
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -79,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
         return _export(args, found, store, prices)
 
 
-def _export(args: argparse.Namespace, found: Expanded, store: ParquetStore,
-            prices: PriceTable) -> int:
+def _export(
+    args: argparse.Namespace, found: Expanded, store: ParquetStore, prices: PriceTable
+) -> int:
     problems = list(found.problems)
     counts = dict.fromkeys(store.schemas, 0)
     files = 0
@@ -112,11 +126,15 @@ def _export(args: argparse.Namespace, found: Expanded, store: ParquetStore,
     if problems:
         notes.append(f"{plural(len(problems), 'path')} skipped")
     if found.ignored:
-        notes.append(f"{plural(found.ignored, 'other file')} in folders not read "
-                     "(not named *.jsonl, *.json, *.ndjson)")
+        notes.append(
+            f"{plural(found.ignored, 'other file')} in folders not read "
+            "(not named *.jsonl, *.json, *.ndjson)"
+        )
     if pruned:
         notes.append(f"rows of {plural(len(pruned), 'session file')} no longer on disk removed")
-    sys.stdout.write(f"exported {plural(counts['sessions'], 'session')} to {args.parquet}: "
-                     f"{counts['requests']:,} requests, {counts['categories']:,} category rows, "
-                     f"{counts['items']:,} item rows ({'; '.join(notes)})\n")
+    sys.stdout.write(
+        f"exported {plural(counts['sessions'], 'session')} to {args.parquet}: "
+        f"{counts['requests']:,} requests, {counts['categories']:,} category rows, "
+        f"{counts['items']:,} item rows ({'; '.join(notes)})\n"
+    )
     return 0 if files or pruned else 2

@@ -18,16 +18,22 @@ from ctxviewer.commands.common import (
 )
 from ctxviewer.fmt import fmt_tokens, plural, usd
 
-HELP = "findings: unused tools, costly MCP servers, oversized results, cache breaks, " \
-       "compaction forecast"
+HELP = (
+    "findings: unused tools, costly MCP servers, oversized results, cache breaks, "
+    "compaction forecast"
+)
 FAILED = 3  # the exit status when --fail-on found something
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p)
     add_json_argument(p, 'print {"findings": [...]}')
-    p.add_argument("--fail-on", choices=SEVERITIES[1:], metavar="warn|error",
-                   help=f"exit {FAILED} when a finding of this severity or above is present")
+    p.add_argument(
+        "--fail-on",
+        choices=SEVERITIES[1:],
+        metavar="warn|error",
+        help=f"exit {FAILED} when a finding of this severity or above is present",
+    )
     add_estimator_argument(p)
 
 
@@ -49,15 +55,20 @@ def render_text(path: str | None, found: list[Finding]) -> str:
     counts = ", ".join(f"{sum(f.severity == s for f in found)} {s}" for s in reversed(SEVERITIES))
     lines = [f"{path}: {plural(len(found), 'finding')} ({counts})"]
     for f in found:
-        per = f"{fmt_tokens(f.tokens_per_request)}/request" \
-            if f.tokens_per_request is not None else ""
-        carried = f"{fmt_tokens(f.tokens_carried)} carried" if f.tokens_carried is not None \
+        per = (
+            f"{fmt_tokens(f.tokens_per_request)}/request"
+            if f.tokens_per_request is not None
             else ""
-        numbers = ", ".join(x for x in (per, carried, usd(f.usd) if f.usd is not None else "")
-                            if x)
-        reqs = f"request {f.requests[0]}" if len(f.requests) == 1 else \
-            f"requests {f.requests[0]}..{f.requests[-1]} ({len(f.requests)})" if f.requests \
+        )
+        carried = f"{fmt_tokens(f.tokens_carried)} carried" if f.tokens_carried is not None else ""
+        numbers = ", ".join(x for x in (per, carried, usd(f.usd) if f.usd is not None else "") if x)
+        reqs = (
+            f"request {f.requests[0]}"
+            if len(f.requests) == 1
+            else f"requests {f.requests[0]}..{f.requests[-1]} ({len(f.requests)})"
+            if f.requests
             else ""
+        )
         lines += ["", f"{f.severity.upper():<5} {f.code}: {f.title}"]
         if numbers or reqs:
             lines.append(f"      {numbers}{'; ' if numbers and reqs else ''}{reqs}")

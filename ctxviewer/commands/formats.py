@@ -16,8 +16,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.json:
-        print_json([{"name": r.name, "label": r.label, "description": r.description}
-                    for r in READERS])
+        print_json(
+            [{"name": r.name, "label": r.label, "description": r.description} for r in READERS]
+        )
         return 0
     for r in READERS:
         print(f"{r.name:<14} {r.label:<28} {r.description}")

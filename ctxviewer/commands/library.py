@@ -18,8 +18,10 @@ from ctxviewer.commands.common import (
 from ctxviewer.fmt import fmt_tokens, plural, usd
 from ctxviewer.jsonish import printable
 
-HELP = ("index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
-        "(and folders you add) and list them with their peak, cost and compactions")
+HELP = (
+    "index every Claude Code / Codex / Gemini CLI / qwen-code session on this machine "
+    "(and folders you add) and list them with their peak, cost and compactions"
+)
 TEXT_LIMIT = 50
 
 
@@ -27,39 +29,78 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     from ctxviewer.library.location import db_path
     from ctxviewer.library.query import SORTS
 
-    p.add_argument("--search", metavar="TEXT",
-                   help="only sessions whose messages hold every word of TEXT (a \"quoted "
-                        "phrase\" as written), with the matching requests")
-    p.add_argument("--sort", choices=sorted(SORTS), default=None, metavar="KEY",
-                   help=f"order by one of {', '.join(sorted(SORTS))} (default: start, newest "
-                        "first; matches: the most matching requests first, which counts "
-                        "every match, the slower way)")
-    p.add_argument("--agent", metavar="A",
-                   help="only sessions of this agent (claude-code, codex, gemini-cli, "
-                        "qwen-code, …; part of the name is enough)")
-    p.add_argument("--project", metavar="P",
-                   help="only sessions whose project (working directory) contains P")
-    p.add_argument("--add-folder", action="append", default=[], metavar="DIR",
-                   help="index the session files under DIR too (e.g. where the proxy writes "
-                        "its recordings); remembered by the library; may be repeated")
-    p.add_argument("--remove-folder", action="append", default=[], metavar="DIR",
-                   help="stop indexing a folder added with --add-folder")
+    p.add_argument(
+        "--search",
+        metavar="TEXT",
+        help='only sessions whose messages hold every word of TEXT (a "quoted '
+        'phrase" as written), with the matching requests',
+    )
+    p.add_argument(
+        "--sort",
+        choices=sorted(SORTS),
+        default=None,
+        metavar="KEY",
+        help=f"order by one of {', '.join(sorted(SORTS))} (default: start, newest "
+        "first; matches: the most matching requests first, which counts "
+        "every match, the slower way)",
+    )
+    p.add_argument(
+        "--agent",
+        metavar="A",
+        help="only sessions of this agent (claude-code, codex, gemini-cli, "
+        "qwen-code, …; part of the name is enough)",
+    )
+    p.add_argument(
+        "--project", metavar="P", help="only sessions whose project (working directory) contains P"
+    )
+    p.add_argument(
+        "--add-folder",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="index the session files under DIR too (e.g. where the proxy writes "
+        "its recordings); remembered by the library; may be repeated",
+    )
+    p.add_argument(
+        "--remove-folder",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="stop indexing a folder added with --add-folder",
+    )
     scan = p.add_mutually_exclusive_group()
-    scan.add_argument("--rescan", action="store_true",
-                      help="forget what was read and read every file again")
-    scan.add_argument("--no-scan", action="store_true",
-                      help="list what the index holds without looking for new or changed files")
-    p.add_argument("--limit", type=int, default=None, metavar="N",
-                   help=f"list at most N sessions (0: all; default {TEXT_LIMIT} in text, all "
-                        "with --json)")
-    p.add_argument("--workers", type=int, default=None, metavar="N",
-                   help="processes that read files on a large scan (default: the CPUs)")
-    p.add_argument("--index-text", action="store_true",
-                   help="index the text for --search now, in this process, before listing "
-                        "(a large scan lists the sessions first and indexes their text in "
-                        "the background)")
-    p.add_argument("--bad", action="store_true",
-                   help="list the files that cannot be read, with the reason")
+    scan.add_argument(
+        "--rescan", action="store_true", help="forget what was read and read every file again"
+    )
+    scan.add_argument(
+        "--no-scan",
+        action="store_true",
+        help="list what the index holds without looking for new or changed files",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"list at most N sessions (0: all; default {TEXT_LIMIT} in text, all with --json)",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes that read files on a large scan (default: the CPUs)",
+    )
+    p.add_argument(
+        "--index-text",
+        action="store_true",
+        help="index the text for --search now, in this process, before listing "
+        "(a large scan lists the sessions first and indexes their text in "
+        "the background)",
+    )
+    p.add_argument(
+        "--bad", action="store_true", help="list the files that cannot be read, with the reason"
+    )
     add_json_argument(p)
     p.epilog = f"The index lives in {db_path()} (CTXVIEWER_LIBRARY_DIR moves it)."
 
@@ -84,8 +125,10 @@ def run(args: argparse.Namespace) -> int:
                 raise UsageError(f"--add-folder: {why}") from None
         for folder in args.remove_folder:
             if not lib.remove_folder(folder):
-                raise UsageError(f"--remove-folder {folder}: not one of the library's folders "
-                                 f"({', '.join(lib.folders()) or 'none added'})")
+                raise UsageError(
+                    f"--remove-folder {folder}: not one of the library's folders "
+                    f"({', '.join(lib.folders()) or 'none added'})"
+                )
         stats = ScanStats()
         if args.rescan:
             lib.clear()
@@ -96,13 +139,23 @@ def run(args: argparse.Namespace) -> int:
         if args.index_text:
             _index_text(lib, args)
         said = len(lib.notes)
-        found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
-                             limit=limit or None, search=args.search)
+        found = lib.sessions(
+            agent=args.agent,
+            project=args.project,
+            sort=sort,
+            limit=limit or None,
+            search=args.search,
+        )
         bad = lib.bad_files()
         if len(lib.notes) > said and not args.no_scan:  # the listing found it damaged: the
             stats = _scan(lib, args)  # new index is filled, and listed again
-            found = lib.sessions(agent=args.agent, project=args.project, sort=sort,
-                                 limit=limit or None, search=args.search)
+            found = lib.sessions(
+                agent=args.agent,
+                project=args.project,
+                sort=sort,
+                limit=limit or None,
+                search=args.search,
+            )
             bad = lib.bad_files()
         indexing = lib.indexing()
         if indexing["pending"] and not indexing["running"]:
@@ -110,9 +163,17 @@ def run(args: argparse.Namespace) -> int:
             indexing["running"] = True
         status = _say(lib.notes, stats)
         if args.json:
-            print_json({"library": str(lib.path), "folders": lib.folders(),
-                        "scan": stats.as_dict(), "counts": lib.counts(), "indexing": indexing,
-                        "sessions": found, "bad_files": bad})
+            print_json(
+                {
+                    "library": str(lib.path),
+                    "folders": lib.folders(),
+                    "scan": stats.as_dict(),
+                    "counts": lib.counts(),
+                    "indexing": indexing,
+                    "sessions": found,
+                    "bad_files": bad,
+                }
+            )
             return status
         total = lib.counts()["sessions"]
         width = terminal_width()
@@ -129,8 +190,11 @@ def run(args: argparse.Namespace) -> int:
 def _index_text(lib: Any, args: argparse.Namespace) -> None:
     """``--index-text``: the second pass here (waiting for one another process runs)."""
     tty = sys.stderr.isatty()
-    lib.index_texts(workers=args.workers, wait=True,
-                    progress=(lambda s: _progress(s, "indexing the text")) if tty else None)
+    lib.index_texts(
+        workers=args.workers,
+        wait=True,
+        progress=(lambda s: _progress(s, "indexing the text")) if tty else None,
+    )
     if tty:
         sys.stderr.write("\r\033[K")
 
@@ -140,14 +204,25 @@ def _index_in_background() -> None:
     outlives this one, as ``git gc --auto`` does: the listing does not wait for it."""
     import subprocess
 
-    detached: dict[str, Any] = {"start_new_session": True} if os.name != "nt" else {
-        "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
-        | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)}
-    this = [sys.executable] if getattr(sys, "frozen", False) else \
-        [sys.executable, "-m", "ctxviewer"]  # a packaged app is its own command
-    subprocess.Popen([*this, "library", "--index-text", "--no-scan", "--json", "--limit", "1"],
-                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                     stderr=subprocess.DEVNULL, close_fds=True, **detached)
+    detached: dict[str, Any] = (
+        {"start_new_session": True}
+        if os.name != "nt"
+        else {
+            "creationflags": getattr(subprocess, "DETACHED_PROCESS", 0)
+            | getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)
+        }
+    )
+    this = (
+        [sys.executable] if getattr(sys, "frozen", False) else [sys.executable, "-m", "ctxviewer"]
+    )  # a packaged app is its own command
+    subprocess.Popen(
+        [*this, "library", "--index-text", "--no-scan", "--json", "--limit", "1"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+        **detached,
+    )
 
 
 def _indexing_note(indexing: dict[str, Any], args: argparse.Namespace) -> None:
@@ -157,8 +232,10 @@ def _indexing_note(indexing: dict[str, Any], args: argparse.Namespace) -> None:
         return
     done = f"{indexing['indexed']:,} of {indexing['indexed'] + left:,} session files"
     if args.search is not None:
-        print(f"still indexing the text for search ({done} done): the sessions not indexed "
-              "yet are not in these results")
+        print(
+            f"still indexing the text for search ({done} done): the sessions not indexed "
+            "yet are not in these results"
+        )
     else:
         print(f"indexing the text for --search in the background ({done} done)")
 
@@ -167,13 +244,17 @@ def _say(notes: list[str], stats: Any) -> int:
     """What happened to the index and its folders, once, on stderr; 1 when the scan could
     not write the index (what it holds is listed all the same)."""
     lines = list(notes)
-    lines += [f"the folder {printable(f)} you added is not there any more: its sessions "
-              f"left the library (--remove-folder {printable(f)} forgets it)"
-              for f in stats.missing_folders]
+    lines += [
+        f"the folder {printable(f)} you added is not there any more: its sessions "
+        f"left the library (--remove-folder {printable(f)} forgets it)"
+        for f in stats.missing_folders
+    ]
     if stats.failed:
         left = stats.to_read - stats.read
-        lines.append(f"{stats.failed}: {plural(left, 'changed file')} of {stats.to_read:,} "
-                     "not read; the list is what the index held")
+        lines.append(
+            f"{stats.failed}: {plural(left, 'changed file')} of {stats.to_read:,} "
+            "not read; the list is what the index held"
+        )
     for line in lines:
         print(f"ctxviewer: library: {line}", file=sys.stderr)
     return 1 if stats.failed else 0
@@ -190,8 +271,10 @@ def _progress(stats: Any, what: str = "indexing") -> None:
     if stats.waiting and not stats.to_read:
         sys.stderr.write(f"\r{what}: waiting for another ctxviewer's…")
     else:
-        sys.stderr.write(f"\r{what}: {stats.read:,}/{stats.to_read:,} sessions, "
-                         f"{stats.bytes_read / 1e6:,.0f} MB read")
+        sys.stderr.write(
+            f"\r{what}: {stats.read:,}/{stats.to_read:,} sessions, "
+            f"{stats.bytes_read / 1e6:,.0f} MB read"
+        )
     sys.stderr.flush()
 
 
@@ -204,10 +287,21 @@ def render(e: dict[str, Any], width: int | None = None) -> str:
     share = f" ({e['peak_share'] * 100:.0f}%)" if e["peak_share"] is not None else ""
     peak = f"peak {fmt_tokens(e['peak_prompt_tokens'])}{share}"
     comp = e["compactions_observed"]
-    fields = [when, e["agent"], plural(e["requests"], "request"), peak,
-              usd(e["cost_usd"], "-"), plural(comp, "compaction") if comp else ""]
-    columns = [f"{when}  {e['agent']:<12}", f"{fields[2]:>13}", f"{peak:<18}",
-               f"{fields[4]:>9}", f"{fields[5]:<13}"]
+    fields = [
+        when,
+        e["agent"],
+        plural(e["requests"], "request"),
+        peak,
+        usd(e["cost_usd"], "-"),
+        plural(comp, "compaction") if comp else "",
+    ]
+    columns = [
+        f"{when}  {e['agent']:<12}",
+        f"{fields[2]:>13}",
+        f"{peak:<18}",
+        f"{fields[4]:>9}",
+        f"{fields[5]:<13}",
+    ]
     project = _home(e["project"] or "-")
     if e["parts"] > 1:
         project += f"  (session {e['part'] + 1} of {e['parts']})"
@@ -221,14 +315,32 @@ def render(e: dict[str, Any], width: int | None = None) -> str:
     return fit_line(head, tail, width)
 
 
-def _footer(found: list[dict[str, Any]], total: int, bad: list[dict[str, Any]], stats: Any,
-            args: argparse.Namespace) -> None:
-    shown = f"{len(found):,} of {plural(total, 'session')}" if len(found) < total else \
-        plural(total, "session")
-    read = f"; read {plural(stats.read, 'file')} ({stats.bytes_read / 1e6:,.1f} MB)" \
-        if stats.read else ""
-    print(f"{shown}{read}" + (f"; {plural(len(bad), 'file')} cannot be read"
-                              + ("" if args.bad else " (--bad lists them)") if bad else ""))
+def _footer(
+    found: list[dict[str, Any]],
+    total: int,
+    bad: list[dict[str, Any]],
+    stats: Any,
+    args: argparse.Namespace,
+) -> None:
+    shown = (
+        f"{len(found):,} of {plural(total, 'session')}"
+        if len(found) < total
+        else plural(total, "session")
+    )
+    read = (
+        f"; read {plural(stats.read, 'file')} ({stats.bytes_read / 1e6:,.1f} MB)"
+        if stats.read
+        else ""
+    )
+    print(
+        f"{shown}{read}"
+        + (
+            f"; {plural(len(bad), 'file')} cannot be read"
+            + ("" if args.bad else " (--bad lists them)")
+            if bad
+            else ""
+        )
+    )
     if args.bad:
         for b in bad:
             print(f"  {_home(b['path'])}: {b['reason']}")

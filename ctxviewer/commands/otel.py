@@ -19,21 +19,33 @@ from ctxviewer.proxy.otlp_receiver import (
 )
 from ctxviewer.proxy.server import is_loopback
 
-HELP = ("receive Claude Code's OpenTelemetry export (OTLP/HTTP, JSON or protobuf) and write "
-        "it as the Collector's file exporter does, for ctxviewer to read")
+HELP = (
+    "receive Claude Code's OpenTelemetry export (OTLP/HTTP, JSON or protobuf) and write "
+    "it as the Collector's file exporter does, for ctxviewer to read"
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
-                        help=f"port to listen on (default {DEFAULT_PORT}, OTLP/HTTP's; 0 picks "
-                             "a free one)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--out", help="file to write, one OTLP JSON export request a line; "
-                                      "appended to when it already holds such lines (default "
-                                      "./ctxviewer-otel-<timestamp>.jsonl)")
-    parser.add_argument("--force", action="store_true",
-                        help="append to --out even when it holds something else")
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT}, OTLP/HTTP's; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--out",
+        help="file to write, one OTLP JSON export request a line; "
+        "appended to when it already holds such lines (default "
+        "./ctxviewer-otel-<timestamp>.jsonl)",
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="append to --out even when it holds something else"
+    )
     add_client_timeout_argument(parser, CLIENT_TIMEOUT)
     parser.add_argument("--quiet", action="store_true", help="no line per export request")
 
@@ -42,9 +54,16 @@ def run(args: argparse.Namespace) -> int:
     out = os.path.abspath(args.out or default_otel_name())
     if not os.path.isdir(os.path.dirname(out)):
         raise UsageError(f"no such directory for --out: {os.path.dirname(out)}")
-    receiver = OtlpReceiver(OtlpConfig(out=out, host=args.host, port=args.port,
-                                       force=args.force, client_timeout=args.client_timeout,
-                                       on_export=None if args.quiet else print_export))
+    receiver = OtlpReceiver(
+        OtlpConfig(
+            out=out,
+            host=args.host,
+            port=args.port,
+            force=args.force,
+            client_timeout=args.client_timeout,
+            on_export=None if args.quiet else print_export,
+        )
+    )
     serve(receiver, "the OTLP receiver", lambda: print_banner(receiver))
     print(f"stopped: {plural(receiver.lines, 'export request')} written to {out}", flush=True)
     if receiver.failure:
@@ -68,8 +87,9 @@ def print_banner(receiver: OtlpReceiver) -> None:
         f"then: ctxviewer {receiver.path}   (or ctxviewer tail ...)   Ctrl+C to stop.",
     ]
     if not is_loopback(receiver.config.host):
-        lines.insert(1, f"warning: listening on {receiver.config.host}: other machines can "
-                        "send to it")
+        lines.insert(
+            1, f"warning: listening on {receiver.config.host}: other machines can send to it"
+        )
     print("\n".join(lines), flush=True)
 
 
@@ -81,8 +101,7 @@ def print_export(path: str, export: dict[str, Any]) -> None:
             for lr in sl.get("logRecords") or () if isinstance(sl, dict) else ():
                 counts["logs"] += 1
                 body = lr.get("body") if isinstance(lr, dict) else None
-                if isinstance(body, dict) and body.get("stringValue") == \
-                        "claude_code.api_request":
+                if isinstance(body, dict) and body.get("stringValue") == "claude_code.api_request":
                     counts["calls"] += 1
     for rs in export.get("resourceSpans") or ():
         for ss in rs.get("scopeSpans") or () if isinstance(rs, dict) else ():

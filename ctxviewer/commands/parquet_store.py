@@ -39,9 +39,15 @@ from ctxviewer.errors import UsageError
 
 
 def arrow_type(pa: Any, type_name: str, fields: tuple[tuple[str, str], ...] = ()) -> Any:
-    scalars = {STRING: pa.string(), INT: pa.int64(), FLOAT: pa.float64(), BOOL: pa.bool_(),
-               TIMESTAMP: pa.timestamp("us", tz="UTC"), DATE: pa.date32(),
-               STRINGS: pa.list_(pa.string())}
+    scalars = {
+        STRING: pa.string(),
+        INT: pa.int64(),
+        FLOAT: pa.float64(),
+        BOOL: pa.bool_(),
+        TIMESTAMP: pa.timestamp("us", tz="UTC"),
+        DATE: pa.date32(),
+        STRINGS: pa.list_(pa.string()),
+    }
     if type_name == STRUCTS:
         return pa.list_(pa.struct([(n, arrow_type(pa, t)) for n, t in fields]))
     return scalars[type_name]
@@ -96,8 +102,9 @@ class ParquetStore:
         written: list[tuple[Path, Path]] = []  # (hidden, target)
         try:
             for rows in sessions:
-                part = f"agent={quote(rows.agent, safe='')}/date=" + \
-                    (rows.day.isoformat() if rows.day else NULL_PARTITION)
+                part = f"agent={quote(rows.agent, safe='')}/date=" + (
+                    rows.day.isoformat() if rows.day else NULL_PARTITION
+                )
                 for table, columns in rows.tables.items():
                     if not columns["session_key"]:
                         continue
@@ -123,8 +130,12 @@ class ParquetStore:
         for key, files in list(self._existing.items()):
             if key in exported:
                 continue
-            paths = {p for f in files if f.parts[-4] == "sessions"
-                     for p in self.pq.read_table(f, columns=["path"]).column("path").to_pylist()}
+            paths = {
+                p
+                for f in files
+                if f.parts[-4] == "sessions"
+                for p in self.pq.read_table(f, columns=["path"]).column("path").to_pylist()
+            }
             if paths and not any(p and os.path.exists(p) for p in paths):
                 self._remove(self._existing.pop(key))
                 gone.extend(sorted(p for p in paths if p))
@@ -154,6 +165,7 @@ def _lock(root: Path) -> IO[bytes]:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.close()
-        raise UsageError(f"--parquet {root}: another export is writing this folder; "
-                         "run one at a time") from None
+        raise UsageError(
+            f"--parquet {root}: another export is writing this folder; run one at a time"
+        ) from None
     return f

@@ -46,25 +46,53 @@ def _url(text: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--port", type=port_number, default=DEFAULT_PORT,
-                        help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--upstream", type=_url, default=ANTHROPIC_UPSTREAM,
-                        help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})")
-    parser.add_argument("--openai-upstream", type=_url, default=OPENAI_UPSTREAM,
-                        help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})")
-    parser.add_argument("--gemini-upstream", type=_url, default=GEMINI_UPSTREAM,
-                        help=f"Gemini API base URL (default {GEMINI_UPSTREAM}); Gemini CLI "
-                             "reaches the proxy with GOOGLE_GEMINI_BASE_URL=http://HOST:PORT")
-    parser.add_argument("--out", help="recording file, appended to when it is a ctxviewer "
-                                      "recording (default "
-                                      "./ctxviewer-recording-<timestamp>.jsonl)")
-    parser.add_argument("--force", action="store_true",
-                        help="append to --out even when it is not a ctxviewer recording")
-    parser.add_argument("--timeout", type=seconds, default=DEFAULT_TIMEOUT,
-                        help="seconds of upstream silence before giving up "
-                             f"(default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument(
+        "--port",
+        type=port_number,
+        default=DEFAULT_PORT,
+        help=f"port to listen on (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1: this machine only)",
+    )
+    parser.add_argument(
+        "--upstream",
+        type=_url,
+        default=ANTHROPIC_UPSTREAM,
+        help=f"Anthropic API base URL (default {ANTHROPIC_UPSTREAM})",
+    )
+    parser.add_argument(
+        "--openai-upstream",
+        type=_url,
+        default=OPENAI_UPSTREAM,
+        help=f"OpenAI API base URL (default {OPENAI_UPSTREAM})",
+    )
+    parser.add_argument(
+        "--gemini-upstream",
+        type=_url,
+        default=GEMINI_UPSTREAM,
+        help=f"Gemini API base URL (default {GEMINI_UPSTREAM}); Gemini CLI "
+        "reaches the proxy with GOOGLE_GEMINI_BASE_URL=http://HOST:PORT",
+    )
+    parser.add_argument(
+        "--out",
+        help="recording file, appended to when it is a ctxviewer "
+        "recording (default "
+        "./ctxviewer-recording-<timestamp>.jsonl)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="append to --out even when it is not a ctxviewer recording",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        default=DEFAULT_TIMEOUT,
+        help=f"seconds of upstream silence before giving up (default {DEFAULT_TIMEOUT:g})",
+    )
     add_client_timeout_argument(parser, CLIENT_TIMEOUT)
     parser.add_argument("--quiet", action="store_true", help="no line per exchange")
     rewrite = parser.add_argument_group(
@@ -72,16 +100,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "compact each conversation once, on its first request whose prompt would exceed "
         "TOKENS, and send the same compacted history on every later request of it; the "
         "recording keeps both bodies; a rejected rewrite is resent as sent, and rewriting "
-        "stops for that conversation")
-    rewrite.add_argument("--compact-at", type=_tokens, metavar="TOKENS",
-                         help="prompt size that triggers compaction")
-    rewrite.add_argument("--strategy", default="qwen", choices=REWRITE_STRATEGIES,
-                         help="qwen (summary + recent 30%%, default), shannon (primers + "
-                              "summary + recents), trim (drop old items), slim (shorten "
-                              "tool results)")
-    rewrite.add_argument("--summarizer", default="local", choices=("local", "anthropic"),
-                         help="who writes the summary: local (offline, default) or anthropic "
-                              "(ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL, ANTHROPIC_MODEL)")
+        "stops for that conversation",
+    )
+    rewrite.add_argument(
+        "--compact-at", type=_tokens, metavar="TOKENS", help="prompt size that triggers compaction"
+    )
+    rewrite.add_argument(
+        "--strategy",
+        default="qwen",
+        choices=REWRITE_STRATEGIES,
+        help="qwen (summary + recent 30%%, default), shannon (primers + "
+        "summary + recents), trim (drop old items), slim (shorten "
+        "tool results)",
+    )
+    rewrite.add_argument(
+        "--summarizer",
+        default="local",
+        choices=("local", "anthropic"),
+        help="who writes the summary: local (offline, default) or anthropic "
+        "(ANTHROPIC_API_KEY; ANTHROPIC_BASE_URL, ANTHROPIC_MODEL)",
+    )
 
 
 def _tokens(text: str) -> int:
@@ -104,8 +142,9 @@ def _rewriter(args: argparse.Namespace) -> Rewriter | None:
         from ctxviewer.analysis.compaction.summarize_anthropic import AnthropicSummarizer
 
         summarizer = AnthropicSummarizer()
-    return Rewriter(compact_at=args.compact_at, strategy=args.strategy, summarizer=summarizer,
-                    on_event=_say)
+    return Rewriter(
+        compact_at=args.compact_at, strategy=args.strategy, summarizer=summarizer, on_event=_say
+    )
 
 
 def _say(message: str) -> None:
@@ -118,19 +157,29 @@ def run(args: argparse.Namespace) -> int:
     if not os.path.isdir(os.path.dirname(out)):
         raise UsageError(f"no such directory for --out: {os.path.dirname(out)}")
     config = ProxyConfig(
-        out=out, host=args.host, port=args.port, upstream=args.upstream,
-        openai_upstream=args.openai_upstream, timeout=args.timeout,
+        out=out,
+        host=args.host,
+        port=args.port,
+        upstream=args.upstream,
+        openai_upstream=args.openai_upstream,
+        timeout=args.timeout,
         client_timeout=args.client_timeout,
-        on_record=None if args.quiet else print_exchange, force=args.force,
-        rewriter=_rewriter(args), gemini_upstream=args.gemini_upstream,
+        on_record=None if args.quiet else print_exchange,
+        force=args.force,
+        rewriter=_rewriter(args),
+        gemini_upstream=args.gemini_upstream,
     )
     server = ProxyServer(config)
     serve(server, "the proxy", lambda: print_banner(server))
     rec = server.recorder
     print(f"stopped: {plural(rec.count, 'exchange')} recorded to {out}", flush=True)
     if rec.failure:
-        print(f"the recording stopped early ({rec.failure}): {plural(rec.dropped, 'exchange')} "
-              "forwarded but not recorded", file=sys.stderr, flush=True)
+        print(
+            f"the recording stopped early ({rec.failure}): {plural(rec.dropped, 'exchange')} "
+            "forwarded but not recorded",
+            file=sys.stderr,
+            flush=True,
+        )
         return 1
     return 0
 
@@ -149,9 +198,12 @@ def print_banner(server: ProxyServer) -> None:
     ]
     rw = server.config.rewriter
     if rw is not None and rw.compact_at is not None:
-        lines.insert(2, f"rewriting ON: each conversation is compacted ({rw.strategy}, "
-                        f"{rw.summarizer.name} summary) once its prompt exceeds "
-                        f"{rw.compact_at:,} tokens")
+        lines.insert(
+            2,
+            f"rewriting ON: each conversation is compacted ({rw.strategy}, "
+            f"{rw.summarizer.name} summary) once its prompt exceeds "
+            f"{rw.compact_at:,} tokens",
+        )
     if not is_loopback(host):
         lines.insert(1, f"warning: listening on {host}: other machines can use your API keys")
     print("\n".join(lines), flush=True)
@@ -166,16 +218,26 @@ def print_exchange(record: dict[str, Any]) -> None:
     if not model and ":" in str(record.get("path", "")):  # Gemini: /v1beta/models/<model>:<method>
         model = str(record["path"]).rsplit("/", 1)[-1].split(":", 1)[0]
     total = (record.get("timing") or {}).get("total_ms") or 0
-    parts = [record["id"], f"{record['api']:<22}", str(response.get("status", "---")),
-             f"{total / 1000:6.1f}s", str(model)]
+    parts = [
+        record["id"],
+        f"{record['api']:<22}",
+        str(response.get("status", "---")),
+        f"{total / 1000:6.1f}s",
+        str(model),
+    ]
     if usage:
-        prompt = sum(usage.get(k, 0) for k in ("input_tokens", "cache_creation_input_tokens",
-                                                 "cache_read_input_tokens"))
+        prompt = sum(
+            usage.get(k, 0)
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
         parts.append(f"prompt={prompt} out={usage.get('output_tokens', 0)}")
     rewrite = record.get("rewrite")
     if rewrite:
-        parts.append("REWRITTEN" if "upstream_body" in (record.get("request") or {})
-                     else f"not rewritten ({rewrite.get('fallback') or rewrite.get('note')})")
+        parts.append(
+            "REWRITTEN"
+            if "upstream_body" in (record.get("request") or {})
+            else f"not rewritten ({rewrite.get('fallback') or rewrite.get('note')})"
+        )
     if record.get("error"):
         parts.append(f"ERROR {record['error']['kind']}: {record['error']['message']}")
     with contextlib.suppress(OSError):  # a closed terminal must not stop the recording

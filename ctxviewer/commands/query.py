@@ -31,9 +31,12 @@ GLOB_CHARS = frozenset("*?[]{}")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("sql", metavar="FILE.sql",
-                   help="the query: standard SQL over the tables sessions, requests, "
-                        "categories, items (docs/parquet.md)")
+    p.add_argument(
+        "sql",
+        metavar="FILE.sql",
+        help="the query: standard SQL over the tables sessions, requests, "
+        "categories, items (docs/parquet.md)",
+    )
     p.add_argument("dataset", metavar="DIR", help="the folder `export --parquet DIR` wrote")
     out = p.add_mutually_exclusive_group()
     add_json_argument(out, "print the result as JSON")
@@ -43,9 +46,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def duckdb_type(type_name: str, fields: tuple[tuple[str, str], ...] = ()) -> str:
     if type_name == schema.STRUCTS:
         return "STRUCT(" + ", ".join(f"{n} {duckdb_type(t)}" for n, t in fields) + ")[]"
-    return {schema.STRING: "VARCHAR", schema.INT: "BIGINT", schema.FLOAT: "DOUBLE",
-            schema.BOOL: "BOOLEAN", schema.TIMESTAMP: "TIMESTAMPTZ", schema.DATE: "DATE",
-            schema.STRINGS: "VARCHAR[]"}[type_name]
+    return {
+        schema.STRING: "VARCHAR",
+        schema.INT: "BIGINT",
+        schema.FLOAT: "DOUBLE",
+        schema.BOOL: "BOOLEAN",
+        schema.TIMESTAMP: "TIMESTAMPTZ",
+        schema.DATE: "DATE",
+        schema.STRINGS: "VARCHAR[]",
+    }[type_name]
 
 
 def _literal(text: str) -> str:
@@ -57,19 +66,30 @@ def view_sql(root: Path, table: str) -> str:
     folder = root / table
     files = sorted(str(p) for p in folder.rglob("*.parquet")) if folder.is_dir() else []
     if not files:
-        cols = ", ".join(f"CAST(NULL AS {duckdb_type(c.type, c.fields)}) AS \"{c.name}\""
-                         for c in (*schema.TABLES[table], *schema.PARTITION))
+        cols = ", ".join(
+            f'CAST(NULL AS {duckdb_type(c.type, c.fields)}) AS "{c.name}"'
+            for c in (*schema.TABLES[table], *schema.PARTITION)
+        )
         return f"CREATE VIEW {table} AS SELECT {cols} WHERE false"
-    where = f"[{', '.join(map(_literal, files))}]" if GLOB_CHARS & set(str(folder)) else \
-        _literal(f"{folder}/**/*.parquet")
-    return (f"CREATE VIEW {table} AS SELECT * FROM read_parquet({where}, hive_partitioning = "
-            "true, hive_types = {'agent': VARCHAR, 'date': DATE}, union_by_name = true)")
+    where = (
+        f"[{', '.join(map(_literal, files))}]"
+        if GLOB_CHARS & set(str(folder))
+        else _literal(f"{folder}/**/*.parquet")
+    )
+    return (
+        f"CREATE VIEW {table} AS SELECT * FROM read_parquet({where}, hive_partitioning = "
+        "true, hive_types = {'agent': VARCHAR, 'date': DATE}, union_by_name = true)"
+    )
 
 
 # Set before the user's SQL runs, in this order (a setting cannot change once external
 # access is off, and none can once the configuration is locked).
-CONNECT_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False,
-                  "allow_community_extensions": False, "allow_unsigned_extensions": False}
+CONNECT_CONFIG = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "allow_unsigned_extensions": False,
+}
 
 
 # the settings a query may still SET: how it computes, not what it reaches
@@ -93,13 +113,14 @@ def _one_select(con: Any, duckdb: Any, sql: str) -> None:
     if not kinds:
         raise UsageError("holds no SQL statement")
     select, settings = duckdb.StatementType.SELECT, duckdb.StatementType.SET
-    others = [k for k in kinds[:-1] if k != settings] + \
-        ([kinds[-1]] if kinds[-1] != select else [])
+    others = [k for k in kinds[:-1] if k != settings] + ([kinds[-1]] if kinds[-1] != select else [])
     if others:
         name = getattr(others[0], "name", str(others[0]))
-        raise UsageError(f"holds a {name} statement: a query is one SELECT (after SETs of "
-                         f"{', '.join(QUERY_SETTINGS)}); it reads the dataset and writes "
-                         "nothing")
+        raise UsageError(
+            f"holds a {name} statement: a query is one SELECT (after SETs of "
+            f"{', '.join(QUERY_SETTINGS)}); it reads the dataset and writes "
+            "nothing"
+        )
 
 
 def run_query(sql: str, root: Path) -> tuple[list[tuple[str, str]], list[tuple[Any, ...]]]:
@@ -141,16 +162,23 @@ def run(args: argparse.Namespace) -> int:
     root = Path(args.dataset)
     tables = schema.TABLES
     if not root.is_dir() or not any((root / t).is_dir() for t in tables):
-        raise UsageError(f"{args.dataset}: not a dataset (no {', '.join(tables)} folder in it; "
-                         "`ctxviewer export PATHS --parquet DIR` writes one)")
+        raise UsageError(
+            f"{args.dataset}: not a dataset (no {', '.join(tables)} folder in it; "
+            "`ctxviewer export PATHS --parquet DIR` writes one)"
+        )
     try:
         columns, rows = run_query(sql, root)
     except UsageError as e:
         raise UsageError(f"{args.sql}: {e}") from None
     if args.json:
-        print_json({"query": args.sql, "dataset": args.dataset,
-                    "columns": [{"name": n, "type": t} for n, t in columns],
-                    "rows": [[json_value(v) for v in row] for row in rows]})
+        print_json(
+            {
+                "query": args.sql,
+                "dataset": args.dataset,
+                "columns": [{"name": n, "type": t} for n, t in columns],
+                "rows": [[json_value(v) for v in row] for row in rows],
+            }
+        )
     elif args.csv:
         sys.stdout.write(csv_text([n for n, _ in columns], rows))
     else:

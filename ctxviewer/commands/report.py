@@ -39,26 +39,40 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_estimator_argument(p)
     add_window_argument(p)
     add_policy_argument(p)
-    p.add_argument("--counts", choices=("agent", "wire"), default="agent",
-                   help="count as the agent's own /context does (default) or as sent on the wire")
-    p.add_argument("--against", metavar="CONTEXT_TXT",
-                   help="an agent's own /context output (Claude Code's screen or Markdown, "
-                        "qwen-code's text) or Codex's /status screen for the same request: "
-                        "print both side by side")
-    p.add_argument("--sessions", action="store_true",
-                   help="list the sessions the file holds (a recording may hold several agents "
-                        "or conversations) and exit; pick one with --session N")
+    p.add_argument(
+        "--counts",
+        choices=("agent", "wire"),
+        default="agent",
+        help="count as the agent's own /context does (default) or as sent on the wire",
+    )
+    p.add_argument(
+        "--against",
+        metavar="CONTEXT_TXT",
+        help="an agent's own /context output (Claude Code's screen or Markdown, "
+        "qwen-code's text) or Codex's /status screen for the same request: "
+        "print both side by side",
+    )
+    p.add_argument(
+        "--sessions",
+        action="store_true",
+        help="list the sessions the file holds (a recording may hold several agents "
+        "or conversations) and exit; pick one with --session N",
+    )
     add_json_argument(p)
-    p.add_argument("--all-items", action="store_true",
-                   help="list every item row (text output shows the largest ones)")
+    p.add_argument(
+        "--all-items",
+        action="store_true",
+        help="list every item row (text output shows the largest ones)",
+    )
 
 
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
     if args.window is not None and args.window <= 0:
         raise UsageError("--window must be a positive number of tokens")
     session = load_session(args)
-    return Analysis(session, args.estimator, args.policy, args.window,
-                    counts=getattr(args, "counts", "agent"))
+    return Analysis(
+        session, args.estimator, args.policy, args.window, counts=getattr(args, "counts", "agent")
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,9 +104,11 @@ def _list_sessions(args: argparse.Namespace) -> int:
         return 0
     for i in infos:
         peak = f"peak {i.peak:,}" if i.peak is not None else "no usage"
-        sys.stdout.write(f"{i.number:>3}  {i.agent:<22} {i.conversation or '-':<38} "
-                         f"{plural(i.requests, 'request'):>14} ({i.main} main)  {peak}  "
-                         f"{i.first or '?'} .. {i.last or '?'}\n")
+        sys.stdout.write(
+            f"{i.number:>3}  {i.agent:<22} {i.conversation or '-':<38} "
+            f"{plural(i.requests, 'request'):>14} ({i.main} main)  {peak}  "
+            f"{i.first or '?'} .. {i.last or '?'}\n"
+        )
     return 0
 
 
@@ -110,29 +126,45 @@ def _read_context(path: str) -> AgentContext:
 
 def render_against(theirs: AgentContext, rows: list[dict[str, Any]]) -> str:
     ok = sum(r["ok"] for r in rows)
-    lines = ["", f"Against {theirs.agent}'s own {theirs.command}: {ok} of {len(rows)} within 5% "
-             "(items: or 10 tokens; or the precision it printed)",
-             f"  {'':<52} {'agent':>10} {'ctxviewer':>10}"]
+    lines = [
+        "",
+        f"Against {theirs.agent}'s own {theirs.command}: {ok} of {len(rows)} within 5% "
+        "(items: or 10 tokens; or the precision it printed)",
+        f"  {'':<52} {'agent':>10} {'ctxviewer':>10}",
+    ]
     for r in rows:
         ours = f"{r['ours']:,}" if r["ours"] is not None else "-"
-        lines.append(f"  {'  ' if r['ok'] else '✗ '}{r['what'][:50]:<50} "
-                     f"{r['agent']:>10,.0f} {ours:>10}")
+        lines.append(
+            f"  {'  ' if r['ok'] else '✗ '}{r['what'][:50]:<50} {r['agent']:>10,.0f} {ours:>10}"
+        )
     return "\n".join(lines) + "\n"
 
 
 def attribution_text(att: dict[str, int]) -> str:
-    return (f"{att['attributed_exact']:,} exact (the API's growth, explained), "
-            f"{att['estimated']:,} estimated (the start of the chain), "
-            f"{att['unattributed']:,} unattributed")
+    return (
+        f"{att['attributed_exact']:,} exact (the API's growth, explained), "
+        f"{att['estimated']:,} estimated (the start of the chain), "
+        f"{att['unattributed']:,} unattributed"
+    )
 
 
 def _bar(b: Breakdown, width: int = 50) -> str:
-    glyphs = {"system_prompt": "S", "unrecorded_overhead": "S", "builtin_tools": "T",
-              "mcp_tools": "M", "skills": "K", "memory_files": "F", "startup_context": "S",
-              "messages": "#", "unattributed": "?",
-              "free_space": ".", "autocompact_buffer": "~"}
-    out = "".join(glyphs[c.name] * min(width, round(width * c.tokens / b.window))
-                  for c in b.categories)
+    glyphs = {
+        "system_prompt": "S",
+        "unrecorded_overhead": "S",
+        "builtin_tools": "T",
+        "mcp_tools": "M",
+        "skills": "K",
+        "memory_files": "F",
+        "startup_context": "S",
+        "messages": "#",
+        "unattributed": "?",
+        "free_space": ".",
+        "autocompact_buffer": "~",
+    }
+    out = "".join(
+        glyphs[c.name] * min(width, round(width * c.tokens / b.window)) for c in b.categories
+    )
     return (out + "." * width)[:width]
 
 
@@ -150,8 +182,10 @@ def _items(lines: list[str], items: tuple[Item, ...], limit: int | None, depth: 
 def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     s = a.session
     t = a.thresholds
-    lines = [f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}"
-             + (f", {plural(len(s.skipped), 'record')} skipped" if s.skipped else "")]
+    lines = [
+        f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}"
+        + (f", {plural(len(s.skipped), 'record')} skipped" if s.skipped else "")
+    ]
     cut = next((k for k in s.skipped if "truncated here" in k.reason), None)
     if cut is not None:
         lines.append(f"note: line {cut.line}: {cut.reason}")
@@ -161,39 +195,55 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
         lines.append(f"note: line {cycles[0].line}: {cycles[0].reason}{more}")
     ident = a.identity
     w = a.window_info
-    lines.append(f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "
-                 f"estimator {a.estimator.name}")
+    lines.append(
+        f"agent {ident.label} ({ident.evidence})  model {s.model or '?'}  "
+        f"estimator {a.estimator.name}"
+    )
     lines.append(f"window {a.window:,} from the {w.source}: {w.detail}")
     lines.append(f"policy {a.policy_label} (from the {a.policy_source})")
     if ident.rules_note:
         lines.append(f"note: {ident.rules_note}")
     if a.threshold_evidence:
         lines.append(f"auto threshold from the log: {a.threshold_evidence}")
-    lines.append(f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  "
-                 f"effective {t.effective:,}")
+    lines.append(
+        f"thresholds: warn {t.warn:,}  auto {t.auto:,}  hard {t.hard:,}  effective {t.effective:,}"
+    )
     if which is None:
         lines.append("no requests in this session")
         return "\n".join(lines) + "\n"
     b = a.breakdown(which)
     req = s.requests[which]
-    lines += ["", f"Context usage of request {which} ({req.role}, {req.model or '?'}, "
-              f"{req.timestamp or 'no time'})"]
+    lines += [
+        "",
+        f"Context usage of request {which} ({req.role}, {req.model or '?'}, "
+        f"{req.timestamp or 'no time'})",
+    ]
     if req.role != "main" and not any(r.role == "main" for r in s.requests):
-        lines.append(f"  No main request in this session: every call is {req.role} "
-                     "(side calls, count probes or sub-agents); showing the last one.")
+        lines.append(
+            f"  No main request in this session: every call is {req.role} "
+            "(side calls, count probes or sub-agents); showing the last one."
+        )
     if b.failure:
-        lines.append(f"  This call failed ({b.failure[:200]}): the model never read this "
-                     f"prompt{'; estimated overhead only' if b.mode == 'A' else ''}.")
+        lines.append(
+            f"  This call failed ({b.failure[:200]}): the model never read this "
+            f"prompt{'; estimated overhead only' if b.mode == 'A' else ''}."
+        )
     elif b.mode == "A":
         lines.append("  No API usage for this request: estimated overhead only.")
     if b.mode == "B":
-        size = {"estimate": " (estimated: no API usage)",
-                "overflow": " (as its overflow error states)"}.get(b.total_basis or "", "")
-        lines.append(f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
-                     f"({b.percent(b.used):.1f}%){size}")
+        size = {
+            "estimate": " (estimated: no API usage)",
+            "overflow": " (as its overflow error states)",
+        }.get(b.total_basis or "", "")
+        lines.append(
+            f"  {_bar(b)}  {fmt_tokens(b.total)}/{fmt_tokens(b.window)} tokens "
+            f"({b.percent(b.used):.1f}%){size}"
+        )
     lines.append("")
     for c in b.categories:
-        lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)")
+        lines.append(
+            f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens ({b.percent(c.tokens):.1f}%)"
+        )
     for c in b.outside:
         lines.append(f"  {c.label:<38} {fmt_tokens(c.tokens):>7} tokens (not in the total)")
     for note in b.notes:
@@ -202,12 +252,16 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
         lines.append(f"  from the log: {note}")
     if b.differences:
         other = "on the wire" if b.counts == "agent" else f"as {a.identity.profile.label} counts"
-        lines += ["", f"  Where {a.identity.profile.label}'s /context and the wire differ "
-                  f"(shown: {'as the agent sees it' if b.counts == 'agent' else 'on the wire'}; "
-                  f"--counts {'wire' if b.counts == 'agent' else 'agent'} for {other})"]
+        lines += [
+            "",
+            f"  Where {a.identity.profile.label}'s /context and the wire differ "
+            f"(shown: {'as the agent sees it' if b.counts == 'agent' else 'on the wire'}; "
+            f"--counts {'wire' if b.counts == 'agent' else 'agent'} for {other})",
+        ]
         for d in b.differences:
-            lines.append(f"  - {d.what}: agent {fmt_tokens(d.agent)}, wire {fmt_tokens(d.wire)}: "
-                         f"{d.note}")
+            lines.append(
+                f"  - {d.what}: agent {fmt_tokens(d.agent)}, wire {fmt_tokens(d.wire)}: {d.note}"
+            )
     msgs = b.category("messages")
     if msgs is not None:
         lines.append(f"  note: {msgs.note}")
@@ -225,8 +279,11 @@ def render_text(a: Analysis, which: int | None, all_items: bool = False) -> str:
     answered = [p for p in points if p.failure is None]
     peak = max((p.prompt_tokens for p in answered), default=0)
     failed = len(points) - len(answered)
-    lines += ["", f"Timeline: {plural(len(points), 'request')}"
-              f"{f' ({failed} failed)' if failed else ''}, peak prompt {peak:,} tokens"]
+    lines += [
+        "",
+        f"Timeline: {plural(len(points), 'request')}"
+        f"{f' ({failed} failed)' if failed else ''}, peak prompt {peak:,} tokens",
+    ]
     for p in points:
         if p.failure and not p.unanswered:  # an overflow: its numbers, what follows
             lines.append(f"  request {p.index}: context overflow: {p.failure[:120]}")

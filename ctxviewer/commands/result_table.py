@@ -62,14 +62,17 @@ def text_table(columns: Sequence[str], rows: Sequence[Sequence[Any]], width: int
     if not columns:
         return ""
     cells = [[cell(v) for v in row] for row in rows]
-    cells = [[c if len(c) <= width else c[:width - 1] + "…" for c in row] for row in cells]
+    cells = [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in cells]
     sizes = [max([len(name), *(len(row[i]) for row in cells)]) for i, name in enumerate(columns)]
-    right = [bool(rows) and all(_numeric(row[i]) or row[i] is None for row in rows)
-             for i in range(len(columns))]
+    right = [
+        bool(rows) and all(_numeric(row[i]) or row[i] is None for row in rows)
+        for i in range(len(columns))
+    ]
 
     def line(values: Sequence[str]) -> str:
-        return "  ".join(v.rjust(n) if r else v.ljust(n)
-                         for v, n, r in zip(values, sizes, right, strict=True)).rstrip()
+        return "  ".join(
+            v.rjust(n) if r else v.ljust(n) for v, n, r in zip(values, sizes, right, strict=True)
+        ).rstrip()
 
     out = [line(columns), "  ".join("-" * n for n in sizes)]
     out += [line(row) for row in cells]

@@ -19,10 +19,17 @@ HELP = "list Claude Code / Codex / Gemini CLI / qwen-code session files, newest 
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--active", action="store_true",
-                   help=f"only files written in the last --minutes (default {ACTIVE_MINUTES:g})")
-    p.add_argument("--minutes", type=float, default=ACTIVE_MINUTES,
-                   help=f"how recent a write makes a session active (default {ACTIVE_MINUTES:g})")
+    p.add_argument(
+        "--active",
+        action="store_true",
+        help=f"only files written in the last --minutes (default {ACTIVE_MINUTES:g})",
+    )
+    p.add_argument(
+        "--minutes",
+        type=float,
+        default=ACTIVE_MINUTES,
+        help=f"how recent a write makes a session active (default {ACTIVE_MINUTES:g})",
+    )
     p.add_argument("--limit", type=int, default=50, help="list at most N files (0: all found)")
     add_json_argument(p)
 
@@ -36,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if args.active:
         found = [s for s in found if s.active]
     if args.limit:
-        found = found[:args.limit]
+        found = found[: args.limit]
     if args.json:
         print_json([s.as_json() for s in found])
         return 0
@@ -77,5 +84,5 @@ def _home(path: str) -> str:
     if path == home:
         return "~"
     if path.startswith(home + "/"):
-        return "~" + path[len(home):]
+        return "~" + path[len(home) :]
     return path

@@ -41,15 +41,17 @@ HELP = "follow a session log as it is written: one line per new request"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_file_argument(p, sessions=False)  # it follows the file as written, all of it
-    p.add_argument("--interval", type=float, default=0.25,
-                   help="seconds between checks of the file (default 0.25)")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.25,
+        help="seconds between checks of the file (default 0.25)",
+    )
     add_estimator_argument(p, "how tokens are counted for requests without API usage")
     add_policy_argument(p)
     add_window_argument(p)
-    p.add_argument("--new-only", action="store_true",
-                   help="skip the requests already in the file")
-    p.add_argument("--once", action="store_true",
-                   help="print what the file holds now and exit")
+    p.add_argument("--new-only", action="store_true", help="skip the requests already in the file")
+    p.add_argument("--once", action="store_true", help="print what the file holds now and exit")
     add_json_argument(p, "print JSON lines, one object per line")
 
 
@@ -67,8 +69,9 @@ def run(args: argparse.Namespace) -> int:
         return _follow(follower, printer, args.interval, args.new_only, stop)
 
 
-def _follow(follower: Follower, printer: TailPrinter, interval: float, new_only: bool,
-            stop: threading.Event) -> int:
+def _follow(
+    follower: Follower, printer: TailPrinter, interval: float, new_only: bool, stop: threading.Event
+) -> int:
     try:
         printer.show(follower.poll(), skip_existing=new_only)
         waiting: str | None = None
@@ -199,13 +202,18 @@ class TailPrinter:
         req = s.requests[index]
         tokens, estimated = self._prompt(req)
         return {
-            "index": index, "timestamp": req.timestamp, "model": req.model,
-            "prompt_tokens": tokens, "estimated": estimated,
+            "index": index,
+            "timestamp": req.timestamp,
+            "model": req.model,
+            "prompt_tokens": tokens,
+            "estimated": estimated,
             "api_prompt_tokens": req.api_prompt_tokens,
             "output_tokens": req.usage.output_tokens if req.usage is not None else None,
             "tier": tier(tokens, self._thresholds_for(s, req)),
             "delta": self._delta(s, index, tokens),
-            "role": req.role, "sidechain": req.sidechain, "agent": req.agent,
+            "role": req.role,
+            "sidechain": req.sidechain,
+            "agent": req.agent,
             "events": [e.kind for e in req.events],
         }
 
@@ -217,21 +225,30 @@ class TailPrinter:
         self._agent_shown = a.identity.label
         t = a.thresholds
         if self.as_json:
-            _write_json({"type": "agent", "agent": a.identity.profile.id,
-                         "label": a.identity.label, "window": a.window,
-                         "window_source": a.window_source, "policy_label": a.policy_label,
-                         "rules_note": a.identity.rules_note, "thresholds": t.as_dict()})
+            _write_json(
+                {
+                    "type": "agent",
+                    "agent": a.identity.profile.id,
+                    "label": a.identity.label,
+                    "window": a.window,
+                    "window_source": a.window_source,
+                    "policy_label": a.policy_label,
+                    "rules_note": a.identity.rules_note,
+                    "thresholds": t.as_dict(),
+                }
+            )
             return
-        _write(f"-- {a.identity.label} ({a.identity.evidence}): window {a.window:,} "
-               f"({a.window_source}), {a.policy_label}: warn {t.warn:,} auto {t.auto:,} "
-               f"hard {t.hard:,}" + _noted(a.identity.rules_note))
+        _write(
+            f"-- {a.identity.label} ({a.identity.evidence}): window {a.window:,} "
+            f"({a.window_source}), {a.policy_label}: warn {t.warn:,} auto {t.auto:,} "
+            f"hard {t.hard:,}" + _noted(a.identity.rules_note)
+        )
 
     def _emit_header(self, s: Session) -> None:
         self._agent_shown = a_label = None
         if not s.requests:  # nothing says yet which agent writes this file
             if self.as_json:
-                _write_json({"type": "start", "path": s.path, "format": s.format,
-                             "requests": 0})
+                _write_json({"type": "start", "path": s.path, "format": s.format, "requests": 0})
             else:
                 _write(f"{s.path}  [{s.format}]  0 requests (the agent shows with its first)")
             return
@@ -240,22 +257,41 @@ class TailPrinter:
         self._agent_shown = a_label = a.identity.label
         window, t = a.window, a.thresholds
         if self.as_json:
-            _write_json({"type": "start", "path": s.path, "format": s.format, "model": model,
-                         "agent": a.identity.profile.id, "window": window,
-                         "window_source": a.window_source, "policy": self.policy,
-                         "policy_label": a.policy_label, "thresholds": t.as_dict(),
-                         "rules_note": a.identity.rules_note, "requests": len(s.requests)})
+            _write_json(
+                {
+                    "type": "start",
+                    "path": s.path,
+                    "format": s.format,
+                    "model": model,
+                    "agent": a.identity.profile.id,
+                    "window": window,
+                    "window_source": a.window_source,
+                    "policy": self.policy,
+                    "policy_label": a.policy_label,
+                    "thresholds": t.as_dict(),
+                    "rules_note": a.identity.rules_note,
+                    "requests": len(s.requests),
+                }
+            )
             return
-        _write(f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}  {a_label}  "
-               f"model {model or '?'}  window {window:,} ({a.window_source})  "
-               f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})"
-               + _noted(a.identity.rules_note))
+        _write(
+            f"{s.path}  [{s.format}]  {plural(len(s.requests), 'request')}  {a_label}  "
+            f"model {model or '?'}  window {window:,} ({a.window_source})  "
+            f"policy {a.policy_label} (warn {t.warn:,} auto {t.auto:,} hard {t.hard:,})"
+            + _noted(a.identity.rules_note)
+        )
 
     def _emit_reload(self, s: Session | None) -> None:
         n = len(s.requests) if s is not None else 0
         if self.as_json:
-            _write_json({"type": "reload", "path": s.path if s else None,
-                         "format": s.format if s else None, "requests": n})
+            _write_json(
+                {
+                    "type": "reload",
+                    "path": s.path if s else None,
+                    "format": s.format if s else None,
+                    "requests": n,
+                }
+            )
         else:
             _write(f"-- reloaded (file truncated or replaced): {plural(n, 'request')}")
 
@@ -268,8 +304,10 @@ class TailPrinter:
         tokens = f"{'~' if row['estimated'] else ''}{row['prompt_tokens']:,}"
         delta = f"{row['delta']:+,}" if row["delta"] is not None else ""
         events = "  ".join(_event_text(e.kind, e.pre_tokens) for e in req.events)
-        line = (f"{index:>5}  {_clock(req.timestamp)}  {(req.model or '?')[:28]:<28} "
-                f"{tokens:>10}  {row['tier']:<4} {delta:>9}  {_role(req)}")
+        line = (
+            f"{index:>5}  {_clock(req.timestamp)}  {(req.model or '?')[:28]:<28} "
+            f"{tokens:>10}  {row['tier']:<4} {delta:>9}  {_role(req)}"
+        )
         if events:
             line += f"  [{events}]"
         if updated:

@@ -74,8 +74,9 @@ def create_app(argv: list[str] | None = None, theme: str = "auto") -> QApplicati
     return app
 
 
-def build_main_window(state: AppState | None = None, settings: AppSettings | None = None,
-                      defer_panels: bool = False) -> MainWindow:
+def build_main_window(
+    state: AppState | None = None, settings: AppSettings | None = None, defer_panels: bool = False
+) -> MainWindow:
     """The window; ``defer_panels``: the panels the first screen does not need are
     installed once it has painted (the app's start)."""
     return MainWindow(state or AppState(), settings, defer_panels=defer_panels)
@@ -121,6 +122,7 @@ def run_app(args: argparse.Namespace) -> int:
     settings = AppSettings()
     if (getattr(args, "theme", "auto") or "auto") == "auto":  # none given: View > Theme's
         apply_theme(app, settings.theme())
+
     def make_window() -> MainWindow:  # no bigger than the screen (a saved size may be)
         made = build_main_window(settings=settings, defer_panels=True)
         fit_to_screen(made)
@@ -134,8 +136,9 @@ def run_app(args: argparse.Namespace) -> int:
     return app.exec()
 
 
-def _serve_instances(app: QApplication, window: MainWindow,
-                     make_window: Callable[[], MainWindow], single: bool) -> None:
+def _serve_instances(
+    app: QApplication, window: MainWindow, make_window: Callable[[], MainWindow], single: bool
+) -> None:
     from ctxviewer.gui import single_instance  # QtNetwork: not before the first paint
 
     windows = single_instance.WindowSet(make_window, app)

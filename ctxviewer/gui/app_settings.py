@@ -25,8 +25,9 @@ def _true(value: object) -> bool:
 
 
 def _settings() -> QSettings:
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                     "ctxviewer", "ctxviewer")
+    return QSettings(
+        QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ctxviewer", "ctxviewer"
+    )
 
 
 class AppSettings:
@@ -113,15 +114,26 @@ class AppSettings:
         try:
             from ctxviewer.analysis.insights import Budget
 
-            b = Budget(float(v("budget/limit")), str(v("budget/unit")), str(v("budget/scope")),
-                       float(v("budget/warn")), _true(v("budget/hard")))
+            b = Budget(
+                float(v("budget/limit")),
+                str(v("budget/unit")),
+                str(v("budget/scope")),
+                float(v("budget/warn")),
+                _true(v("budget/hard")),
+            )
         except (TypeError, ValueError):  # never saved, or edited into nonsense
             return None
         return _true(v("budget/on")), b
 
     def set_budget(self, on: bool, b: Budget) -> None:
-        for key, value in (("on", bool(on)), ("limit", b.limit), ("unit", b.unit),
-                           ("scope", b.scope), ("warn", b.warn_fraction), ("hard", b.hard)):
+        for key, value in (
+            ("on", bool(on)),
+            ("limit", b.limit),
+            ("unit", b.unit),
+            ("scope", b.scope),
+            ("warn", b.warn_fraction),
+            ("hard", b.hard),
+        ):
             self.qsettings.setValue(f"budget/{key}", value)
 
     def startup_file(self) -> str | None:

@@ -48,8 +48,9 @@ class Options:
         """A new ``Analysis`` of ``session`` with these options."""
         from ctxviewer.analysis.analysis import Analysis
 
-        return Analysis(session, self.estimator, self.policy, self.window or None,
-                        counts=self.counts)
+        return Analysis(
+            session, self.estimator, self.policy, self.window or None, counts=self.counts
+        )
 
 
 class AppState(QObject):

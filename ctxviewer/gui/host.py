@@ -48,8 +48,7 @@ class PanelHost(Protocol):
         ...
 
     @property
-    def settings(self) -> AppSettings:
-        ...
+    def settings(self) -> AppSettings: ...
 
     @property
     def closing(self) -> SignalInstance:
@@ -96,19 +95,16 @@ class PanelHost(Protocol):
         """The insights computed last, for the panels that reuse them."""
         ...
 
-    def shared_insights(self) -> SharedInsights | None:
-        ...
+    def shared_insights(self) -> SharedInsights | None: ...
 
     # -- tabs and docks ---------------------------------------------------------------
     def add_tab(self, page: QWidget, title: str) -> None:
         """A tab after the window's own (Breakdown, Timeline) and the panels' before."""
         ...
 
-    def show_tab(self, page: QWidget) -> None:
-        ...
+    def show_tab(self, page: QWidget) -> None: ...
 
-    def current_tab(self) -> QWidget | None:
-        ...
+    def current_tab(self) -> QWidget | None: ...
 
     def tab_pages(self) -> list[tuple[str, QWidget]]:
         """Every tab in order: (its title, its page)."""
@@ -164,7 +160,8 @@ class PanelHost(Protocol):
         """The Timeline tab's plot (None when pyqtgraph is missing)."""
         ...
 
-    def show_in_breakdown(self, names: Sequence[str], messages: Sequence[int] = (),
-                          category: str | None = None) -> None:
+    def show_in_breakdown(
+        self, names: Sequence[str], messages: Sequence[int] = (), category: str | None = None
+    ) -> None:
         """Select items of the breakdown tree (``BreakdownPanel.select_items``)."""
         ...

@@ -39,8 +39,9 @@ class PanelError(RuntimeError):
     """A panel could not be imported or installed."""
 
 
-def install_all(host: PanelHost, only: tuple[str, ...] | None = None,
-                skip: tuple[str, ...] = ()) -> dict[str, object]:
+def install_all(
+    host: PanelHost, only: tuple[str, ...] | None = None, skip: tuple[str, ...] = ()
+) -> dict[str, object]:
     """Install the panels of ``PANELS`` (``only`` those, none of ``skip``) into ``host``,
     in their order; the panels by name."""
     installed: dict[str, object] = {}
@@ -51,6 +52,7 @@ def install_all(host: PanelHost, only: tuple[str, ...] | None = None,
             module = importlib.import_module(module_name)
             installed[name] = module.install(host)
         except Exception as e:
-            raise PanelError(f"panel {name} ({module_name}) failed to install: "
-                             f"{type(e).__name__}: {e}") from e
+            raise PanelError(
+                f"panel {name} ({module_name}) failed to install: {type(e).__name__}: {e}"
+            ) from e
     return installed

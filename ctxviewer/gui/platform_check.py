@@ -52,8 +52,11 @@ PACKAGES: dict[str, tuple[str, str, str]] = {
     "libwayland-cursor": ("libwayland-cursor0", "libwayland-cursor", "wayland"),
     "libwayland-egl": ("libwayland-egl1", "libwayland-egl", "wayland"),
 }
-INSTALLERS = (("Debian/Ubuntu", "sudo apt install"), ("Fedora", "sudo dnf install"),
-              ("Arch", "sudo pacman -S"))
+INSTALLERS = (
+    ("Debian/Ubuntu", "sudo apt install"),
+    ("Fedora", "sudo dnf install"),
+    ("Arch", "sudo pacman -S"),
+)
 NOT_FOUND = re.compile(r"^\s*(\S+)\s+=>\s+not found", re.M)
 CANNOT_LOAD = re.compile(r"error while loading shared libraries: ([^:]+):")
 
@@ -82,16 +85,15 @@ def plugin_folders(env: Mapping[str, str] = os.environ) -> list[Path]:
     """Where Qt looks for platform plugins: the environment's folders, then its own."""
     from PySide6.QtCore import QLibraryInfo  # QtCore only: no platform plugin loaded
 
-    folders = [Path(p) for p in env.get("QT_QPA_PLATFORM_PLUGIN_PATH", "").split(os.pathsep)
-               if p]
-    folders += [Path(p) / "platforms" for p in env.get("QT_PLUGIN_PATH", "").split(os.pathsep)
-                if p]
+    folders = [Path(p) for p in env.get("QT_QPA_PLATFORM_PLUGIN_PATH", "").split(os.pathsep) if p]
+    folders += [Path(p) / "platforms" for p in env.get("QT_PLUGIN_PATH", "").split(os.pathsep) if p]
     folders.append(Path(QLibraryInfo.path(QLibraryInfo.LibraryPath.PluginsPath)) / "platforms")
     return folders
 
 
-def missing_libraries(plugin: Path, load: Callable[[str], object] = ctypes.CDLL,
-                      ldd: str | None = None) -> list[str]:
+def missing_libraries(
+    plugin: Path, load: Callable[[str], object] = ctypes.CDLL, ldd: str | None = None
+) -> list[str]:
     """The shared libraries ``plugin`` needs and cannot find ([] when it loads).
 
     ``load`` opens it as Qt does (once loaded, Qt finds it loaded); on failure ``ldd``
@@ -111,8 +113,9 @@ def missing_libraries(plugin: Path, load: Callable[[str], object] = ctypes.CDLL,
     ldd = ldd if ldd is not None else shutil.which("ldd")
     if ldd:
         try:
-            out = subprocess.run([ldd, str(plugin)], capture_output=True, text=True,
-                                 timeout=10, check=False)
+            out = subprocess.run(
+                [ldd, str(plugin)], capture_output=True, text=True, timeout=10, check=False
+            )
             text = out.stdout + out.stderr
             found += NOT_FOUND.findall(text)
             found += [os.path.basename(m) for m in CANNOT_LOAD.findall(text)]
@@ -130,8 +133,11 @@ def install_hint(libraries: Sequence[str]) -> str:
     """The commands that install ``libraries`` (those it knows) on each family."""
     known = [PACKAGES[_stem(lib)] for lib in libraries if _stem(lib) in PACKAGES]
     if not known:
-        return "reinstall PySide6 (pip install --force-reinstall PySide6)" \
-            if any(_stem(lib).startswith("libQt6") for lib in libraries) else ""
+        return (
+            "reinstall PySide6 (pip install --force-reinstall PySide6)"
+            if any(_stem(lib).startswith("libQt6") for lib in libraries)
+            else ""
+        )
     hints = []
     for i, (family, command) in enumerate(INSTALLERS):
         packages = " ".join(dict.fromkeys(p[i] for p in known))
@@ -139,9 +145,11 @@ def install_hint(libraries: Sequence[str]) -> str:
     return "; ".join(hints)
 
 
-def problem(env: Mapping[str, str] = os.environ,
-            folders: Sequence[Path] | None = None,
-            load: Callable[[str], object] = ctypes.CDLL) -> str | None:
+def problem(
+    env: Mapping[str, str] = os.environ,
+    folders: Sequence[Path] | None = None,
+    load: Callable[[str], object] = ctypes.CDLL,
+) -> str | None:
     """One line saying why Qt cannot open a window here, or None when it can (or when
     the platform's plugin is not found: Qt then says so itself)."""
     if not sys.platform.startswith("linux"):
@@ -161,5 +169,6 @@ def problem(env: Mapping[str, str] = os.environ,
     libraries = list(dict.fromkeys(lib for _n, libs in failures for lib in libs))
     names = " or ".join(f"'{n}'" for n, _l in failures)
     hint = install_hint(libraries)
-    return (f"Qt cannot load its {names} platform plugin: missing {', '.join(libraries)}"
-            + (f"; install: {hint}" if hint else ""))
+    return f"Qt cannot load its {names} platform plugin: missing {', '.join(libraries)}" + (
+        f"; install: {hint}" if hint else ""
+    )

@@ -120,8 +120,7 @@ class AppWindow(Protocol):
 class WindowSet(QObject):
     """The app's windows: handed-over files open in new windows."""
 
-    def __init__(self, make_window: Callable[[], AppWindow],
-                 parent: QObject | None = None) -> None:
+    def __init__(self, make_window: Callable[[], AppWindow], parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.make_window = make_window
         self.windows: list[AppWindow] = []

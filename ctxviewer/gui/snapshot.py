@@ -53,10 +53,17 @@ def _target(window: MainWindow, view: str) -> QWidget:
     return window
 
 
-def render_snapshot(path: str, out: str, request: int | str | None = None,
-                    size: tuple[int, int] = (1400, 900), view: str = "main",
-                    theme: str = "auto", options: Options | None = None,
-                    format: str | None = None, session: int | None = None) -> None:
+def render_snapshot(
+    path: str,
+    out: str,
+    request: int | str | None = None,
+    size: tuple[int, int] = (1400, 900),
+    view: str = "main",
+    theme: str = "auto",
+    options: Options | None = None,
+    format: str | None = None,
+    session: int | None = None,
+) -> None:
     """Raises ``LoadError`` for unreadable files, ``IndexError`` for a bad request or
     session, ``OSError`` when the PNG cannot be written. ``session``: which session of a
     file that holds several (default: the one that made the last main request)."""
@@ -65,8 +72,9 @@ def render_snapshot(path: str, out: str, request: int | str | None = None,
     if options is not None:
         state.options = options
     # separate settings: a snapshot neither uses nor changes the user's layout
-    settings = AppSettings(QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                                     "ctxviewer", "snapshot"))
+    settings = AppSettings(
+        QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "ctxviewer", "snapshot")
+    )
     window = build_main_window(state, settings)
     analysis = window.loader.load_sync(path, state.options, format, session)
     index = analysis.resolve_index(request) if analysis.session.requests else None

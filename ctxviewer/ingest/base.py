@@ -87,8 +87,15 @@ def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-_REQUEST_TEXT = ("model", "timestamp", "agent", "message_id", "request_id", "client",
-                 "conversation")
+_REQUEST_TEXT = (
+    "model",
+    "timestamp",
+    "agent",
+    "message_id",
+    "request_id",
+    "client",
+    "conversation",
+)
 
 
 def _text(value: Any) -> str | None:
@@ -114,16 +121,22 @@ def _well_typed_request(r: Request) -> bool:
         if v is not None and v.__class__ is not str:
             return False
     hint, cap = r.window_hint, r.max_tokens
-    return (hint is None or (hint.__class__ is int and 0 < hint <= MAX_TOKENS)) \
-        and (cap is None or cap.__class__ is int) \
+    return (
+        (hint is None or (hint.__class__ is int and 0 < hint <= MAX_TOKENS))
+        and (cap is None or cap.__class__ is int)
         and all(_well_typed_event(e) for e in r.events)
+    )
 
 
 def _well_typed_event(e: Event) -> bool:
     ts, trigger, pre, post = e.timestamp, e.trigger, e.pre_tokens, e.post_tokens
-    return (ts is None or ts.__class__ is str) and (trigger is None or trigger.__class__ is str) \
-        and (pre is None or pre.__class__ is int) and (post is None or post.__class__ is int) \
+    return (
+        (ts is None or ts.__class__ is str)
+        and (trigger is None or trigger.__class__ is str)
+        and (pre is None or pre.__class__ is int)
+        and (post is None or post.__class__ is int)
         and e.detail.__class__ is str
+    )
 
 
 def _count(value: Any) -> int | None:
@@ -139,8 +152,9 @@ def well_typed(value: Any) -> Any:
             return value
         hint = _count(value.window_hint)
         fixed: dict[str, Any] = {f: _text(getattr(value, f)) for f in _REQUEST_TEXT}
-        fixed["window_hint"] = hint if hint is not None and 0 < hint <= MAX_TOKENS \
-            else None  # a window of 2**63 tokens is damage
+        fixed["window_hint"] = (
+            hint if hint is not None and 0 < hint <= MAX_TOKENS else None
+        )  # a window of 2**63 tokens is damage
         fixed["max_tokens"] = _count(value.max_tokens)
         fixed["events"] = tuple(well_typed(e) for e in value.events)
         changed = {f: v for f, v in fixed.items() if v is not getattr(value, f)}
@@ -148,18 +162,31 @@ def well_typed(value: Any) -> Any:
     if isinstance(value, Event):  # a timestamp or trigger copied from odd JSON
         if _well_typed_event(value):
             return value
-        return replace(value, timestamp=_text(value.timestamp), trigger=_text(value.trigger),
-                       pre_tokens=_count(value.pre_tokens), post_tokens=_count(value.post_tokens),
-                       detail=value.detail if isinstance(value.detail, str) else str(value.detail))
+        return replace(
+            value,
+            timestamp=_text(value.timestamp),
+            trigger=_text(value.trigger),
+            pre_tokens=_count(value.pre_tokens),
+            post_tokens=_count(value.post_tokens),
+            detail=value.detail if isinstance(value.detail, str) else str(value.detail),
+        )
     if isinstance(value, Message):
-        return replace(value, role=value.role if isinstance(value.role, str) else "user",
-                       blocks=tuple(well_typed(b) for b in value.blocks),
-                       id=_text(value.id), timestamp=_text(value.timestamp))
+        return replace(
+            value,
+            role=value.role if isinstance(value.role, str) else "user",
+            blocks=tuple(well_typed(b) for b in value.blocks),
+            id=_text(value.id),
+            timestamp=_text(value.timestamp),
+        )
     if isinstance(value, Block):
-        return replace(value, text=value.text if isinstance(value.text, str) else str(value.text),
-                       tag=_text(value.tag), name=_text(value.name), ref=_text(value.ref),
-                       fixed_tokens=value.fixed_tokens if isinstance(value.fixed_tokens, int)
-                       else None)
+        return replace(
+            value,
+            text=value.text if isinstance(value.text, str) else str(value.text),
+            tag=_text(value.tag),
+            name=_text(value.name),
+            ref=_text(value.ref),
+            fixed_tokens=value.fixed_tokens if isinstance(value.fixed_tokens, int) else None,
+        )
     if isinstance(value, tuple):
         return tuple(well_typed(v) for v in value)
     return value
@@ -216,15 +243,38 @@ class Format:
     format starts with, for the loader to let it reach ``sniff``.
     """
 
-    __slots__ = ("name", "label", "description", "document", "sniff", "module", "attr",
-                 "companions", "own_document", "magic")
+    __slots__ = (
+        "name",
+        "label",
+        "description",
+        "document",
+        "sniff",
+        "module",
+        "attr",
+        "companions",
+        "own_document",
+        "magic",
+    )
 
-    def __init__(self, name: str, label: str, description: str, document: bool,
-                 sniff: Callable[[Head], bool], module: str, attr: str = "READER",
-                 companions: str | None = None, own_document: bool = False,
-                 magic: bytes | None = None) -> None:
-        self.name, self.label, self.description, self.document = name, label, description, \
-            document or own_document
+    def __init__(
+        self,
+        name: str,
+        label: str,
+        description: str,
+        document: bool,
+        sniff: Callable[[Head], bool],
+        module: str,
+        attr: str = "READER",
+        companions: str | None = None,
+        own_document: bool = False,
+        magic: bytes | None = None,
+    ) -> None:
+        self.name, self.label, self.description, self.document = (
+            name,
+            label,
+            description,
+            document or own_document,
+        )
         self.sniff, self.module, self.attr = sniff, module, attr
         # "module:function" joining the files a session brings along (Claude Code's
         # sub-agent files), or None

@@ -98,7 +98,9 @@ class SessionBuilder:
         for i, (role, sidechain, agent, events) in enumerate(self._base):
             r = reqs[i]
             if (r.role, r.sidechain, r.agent) != (role, sidechain, agent) or r.events != events:
-                reqs[i] = request_with(r, role=role, sidechain=sidechain, agent=agent, events=events)
+                reqs[i] = request_with(
+                    r, role=role, sidechain=sidechain, agent=agent, events=events
+                )
         mark_auxiliary(self.session)
         mark_subagents(self.session)
         infer_compactions(self.session)
@@ -184,10 +186,19 @@ def infer_compactions(session: Session) -> None:
         if r.role != MAIN or not r.complete:
             continue
         known = any(e.kind == COMPACT_BOUNDARY for e in r.events)
-        if prev is not None and not known and _has_summary(r) and (
-                not _has_summary(prev) or len(r.messages) < len(prev.messages)):
-            event = Event(COMPACT_BOUNDARY, r.timestamp, pre_tokens=prev.api_prompt_tokens,
-                          post_tokens=r.api_prompt_tokens, trigger="inferred",
-                          detail="a compaction summary replaced the earlier messages")
+        if (
+            prev is not None
+            and not known
+            and _has_summary(r)
+            and (not _has_summary(prev) or len(r.messages) < len(prev.messages))
+        ):
+            event = Event(
+                COMPACT_BOUNDARY,
+                r.timestamp,
+                pre_tokens=prev.api_prompt_tokens,
+                post_tokens=r.api_prompt_tokens,
+                trigger="inferred",
+                detail="a compaction summary replaced the earlier messages",
+            )
             reqs[i] = r = replace(r, events=r.events + (event,))
         prev = r

@@ -25,8 +25,7 @@ class Links:
         if parent is not None:
             self.referenced.add(parent)
 
-    def closes_cycle(self, uuid: str, parent: str,
-                     parent_of: Callable[[str], str | None]) -> bool:
+    def closes_cycle(self, uuid: str, parent: str, parent_of: Callable[[str], str | None]) -> bool:
         """True when ``uuid`` is ``parent`` or one of its ancestors (``parent_of`` gives
         a record's parent, None at a root or an unknown record). Only a record something
         already hangs off (named as a parent before it came, or seen again elsewhere) can

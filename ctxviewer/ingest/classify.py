@@ -47,8 +47,9 @@ QWEN_MEMORY = re.compile(
     r"--- Context from: (?P<path>.+?) ---\n(?P<body>.*?)--- End of Context from: (?P=path) ---\n?",
     re.S,
 )
-_CC_MEMORY_HEAD = re.compile(r"^Contents of (?P<path>\S[^\n]*?)(?: \((?P<what>[^()\n]*)\))?:\n",
-                             re.M)
+_CC_MEMORY_HEAD = re.compile(
+    r"^Contents of (?P<path>\S[^\n]*?)(?: \((?P<what>[^()\n]*)\))?:\n", re.M
+)
 # A section key of Claude Code's context reminder ("# claudeMd", "# currentDate").
 _CC_SECTION = re.compile(r"^# [a-z][A-Za-z]+$", re.M)
 SKILLS_LISTING = "The following skills are available for use with the Skill tool:"
@@ -66,8 +67,11 @@ _SKILL_BODY_PREFIXES = ("Base directory for this skill:", "Base directory:")
 # Codex's skill listing: its "## Skills" section (render_skills_section) and the
 # entries "- name: description (file: path)".
 CODEX_SKILLS_HEAD = "## Skills\nThese skills are discovered at startup"
-_CODEX_LISTINGS = ("These skills are discovered at startup", "<skills_instructions>",
-                   "### Available skills")
+_CODEX_LISTINGS = (
+    "These skills are discovered at startup",
+    "<skills_instructions>",
+    "### Available skills",
+)
 _CODEX_SKILL_LINE = re.compile(r"^- (?P<name>[^:\n]{1,120}?): (?P<desc>.*) \(file: [^\n]*\)$", re.M)
 # Tags an agent opens an injected message with -> the reminder's name.
 # Codex: codex-rs protocol instruction markers and the developer blocks of
@@ -91,8 +95,10 @@ INJECTED = {
     "<session_context>": "session_context",
 }
 _SKILL_LISTING_TAGS = ("<skills_instructions>",)
-_SKILL_NAME = re.compile(r'^<(?:activated_skill|ACTIVATED_SKILL)[^>]*\bname="(?P<attr>[^"]*)"'
-                         r"|^<skill>\s*<name>(?P<tag>[^<]*)</name>")
+_SKILL_NAME = re.compile(
+    r'^<(?:activated_skill|ACTIVATED_SKILL)[^>]*\bname="(?P<attr>[^"]*)"'
+    r"|^<skill>\s*<name>(?P<tag>[^<]*)</name>"
+)
 
 
 def classify_tool(name: str, declaration: object, description: str = "") -> ToolDef:
@@ -115,7 +121,7 @@ def split_system_text(text: str) -> list[Block]:
     pos = 0
     for m in QWEN_MEMORY.finditer(text):
         if m.start() > pos:
-            blocks.append(Block(TEXT, text[pos:m.start()]))
+            blocks.append(Block(TEXT, text[pos : m.start()]))
         blocks.append(Block(TEXT, m.group(0), tag=MEMORY, name=m.group("path").strip()))
         pos = m.end()
     if pos < len(text) or not blocks:
@@ -159,8 +165,14 @@ def _injected(text: str, stripped: str) -> list[Block]:
     """A message an agent injected, known by its opening tag (``INJECTED``); [] if not."""
     skill = _SKILL_NAME.match(stripped)
     if skill:
-        return [Block(TEXT, text, tag=SKILL_BODY, name=(skill.group("attr") or skill.group("tag")
-                                                         or "").strip() or None)]
+        return [
+            Block(
+                TEXT,
+                text,
+                tag=SKILL_BODY,
+                name=(skill.group("attr") or skill.group("tag") or "").strip() or None,
+            )
+        ]
     if stripped.startswith(_SKILL_LISTING_TAGS):
         return [Block(TEXT, text, tag=SKILL_LISTING, name="skills_instructions")]
     name = next((n for t, n in INJECTED.items() if stripped.startswith(t)), None)
@@ -181,12 +193,14 @@ def agents_md_blocks(text: str) -> list[Block] | None:
     if head.startswith("<user_instructions>"):
         name = "AGENTS.md"
     elif head.startswith(_AGENTS_HEAD):
-        where = head.split("\n", 1)[0][len(_AGENTS_HEAD):].strip().rstrip("/")
+        where = head.split("\n", 1)[0][len(_AGENTS_HEAD) :].strip().rstrip("/")
         name = f"{where}/AGENTS.md" if where else "AGENTS.md"
     else:
         return None
-    return [b if b.tag else Block(TEXT, b.text, tag=MEMORY, name=name)
-            for b in split_skills_section(text)]
+    return [
+        b if b.tag else Block(TEXT, b.text, tag=MEMORY, name=name)
+        for b in split_skills_section(text)
+    ]
 
 
 def split_skills_section(text: str) -> list[Block]:
@@ -196,8 +210,11 @@ def split_skills_section(text: str) -> list[Block]:
         return [Block(TEXT, text)]
     end = text.find("</INSTRUCTIONS>", at)
     end = len(text) if end == -1 else end
-    out = [Block(TEXT, text[:at]), Block(TEXT, text[at:end], tag=SKILL_LISTING, name="## Skills"),
-           Block(TEXT, text[end:])]
+    out = [
+        Block(TEXT, text[:at]),
+        Block(TEXT, text[at:end], tag=SKILL_LISTING, name="## Skills"),
+        Block(TEXT, text[end:]),
+    ]
     return [b for b in out if b.text]
 
 
@@ -211,11 +228,11 @@ def _split_claude_memory(text: str) -> list[Block]:
         if head.start() < pos:
             continue
         if head.start() > pos:
-            blocks.append(Block(TEXT, text[pos:head.start()]))
+            blocks.append(Block(TEXT, text[pos : head.start()]))
         limit = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         end = _section_end(text, head.end(), limit)
-        blocks.append(Block(TEXT, text[head.start():head.end()]))  # "Contents of <path>:"
-        body = text[head.end():end]
+        blocks.append(Block(TEXT, text[head.start() : head.end()]))  # "Contents of <path>:"
+        body = text[head.end() : end]
         if body.strip():
             blocks.append(Block(TEXT, body, tag=MEMORY, name=head.group("path")))
         pos = end
@@ -245,7 +262,7 @@ def listing_body(text: str) -> str:
     blank line that starts no entry."""
     head = len(text) - len(text.lstrip("\n"))
     end = _LISTING_END.search(text, head)
-    return text if end is None else text[:end.start()]
+    return text if end is None else text[: end.start()]
 
 
 def _split_listing(block: Block) -> list[Block]:

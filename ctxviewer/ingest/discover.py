@@ -129,8 +129,12 @@ class SessionInfo:
 
     def as_json(self, probe: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "path": self.path, "agent": self.agent, "project": self.project,
-            "size": self.size, "mtime": _iso(self.mtime), "active": self.active,
+            "path": self.path,
+            "agent": self.agent,
+            "project": self.project,
+            "size": self.size,
+            "mtime": _iso(self.mtime),
+            "active": self.active,
             "subagent": self.subagent,
         }
         if probe:
@@ -156,16 +160,23 @@ def default_roots() -> list[Root]:
         claude.append(Path(env["CLAUDE_CONFIG_DIR"]).expanduser())
     codex = [Path(env["CODEX_HOME"]).expanduser()] if env.get("CODEX_HOME") else []
     codex.append(home / ".codex")
-    gemini = [Path(env["GEMINI_CLI_HOME"]).expanduser() / ".gemini"] \
-        if env.get("GEMINI_CLI_HOME") else []
+    gemini = (
+        [Path(env["GEMINI_CLI_HOME"]).expanduser() / ".gemini"]
+        if env.get("GEMINI_CLI_HOME")
+        else []
+    )
     gemini.append(home / ".gemini")
     qwen = [Path(env["QWEN_RUNTIME_DIR"]).expanduser()] if env.get("QWEN_RUNTIME_DIR") else []
     qwen.append(home / ".qwen")
     chats = ("*/chats/*.json", "*/chats/*.jsonl")
-    roots = [Root(CLAUDE_CODE, base / "projects", ("*/*.jsonl", "*/*/subagents/*.jsonl"), "dashed")
-             for base in claude]
-    roots += [Root(CODEX, base / "sessions", ("rollout-*.jsonl", "*/*/*/rollout-*.jsonl"))
-              for base in codex]
+    roots = [
+        Root(CLAUDE_CODE, base / "projects", ("*/*.jsonl", "*/*/subagents/*.jsonl"), "dashed")
+        for base in claude
+    ]
+    roots += [
+        Root(CODEX, base / "sessions", ("rollout-*.jsonl", "*/*/*/rollout-*.jsonl"))
+        for base in codex
+    ]
     roots += [Root(GEMINI_CLI, base / "tmp", chats, "hashed") for base in gemini]
     for base in qwen:
         roots.append(Root(QWEN_CODE, base / "projects", ("*/chats/*.jsonl",), "alnum"))
@@ -175,13 +186,24 @@ def default_roots() -> list[Root]:
         for agent, ext in EXTENSIONS.items():
             roots.append(Root(agent, editor / "User" / "globalStorage" / ext / "tasks", task))
     roots.append(Root(CLINE, home / ".cline" / "data" / "tasks", task))
-    data = Path(env["XDG_DATA_HOME"]).expanduser() if env.get("XDG_DATA_HOME") \
+    data = (
+        Path(env["XDG_DATA_HOME"]).expanduser()
+        if env.get("XDG_DATA_HOME")
         else home / ".local" / "share"
+    )
     roots.append(Root(OPENCODE, data / "opencode", ("opencode.db",)))
-    roots.append(Root(OPENCODE, data / "opencode" / "storage" / "session",
-                      ("*/ses_*.json", "info/ses_*.json")))
-    roots.append(Root(AIDER, home, (".aider.chat.history.md", "*/.aider.chat.history.md",
-                                    "*/*/.aider.chat.history.md")))  # last: it walks the home
+    roots.append(
+        Root(
+            OPENCODE, data / "opencode" / "storage" / "session", ("*/ses_*.json", "info/ses_*.json")
+        )
+    )
+    roots.append(
+        Root(
+            AIDER,
+            home,
+            (".aider.chat.history.md", "*/.aider.chat.history.md", "*/*/.aider.chat.history.md"),
+        )
+    )  # last: it walks the home
     return _unique(roots)
 
 
@@ -195,9 +217,13 @@ def editor_folders(home: Path, env: os._Environ[str] | dict[str, str]) -> list[P
     return [b / name for b in bases for name in EDITORS]
 
 
-def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = None, *,
-                      active_minutes: float = ACTIVE_MINUTES,
-                      limit: int = MAX_FILES) -> list[SessionInfo]:
+def discover_sessions(
+    now: float | None = None,
+    roots: Sequence[Root] | None = None,
+    *,
+    active_minutes: float = ACTIVE_MINUTES,
+    limit: int = MAX_FILES,
+) -> list[SessionInfo]:
     """Agent session files on this machine, newest first (see the module docstring).
 
     ``now`` (seconds since the epoch) decides which are ``active``: written
@@ -206,7 +232,7 @@ def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = N
     now = time.time() if now is None else now
     budget = [MAX_ENTRIES]
     found: dict[str, tuple[Root, Path, os.stat_result]] = {}
-    for root in (default_roots() if roots is None else roots):
+    for root in default_roots() if roots is None else roots:
         for pattern in root.patterns:
             for path in _walk(root.path, pattern.split("/"), budget):
                 try:
@@ -214,7 +240,7 @@ def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = N
                 except OSError:
                     continue
                 found.setdefault(str(path), (root, path, st))
-    newest = sorted(found.values(), key=lambda f: (-f[2].st_mtime, str(f[1])))[:max(0, limit)]
+    newest = sorted(found.values(), key=lambda f: (-f[2].st_mtime, str(f[1])))[: max(0, limit)]
     names: dict[tuple[str, str], str | None] = {}
     out = []
     for root, path, st in newest:
@@ -222,11 +248,17 @@ def discover_sessions(now: float | None = None, roots: Sequence[Root] | None = N
         key = (root.layout, rel[0])
         if key not in names:
             names[key] = PROJECT_NAMES[root.layout](rel[0]) if len(rel) > 1 else None
-        out.append(SessionInfo(
-            path=str(path), agent=root.agent, project=names[key], size=st.st_size,
-            mtime=st.st_mtime, active=now - st.st_mtime <= active_minutes * 60,
-            subagent=len(rel) > 2 and rel[-2] == "subagents",
-        ))
+        out.append(
+            SessionInfo(
+                path=str(path),
+                agent=root.agent,
+                project=names[key],
+                size=st.st_size,
+                mtime=st.st_mtime,
+                active=now - st.st_mtime <= active_minutes * 60,
+                subagent=len(rel) > 2 and rel[-2] == "subagents",
+            )
+        )
     return out
 
 
@@ -312,7 +344,7 @@ def _resolve(cur: str, rest: str, sub: re.Pattern[str], budget: list[int]) -> st
         if rest == coded or rest.startswith(coded + "-"):
             matches.append((len(coded), entry))
     for n, entry in sorted(matches, reverse=True):
-        found = _resolve(os.path.join(cur, entry), rest[n + 1:], sub, budget)
+        found = _resolve(os.path.join(cur, entry), rest[n + 1 :], sub, budget)
         if found is not None:
             return found
     return None
@@ -398,5 +430,4 @@ def _document(path: str, data: bytes, whole: bool) -> Any:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds") \
-        .replace("+00:00", "Z")
+    return datetime.fromtimestamp(ts, tz=UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

@@ -51,17 +51,23 @@ def read_head(path: str) -> Head:
                     break
                 chunks.append(chunk)
                 size += len(chunk)
-            if size >= HEAD_BYTES and b"\n" not in chunks[-1] and \
-                    not any(b"\n" in c for c in chunks):
+            if (
+                size >= HEAD_BYTES
+                and b"\n" not in chunks[-1]
+                and not any(b"\n" in c for c in chunks)
+            ):
                 _read_first_line(f, chunks)  # a trace can start with one long request
     except OSError as e:
         raise LoadError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
     data = b"".join(chunks).removeprefix(BOM)
     if len(data) > HEAD_BYTES and b"\n" in data:  # a long first line, read whole
-        data = data[:data.index(b"\n") + 1]
+        data = data[: data.index(b"\n") + 1]
     if not data and compression(path):
-        why = "ends before any data" if damage is None or isinstance(damage, EOFError) else \
-            f"is damaged before any data ({str(damage) or type(damage).__name__})"
+        why = (
+            "ends before any data"
+            if damage is None or isinstance(damage, EOFError)
+            else f"is damaged before any data ({str(damage) or type(damage).__name__})"
+        )
         raise LoadError(f"cannot read {path}: the compressed file {why}")
     whole = len(data) < HEAD_BYTES
     # sniffers read the text's start only: a huge first line is not decoded whole
@@ -83,11 +89,16 @@ def read_head(path: str) -> Head:
         except orjson.JSONDecodeError:
             head.document = _parse_document(path)
     head.records = head_records(data.split(b"\n"))
-    if b"\x00" in data[:8192] and not head.records and head.document is None \
-            and not binary_magic(data):
+    if (
+        b"\x00" in data[:8192]
+        and not head.records
+        and head.document is None
+        and not binary_magic(data)
+    ):
         if _utf16(data[:8192]):
-            raise LoadError(f"{path} is UTF-16 text: ctxviewer reads logs in UTF-8 "
-                            "(save it as UTF-8)")
+            raise LoadError(
+                f"{path} is UTF-16 text: ctxviewer reads logs in UTF-8 (save it as UTF-8)"
+            )
         raise LoadError(f"{path} is a binary file, not a session log")
     return head
 
@@ -171,8 +182,10 @@ def _check_file(path: str) -> None:
     if os.path.isdir(path):
         raise LoadError(f"{path} is a directory, not a session log")
     if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe would block, a device never end
-        raise LoadError(f"{path} is not a regular file (a pipe or a device): save it to a "
-                        "file, or pipe it in as - (standard input)")
+        raise LoadError(
+            f"{path} is not a regular file (a pipe or a device): save it to a "
+            "file, or pipe it in as - (standard input)"
+        )
     if not os.access(path, os.R_OK):
         raise LoadError(f"cannot read {path}: permission denied")
 
@@ -243,13 +256,18 @@ def truncated_errors() -> tuple[type[BaseException], ...]:
 
     return (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile)
 
+
 def _intact_lines(path: str, builder: SessionBuilder) -> Iterator[tuple[int, bytes, int]]:
     """``iter_lines``; a compressed file cut short ends with a skipped record that says so."""
     try:
         yield from iter_lines(path)
     except Truncated as e:
-        builder.add(Skipped(e.line, f"the compressed file is truncated here ({e}): "
-                                    "the rest of it cannot be read"))
+        builder.add(
+            Skipped(
+                e.line,
+                f"the compressed file is truncated here ({e}): the rest of it cannot be read",
+            )
+        )
 
 
 READER_ERROR = "reader error"  # prefix of the Skipped reason for a record a reader tripped on
@@ -290,9 +308,15 @@ def load(
         return _load(path, format, progress, cancelled, limit, subagents, messages)
 
 
-def _load(path: str, format: str | None, progress: Progress | None,
-          cancelled: CancelCheck | None, limit: int | None, subagents: bool,
-          messages: bool = True) -> Session:
+def _load(
+    path: str,
+    format: str | None,
+    progress: Progress | None,
+    cancelled: CancelCheck | None,
+    limit: int | None,
+    subagents: bool,
+    messages: bool = True,
+) -> Session:
     head = read_head(path)
     reader = get_reader(format) if format else detect(head)
     total = os.path.getsize(path)
@@ -349,7 +373,8 @@ def _load(path: str, format: str | None, progress: Progress | None,
     session.cwd = cwd
     if limit is None and subagents:
         session = reader.with_companions(
-            session, lambda f: load(str(f), format=reader.name, subagents=False))
+            session, lambda f: load(str(f), format=reader.name, subagents=False)
+        )
     return session
 
 

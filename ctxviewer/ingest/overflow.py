@@ -28,22 +28,49 @@ _N = r"(\d[\d,]*)"
 # (pattern, the groups' meanings in order)
 _NUMBERS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(rf"prompt is too long:?\s*{_N}\s*tokens?\s*>\s*{_N}"), ("input", "limit")),
-    (re.compile(rf"input length and `?max_tokens`? exceed context limit:?\s*{_N}\s*\+\s*{_N}"
-                rf"\s*>\s*{_N}"), ("input", "max", "limit")),
-    (re.compile(rf"maximum context length is {_N} tokens.{{0,80}}?you requested {_N} tokens"
-                rf"\s*\({_N} in the messages,\s*{_N} in the completion"),
-     ("limit", "", "input", "max")),
-    (re.compile(rf"maximum context length is {_N} tokens.{{0,80}}?resulted in {_N} tokens"),
-     ("limit", "input")),
-    (re.compile(rf"input token count\s*\(?{_N}\)?\s*exceeds the maximum number of tokens "
-                rf"allowed\s*\(?{_N}\)?"), ("input", "limit")),
+    (
+        re.compile(
+            rf"input length and `?max_tokens`? exceed context limit:?\s*{_N}\s*\+\s*{_N}"
+            rf"\s*>\s*{_N}"
+        ),
+        ("input", "max", "limit"),
+    ),
+    (
+        re.compile(
+            rf"maximum context length is {_N} tokens.{{0,80}}?you requested {_N} tokens"
+            rf"\s*\({_N} in the messages,\s*{_N} in the completion"
+        ),
+        ("limit", "", "input", "max"),
+    ),
+    (
+        re.compile(rf"maximum context length is {_N} tokens.{{0,80}}?resulted in {_N} tokens"),
+        ("limit", "input"),
+    ),
+    (
+        re.compile(
+            rf"input token count\s*\(?{_N}\)?\s*exceeds the maximum number of tokens "
+            rf"allowed\s*\(?{_N}\)?"
+        ),
+        ("input", "limit"),
+    ),
     (re.compile(rf"range of input length should be \[\s*\d+\s*,\s*{_N}\s*\]"), ("limit",)),
 )
-_HINTS = ("prompt is too long", "exceed context limit", "context_length_exceeded",
-          "maximum context length", "exceeds the context window", "context_window_exceeded",
-          "ran out of room in the model's context window", "context window",
-          "exceeds the maximum number of tokens", "input token count", "too many tokens",
-          "input is too long", "range of input length", "context_length")
+_HINTS = (
+    "prompt is too long",
+    "exceed context limit",
+    "context_length_exceeded",
+    "maximum context length",
+    "exceeds the context window",
+    "context_window_exceeded",
+    "ran out of room in the model's context window",
+    "context window",
+    "exceeds the maximum number of tokens",
+    "input token count",
+    "too many tokens",
+    "input is too long",
+    "range of input length",
+    "context_length",
+)
 
 
 def _int(text: str) -> int:
@@ -69,5 +96,4 @@ def error_event(text: str, timestamp: str | None, detail: str | None = None) -> 
     an API error. ``detail`` is what the event shows (``text`` cut short by default)."""
     found = overflow_of(text)
     kind = API_ERROR if found is None else CONTEXT_OVERFLOW
-    return Event(kind, timestamp, detail=text[:300] if detail is None else detail,
-                 overflow=found)
+    return Event(kind, timestamp, detail=text[:300] if detail is None else detail, overflow=found)

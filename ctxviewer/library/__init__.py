@@ -82,8 +82,9 @@ class Library:
             if why is None:
                 failure = write_failure(e)
                 if failure is not None:  # a disk gone read-only or full, an I/O error
-                    raise LibraryError(f"the library's index {self.path} cannot be used "
-                                       f"({failure})") from None
+                    raise LibraryError(
+                        f"the library's index {self.path} cannot be used ({failure})"
+                    ) from None
                 raise
         self.rebuild(why)
         return call()
@@ -117,9 +118,16 @@ class Library:
 
     # -- scanning and reading ---------------------------------------------------
 
-    def scan(self, *, workers: int | None = None, progress: Progress | None = None,
-             cancelled: Callable[[], bool] | None = None, keep_days: float | None = None,
-             pool: bool | None = None, two_pass: bool | None = None) -> ScanStats:
+    def scan(
+        self,
+        *,
+        workers: int | None = None,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        keep_days: float | None = None,
+        pool: bool | None = None,
+        two_pass: bool | None = None,
+    ) -> ScanStats:
         """Bring the index up to date (``scan``; a large one writes the rows only, and
         ``index_texts`` does the rest). One scan at a time: another one running (another
         process) is waited for (``progress`` is told, ``ScanStats.waiting``), and this one
@@ -133,17 +141,32 @@ class Library:
                     progress(ScanStats(waiting=True))
                 if not lock.exclusive(cancelled=cancelled):
                     return ScanStats(cancelled=True)
-            stats = self._guarded(lambda: scan(
-                self.db, self.folders(), workers=workers, progress=progress,
-                cancelled=cancelled, keep_days=keep_days, pool=pool, two_pass=two_pass))
+            stats = self._guarded(
+                lambda: scan(
+                    self.db,
+                    self.folders(),
+                    workers=workers,
+                    progress=progress,
+                    cancelled=cancelled,
+                    keep_days=keep_days,
+                    pool=pool,
+                    two_pass=two_pass,
+                )
+            )
         finally:
             lock.release()
         stats.notes = self.notes
         return stats
 
-    def index_texts(self, *, workers: int | None = None, progress: Progress | None = None,
-                    cancelled: Callable[[], bool] | None = None, pool: bool | None = None,
-                    wait: bool = False) -> ScanStats | None:
+    def index_texts(
+        self,
+        *,
+        workers: int | None = None,
+        progress: Progress | None = None,
+        cancelled: Callable[[], bool] | None = None,
+        pool: bool | None = None,
+        wait: bool = False,
+    ) -> ScanStats | None:
         """The second pass (``scan.index_texts``): the full read of the files a large
         scan wrote the rows of. One at a time: when another one runs (another process),
         None at once, or (``wait``) its progress told every ``WAIT_SECONDS`` until it
@@ -157,14 +180,26 @@ class Library:
                     return None
                 now = self.indexing()
                 if progress is not None:
-                    progress(ScanStats(waiting=True, to_read=now["pending"] + now["indexed"],
-                                       read=now["indexed"]))
+                    progress(
+                        ScanStats(
+                            waiting=True,
+                            to_read=now["pending"] + now["indexed"],
+                            read=now["indexed"],
+                        )
+                    )
                 if not now["pending"]:
                     return ScanStats(notes=self.notes)
                 time.sleep(WAIT_SECONDS)
-            stats = self._guarded(lambda: index_texts(
-                self.db, self.folders(), workers=workers, progress=progress,
-                cancelled=cancelled, pool=pool))
+            stats = self._guarded(
+                lambda: index_texts(
+                    self.db,
+                    self.folders(),
+                    workers=workers,
+                    progress=progress,
+                    cancelled=cancelled,
+                    pool=pool,
+                )
+            )
         finally:
             lock.release()
         stats.notes = self.notes
@@ -174,9 +209,12 @@ class Library:
         """How far the text for search is: ``pending`` session files whose rows only are
         indexed, ``indexed`` ones read in full, and whether a second pass ``running``
         now (here or in another process)."""
-        pending, indexed = self._guarded(lambda: self.db.execute(
-            "SELECT count(*) FILTER (WHERE pending = 1), count(*) FILTER (WHERE pending = 0) "
-            "FROM files WHERE parent IS NULL AND error IS NULL").fetchone())
+        pending, indexed = self._guarded(
+            lambda: self.db.execute(
+                "SELECT count(*) FILTER (WHERE pending = 1), count(*) FILTER (WHERE pending = 0) "
+                "FROM files WHERE parent IS NULL AND error IS NULL"
+            ).fetchone()
+        )
         running = False
         if pending:
             probe = self._lock("texts-lock")
@@ -187,40 +225,59 @@ class Library:
     def _lock(self, name: str) -> Lock:
         return Lock(self.path.with_name(f"{self.path.name}.{name}"))
 
-    def sessions(self, *, agent: str | None = None, project: str | None = None,
-                 sort: str = "start", limit: int | None = None,
-                 search: str | None = None, snippets: bool = True) -> list[dict[str, Any]]:
+    def sessions(
+        self,
+        *,
+        agent: str | None = None,
+        project: str | None = None,
+        sort: str = "start",
+        limit: int | None = None,
+        search: str | None = None,
+        snippets: bool = True,
+    ) -> list[dict[str, Any]]:
         """The sessions as ``library --json`` lists them; with ``search``, only those
         whose text holds every word, each with ``match_count`` and (``snippets``) the
         first ``matches``. Requests are counted for the sessions listed only, except
         with ``sort="matches"`` or no ``limit`` (every matching session counted: the
         slower way, see ``search``)."""
-        return self._guarded(lambda: self._sessions(agent, project, sort, limit, search,
-                                                    snippets))
+        return self._guarded(lambda: self._sessions(agent, project, sort, limit, search, snippets))
 
-    def _sessions(self, agent: str | None, project: str | None, sort: str, limit: int | None,
-                  search: str | None, snippets: bool) -> list[dict[str, Any]]:
+    def _sessions(
+        self,
+        agent: str | None,
+        project: str | None,
+        sort: str,
+        limit: int | None,
+        search: str | None,
+        snippets: bool,
+    ) -> list[dict[str, Any]]:
         if not search:
-            return query.sessions(self.db, agent=agent, project=project, sort=sort,
-                                  limit=limit)
+            return query.sessions(self.db, agent=agent, project=project, sort=sort, limit=limit)
         heads: dict[int, list[int]] = {}
         if sort == "matches" or not limit:  # every matching session counted
             if not limit and snippets:  # every match listed: its heads in the same pass
                 counts, heads = text_search.count_with_heads(self.db, search)
             else:
                 counts = text_search.count(self.db, search)
-            keep = query.ordered(self.db, counts, agent=agent, project=project, sort=sort,
-                                 ranks=counts)[:limit or None]
+            keep = query.ordered(
+                self.db, counts, agent=agent, project=project, sort=sort, ranks=counts
+            )[: limit or None]
         else:
-            order = query.ordered(self.db, text_search.candidates(self.db, search),
-                                  agent=agent, project=project, sort=sort)
+            order = query.ordered(
+                self.db,
+                text_search.candidates(self.db, search),
+                agent=agent,
+                project=project,
+                sort=sort,
+            )
             keep, counts, heads = text_search.first(self.db, search, order, limit)
         out = query.entries(self.db, keep)
         found = text_search.snippets(self.db, search, keep, heads) if snippets else {}
         for e in out:
             e["match_count"] = counts.get(e["id"], 0)
-            e["matches"] = [{"request": m.request, "snippet": m.snippet}
-                            for m in found.get(e["id"], [])]
+            e["matches"] = [
+                {"request": m.request, "snippet": m.snippet} for m in found.get(e["id"], [])
+            ]
         return out
 
     def matches(self, session_id: int, text: str, limit: int = 200) -> dict[str, Any]:
@@ -228,9 +285,12 @@ class Library:
         and the first ``limit`` as ``matches`` (``request``: its index in the session,
         ``snippet``: the text around the words)."""
         total, found = self._guarded(
-            lambda: text_search.session_matches(self.db, text, session_id, limit))
-        return {"total": total, "matches": [{"request": m.request, "snippet": m.snippet}
-                                            for m in found]}
+            lambda: text_search.session_matches(self.db, text, session_id, limit)
+        )
+        return {
+            "total": total,
+            "matches": [{"request": m.request, "snippet": m.snippet} for m in found],
+        }
 
     def matching(self, text: str) -> set[int]:
         """The ids of the sessions with a request that holds every word of ``text``."""

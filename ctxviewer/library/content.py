@@ -67,13 +67,13 @@ def request_texts(requests: Sequence[Request]) -> list[str]:
     return out
 
 
-def _added(messages: tuple[Message, ...], before: tuple[Message, ...] | None,
-           seen: set[int]) -> tuple[Message, ...] | list[Message]:
+def _added(
+    messages: tuple[Message, ...], before: tuple[Message, ...] | None, seen: set[int]
+) -> tuple[Message, ...] | list[Message]:
     """The messages of a request not sent before: when the conversation's last request
     is a prefix (the usual case), what follows it; else every message not seen."""
     n = len(before) if before is not None else 0
-    if before and len(messages) >= n and messages[n - 1] is before[-1] and \
-            messages[0] is before[0]:
+    if before and len(messages) >= n and messages[n - 1] is before[-1] and messages[0] is before[0]:
         return messages[n:]
     return [m for m in messages if id(m) not in seen]
 
@@ -90,8 +90,9 @@ def prompt_series(points: Sequence[Point], n: int = SERIES_POINTS) -> list[int]:
     """The main conversation's prompt sizes, at most ``n`` points: each the largest of
     its stretch of requests, so no peak is lost (the API's count where known, else the
     estimate; calls that got no answer are left out)."""
-    values = [p.prompt_tokens for p in points
-              if p.role == "main" and not p.sidechain and not p.unanswered]
+    values = [
+        p.prompt_tokens for p in points if p.role == "main" and not p.sidechain and not p.unanswered
+    ]
     if not values:
         values = [p.prompt_tokens for p in points if not p.unanswered]
     if len(values) <= n:

@@ -38,8 +38,9 @@ class Folders:
 
     def add(self, path: str) -> None:
         if path not in self.paths():
-            self._write([*self.entries(), {"path": path,
-                                           "added": time.strftime("%Y-%m-%dT%H:%M:%S")}])
+            self._write(
+                [*self.entries(), {"path": path, "added": time.strftime("%Y-%m-%dT%H:%M:%S")}]
+            )
 
     def remove(self, path: str) -> bool:
         kept = [e for e in self.entries() if e["path"] != path]
@@ -84,8 +85,11 @@ class Folders:
         if not isinstance(value, list):
             self.problem = f"{self.file} holds no list of folders: add the folders again"
             return []
-        return [{"path": e["path"], "added": str(e.get("added", ""))} for e in value
-                if isinstance(e, dict) and isinstance(e.get("path"), str)]
+        return [
+            {"path": e["path"], "added": str(e.get("added", ""))}
+            for e in value
+            if isinstance(e, dict) and isinstance(e.get("path"), str)
+        ]
 
     def _write(self, entries: list[dict[str, str]]) -> None:
         self.file.parent.mkdir(parents=True, exist_ok=True)

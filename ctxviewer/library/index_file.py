@@ -26,8 +26,15 @@ from ctxviewer.library.schema import connect
 
 REBUILD_WAIT = 5.0  # seconds to wait for others to close a damaged index
 _DAMAGE_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
-_CANNOT_WRITE = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN,
-                           sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_PERM})
+_CANNOT_WRITE = frozenset(
+    {
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_CANTOPEN,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_PERM,
+    }
+)
 
 
 class IndexDamaged(LibraryError):
@@ -67,8 +74,10 @@ def cannot_write(e: BaseException, where: Path) -> str | None:
     why = write_failure(e)
     if why is None:
         return None
-    return f"cannot write the library's index in {where} ({why}); CTXVIEWER_LIBRARY_DIR " \
+    return (
+        f"cannot write the library's index in {where} ({why}); CTXVIEWER_LIBRARY_DIR "
         "puts it elsewhere"
+    )
 
 
 class IndexFile:
@@ -98,8 +107,9 @@ class IndexFile:
             try:
                 if self.path.exists() and not self._usable_size():
                     self._delete()
-                    self.notes.append("the index was empty (0 bytes): built anew from "
-                                      "the session files")
+                    self.notes.append(
+                        "the index was empty (0 bytes): built anew from the session files"
+                    )
                 return connect(self.path)
             finally:
                 self.lock.shared()
@@ -122,12 +132,13 @@ class IndexFile:
         one. ``IndexDamaged`` when another connection keeps it open."""
         if not self.lock.exclusive(wait=REBUILD_WAIT):
             self.lock.shared()
-            raise IndexDamaged(f"the library's index {self.path} is damaged ({why}) and "
-                               "another ctxviewer has it open: close it, then try again")
+            raise IndexDamaged(
+                f"the library's index {self.path} is damaged ({why}) and "
+                "another ctxviewer has it open: close it, then try again"
+            )
         try:
             self._delete()
-            self.notes.append(f"the index was damaged ({why}): built anew from the "
-                              "session files")
+            self.notes.append(f"the index was damaged ({why}): built anew from the session files")
             return connect(self.path)
         finally:
             self.lock.shared()

@@ -48,8 +48,9 @@ class Lock:
             fcntl.flock(self._open(), fcntl.LOCK_SH)
         self.held = "shared"
 
-    def exclusive(self, wait: float | None = None,
-                  cancelled: Callable[[], bool] | None = None) -> bool:
+    def exclusive(
+        self, wait: float | None = None, cancelled: Callable[[], bool] | None = None
+    ) -> bool:
         """Take it exclusive (a shared hold of this object is given up first); waits at
         most ``wait`` seconds (None: until it is free, or ``cancelled()``). False when it
         was not taken (then nothing is held)."""
@@ -68,8 +69,9 @@ class Lock:
                 return True
             except BlockingIOError:
                 pass
-            if (deadline is not None and time.monotonic() >= deadline) or \
-                    (cancelled is not None and cancelled()):
+            if (deadline is not None and time.monotonic() >= deadline) or (
+                cancelled is not None and cancelled()
+            ):
                 return False
             time.sleep(POLL_SECONDS)
 

@@ -154,21 +154,27 @@ def _read_rows(job: Job) -> JobResult | None:
             st = os.stat(fj.path)
         except OSError:
             return None  # gone, or unreadable: the whole read says which
-        res.size, res.mtime_ns, res.inode, res.ctime_ns = \
-            st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+        res.size, res.mtime_ns, res.inode, res.ctime_ns = (
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            st.st_ctime_ns,
+        )
         res.bytes_read = st.st_size
         out.files.append(res)
     try:
         main = lean_session(job.path)
     except (Declined, LoadError, OSError, EOFError, ValueError):
         return None
-    if {str(f) for f in claude_subagents.sidecar_files(job.path)} != \
-            {fj.path for fj in job.files[1:]}:
+    if {str(f) for f in claude_subagents.sidecar_files(job.path)} != {
+        fj.path for fj in job.files[1:]
+    }:
         return None  # the sub-agent files changed since the walk
     for part in split(main):
         a = Analysis(part, estimates=False)
-        out.parts.append(PartResult(summarize(a, details=False).as_dict(),
-                                    prompt_series(a.timeline), []))
+        out.parts.append(
+            PartResult(summarize(a, details=False).as_dict(), prompt_series(a.timeline), [])
+        )
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -188,13 +194,18 @@ def _read_whole(job: Job) -> JobResult:
             out.seconds = time.perf_counter() - t0
             return out
     main = sessions[job.path]
-    main = get_reader(main.format).with_companions(main, lambda f: sessions.get(str(f)) or load(
-        str(f), format=main.format, subagents=False))
+    main = get_reader(main.format).with_companions(
+        main, lambda f: sessions.get(str(f)) or load(str(f), format=main.format, subagents=False)
+    )
     for part in split(main):  # the rows only: the details come with the text
         a = Analysis(part)
-        out.parts.append(PartResult(summarize(a, details=job.full).as_dict(),
-                                    prompt_series(a.timeline),
-                                    request_texts(part.requests) if job.full else []))
+        out.parts.append(
+            PartResult(
+                summarize(a, details=job.full).as_dict(),
+                prompt_series(a.timeline),
+                request_texts(part.requests) if job.full else [],
+            )
+        )
     out.seconds = time.perf_counter() - t0
     return out
 
@@ -209,8 +220,12 @@ def _read_file(fj: FileJob, format: str | None) -> tuple[Session | None, FileRes
     except OSError as e:
         res.error = f"cannot read {fj.path}: {e.strerror or e}"
         return None, res
-    res.size, res.mtime_ns, res.inode, res.ctime_ns = \
-        st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns
+    res.size, res.mtime_ns, res.inode, res.ctime_ns = (
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+        st.st_ctime_ns,
+    )
     try:
         if fj.keep_state or fj.state:
             session = _follow(fj, format, res)

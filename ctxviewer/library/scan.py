@@ -73,11 +73,19 @@ class ScanStats:
     read_paths: list[str] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, object]:
-        return {"files": self.files, "read": self.read, "resumed": self.resumed,
-                "bytes_read": self.bytes_read, "removed": self.removed, "bad": self.bad,
-                "workers": self.workers, "seconds": round(self.seconds, 3),
-                "cancelled": self.cancelled, "failed": self.failed,
-                "missing_folders": self.missing_folders}
+        return {
+            "files": self.files,
+            "read": self.read,
+            "resumed": self.resumed,
+            "bytes_read": self.bytes_read,
+            "removed": self.removed,
+            "bad": self.bad,
+            "workers": self.workers,
+            "seconds": round(self.seconds, 3),
+            "cancelled": self.cancelled,
+            "failed": self.failed,
+            "missing_folders": self.missing_folders,
+        }
 
 
 def state_days() -> float:
@@ -87,34 +95,60 @@ def state_days() -> float:
         return STATE_DAYS
 
 
-def scan(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None = None,
-         progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
-         keep_days: float | None = None, now: float | None = None,
-         pool: bool | None = None, two_pass: bool | None = None) -> ScanStats:
+def scan(
+    db: sqlite3.Connection,
+    folders: Sequence[str],
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    keep_days: float | None = None,
+    now: float | None = None,
+    pool: bool | None = None,
+    two_pass: bool | None = None,
+) -> ScanStats:
     """Bring the index in ``db`` up to date. ``pool``: read in worker processes (True),
     here (False), or decide by the amount to read (None). ``two_pass``: write the rows
     first and leave the files' full reads (their text for search) to ``index_texts``
     (True), read each file in full now (False), or decide by the amount to read (None:
     two passes when it is large). An index that cannot be written (a full disk) stops
     the scan: what was committed stays, ``failed`` says why."""
-    return _writing(db, progress, lambda stats: _scan(
-        db, folders, stats, workers, progress, cancelled, keep_days, now, pool, two_pass))
+    return _writing(
+        db,
+        progress,
+        lambda stats: _scan(
+            db, folders, stats, workers, progress, cancelled, keep_days, now, pool, two_pass
+        ),
+    )
 
 
-def index_texts(db: sqlite3.Connection, folders: Sequence[str], *, workers: int | None = None,
-                progress: Progress | None = None, cancelled: Callable[[], bool] | None = None,
-                keep_days: float | None = None, now: float | None = None,
-                pool: bool | None = None) -> ScanStats:
+def index_texts(
+    db: sqlite3.Connection,
+    folders: Sequence[str],
+    *,
+    workers: int | None = None,
+    progress: Progress | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    keep_days: float | None = None,
+    now: float | None = None,
+    pool: bool | None = None,
+) -> ScanStats:
     """The second pass: read in full the files whose rows only a large scan wrote
     (``files.pending``), newest first: their text for search, their summary's details,
     their reader state. ``to_read``/``read`` count them; stopped (``cancelled``, killed),
     the rest is done by the next call."""
-    return _writing(db, progress, lambda stats: _index_texts(
-        db, folders, stats, workers, progress, cancelled, keep_days, now, pool))
+    return _writing(
+        db,
+        progress,
+        lambda stats: _index_texts(
+            db, folders, stats, workers, progress, cancelled, keep_days, now, pool
+        ),
+    )
 
 
-def _writing(db: sqlite3.Connection, progress: Progress | None,
-             work: Callable[[ScanStats], None]) -> ScanStats:
+def _writing(
+    db: sqlite3.Connection, progress: Progress | None, work: Callable[[ScanStats], None]
+) -> ScanStats:
     t0 = time.perf_counter()
     stats = ScanStats()
     try:
@@ -132,19 +166,29 @@ def _writing(db: sqlite3.Connection, progress: Progress | None,
     return stats
 
 
-def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
-          workers: int | None, progress: Progress | None, cancelled: Callable[[], bool] | None,
-          keep_days: float | None, now: float | None, pool: bool | None,
-          two_pass: bool | None) -> None:
+def _scan(
+    db: sqlite3.Connection,
+    folders: Sequence[str],
+    stats: ScanStats,
+    workers: int | None,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+    keep_days: float | None,
+    now: float | None,
+    pool: bool | None,
+    two_pass: bool | None,
+) -> None:
     now = time.time() if now is None else now
     keep = (state_days() if keep_days is None else keep_days) * 86_400
     stats.missing_folders = [f for f in folders if not os.path.isdir(f)]
     found = find_files(folders)
     stats.files = len(found)
-    known = {from_db(p): _Known(size, mtime, inode, ctime,
-                                None if parent is None else from_db(parent))
-             for p, size, mtime, inode, ctime, parent in db.execute(
-                 "SELECT path, size, mtime_ns, inode, ctime_ns, parent FROM files")}
+    known = {
+        from_db(p): _Known(size, mtime, inode, ctime, None if parent is None else from_db(parent))
+        for p, size, mtime, inode, ctime, parent in db.execute(
+            "SELECT path, size, mtime_ns, inode, ctime_ns, parent FROM files"
+        )
+    }
     by_group = groups(found.values())
     subs_known: dict[str, list[str]] = {}
     for p, k in known.items():
@@ -152,8 +196,9 @@ def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
             subs_known.setdefault(k.parent, []).append(p)
     todo: list[list[Found]] = []
     for path, files in by_group.items():
-        if any(_changed(f, known.get(f.path)) for f in files) or \
-                any(s not in found or found[s].parent != path for s in subs_known.get(path, ())):
+        if any(_changed(f, known.get(f.path)) for f in files) or any(
+            s not in found or found[s].parent != path for s in subs_known.get(path, ())
+        ):
             todo.append(files)
     gone = [p for p in known if p not in found]
     _note_ctimes(db, found, known)
@@ -167,8 +212,16 @@ def _scan(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
     if progress is not None:
         progress(stats)
     rows_first = _large(stats, todo) if two_pass is None else two_pass
-    _run(db, todo, lambda g: _job(db, g, known, now, keep, rows_first), stats, workers,
-         progress, cancelled, pool)
+    _run(
+        db,
+        todo,
+        lambda g: _job(db, g, known, now, keep, rows_first),
+        stats,
+        workers,
+        progress,
+        cancelled,
+        pool,
+    )
     stats.bad = db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
 
 
@@ -177,10 +230,17 @@ def _large(stats: ScanStats, todo: Sequence[Group]) -> bool:
     return stats.bytes_to_read >= POOL_MIN_BYTES and len(todo) >= POOL_MIN_JOBS
 
 
-def _index_texts(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStats,
-                 workers: int | None, progress: Progress | None,
-                 cancelled: Callable[[], bool] | None, keep_days: float | None,
-                 now: float | None, pool: bool | None) -> None:
+def _index_texts(
+    db: sqlite3.Connection,
+    folders: Sequence[str],
+    stats: ScanStats,
+    workers: int | None,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+    keep_days: float | None,
+    now: float | None,
+    pool: bool | None,
+) -> None:
     now = time.time() if now is None else now
     keep = (state_days() if keep_days is None else keep_days) * 86_400
     pending = {from_db(p) for (p,) in db.execute("SELECT path FROM files WHERE pending = 1")}
@@ -198,8 +258,16 @@ def _index_texts(db: sqlite3.Connection, folders: Sequence[str], stats: ScanStat
             stats.removed += 1
     if progress is not None:
         progress(stats)
-    _run(db, todo, lambda g: _job(db, g, {}, now, keep, False), stats, workers, progress,
-         cancelled, pool)
+    _run(
+        db,
+        todo,
+        lambda g: _job(db, g, {}, now, keep, False),
+        stats,
+        workers,
+        progress,
+        cancelled,
+        pool,
+    )
 
 
 class _Known(NamedTuple):
@@ -214,23 +282,34 @@ class _Known(NamedTuple):
 
 
 def _changed(f: Found, was: _Known | None) -> bool:
-    return was is None or (was.size, was.mtime_ns, was.inode, was.parent) != \
-        (f.size, f.mtime_ns, f.inode, f.parent) or \
-        (was.ctime_ns is not None and was.ctime_ns != f.ctime_ns)
+    return (
+        was is None
+        or (was.size, was.mtime_ns, was.inode, was.parent)
+        != (f.size, f.mtime_ns, f.inode, f.parent)
+        or (was.ctime_ns is not None and was.ctime_ns != f.ctime_ns)
+    )
 
 
-def _note_ctimes(db: sqlite3.Connection, found: dict[str, Found],
-                 known: dict[str, _Known]) -> None:
+def _note_ctimes(db: sqlite3.Connection, found: dict[str, Found], known: dict[str, _Known]) -> None:
     """Keep the ctime of the files an earlier schema read without it (unchanged: no read)."""
-    rows = [(found[p].ctime_ns, to_db(p)) for p, k in known.items()
-            if k.ctime_ns is None and p in found and not _changed(found[p], k)]
+    rows = [
+        (found[p].ctime_ns, to_db(p))
+        for p, k in known.items()
+        if k.ctime_ns is None and p in found and not _changed(found[p], k)
+    ]
     if rows:
         with _transaction(db):
             db.executemany("UPDATE files SET ctime_ns = ? WHERE path = ?", rows)
 
 
-def _job(db: sqlite3.Connection, group: list[Found], known: dict[str, _Known], now: float,
-         keep: float, rows_first: bool) -> Job:
+def _job(
+    db: sqlite3.Connection,
+    group: list[Found],
+    known: dict[str, _Known],
+    now: float,
+    keep: float,
+    rows_first: bool,
+) -> Job:
     """The reads of ``group``, each with its kept reader state when it grew or did not
     change: a file changed in place (its size kept, or smaller) is read whole.
     ``rows_first``: the rows only, unless a kept state makes the full read cheap."""
@@ -240,8 +319,11 @@ def _job(db: sqlite3.Connection, group: list[Found], known: dict[str, _Known], n
     for f in group:
         was = known.get(f.path)
         row = db.execute("SELECT blob FROM states WHERE path = ?", (to_db(f.path),)).fetchone()
-        state = row[0] if row is not None and was is not None and \
-            (f.size > was.size or not _changed(f, was)) else None
+        state = (
+            row[0]
+            if row is not None and was is not None and (f.size > was.size or not _changed(f, was))
+            else None
+        )
         files.append(FileJob(f.path, state, keep_state=now - f.mtime_ns / 1e9 <= keep))
     return Job(tuple(files), full=not rows_first or any(f.state for f in files))
 
@@ -264,9 +346,16 @@ Group = list[Found]  # a session file and its sub-agent files
 MakeJob = Callable[[Group], "Job"]  # with the kept states, fetched when the job starts
 
 
-def _run(db: sqlite3.Connection, groups: list[Group], make: MakeJob, stats: ScanStats,
-         workers: int | None, progress: Progress | None,
-         cancelled: Callable[[], bool] | None, pool: bool | None) -> None:
+def _run(
+    db: sqlite3.Connection,
+    groups: list[Group],
+    make: MakeJob,
+    stats: ScanStats,
+    workers: int | None,
+    progress: Progress | None,
+    cancelled: Callable[[], bool] | None,
+    pool: bool | None,
+) -> None:
     n = workers if workers is not None else min(os.cpu_count() or 1, 8)
     big = _large(stats, groups) if pool is None else pool
     writer = _Writer(db, stats, progress)
@@ -285,8 +374,13 @@ def _run(db: sqlite3.Connection, groups: list[Group], make: MakeJob, stats: Scan
         writer.flush()
 
 
-def _in_pool(groups: list[Group], make: MakeJob, n: int, writer: _Writer,
-             cancelled: Callable[[], bool] | None) -> list[Group]:
+def _in_pool(
+    groups: list[Group],
+    make: MakeJob,
+    n: int,
+    writer: _Writer,
+    cancelled: Callable[[], bool] | None,
+) -> list[Group]:
     """Read ``groups`` in ``n`` processes; returns those left to read here (a broken
     pool)."""
     ctx = _start_method()
@@ -332,21 +426,25 @@ def safe_read(job: Job) -> JobResult:
     try:
         return read_group(job)
     except Exception as e:  # noqa: BLE001 - one session must not stop the library
-
         try:
             st = os.stat(job.path)
         except OSError:
             return JobResult(job.path, [FileResult(job.path, vanished=True)])
-        res = FileResult(job.path, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns,
-                         error=f"internal error: {type(e).__name__}: {e}"[:300])
+        res = FileResult(
+            job.path,
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            st.st_ctime_ns,
+            error=f"internal error: {type(e).__name__}: {e}"[:300],
+        )
         return JobResult(job.path, [res])
 
 
 class _Writer:
     """Writes results in transactions of ``COMMIT_SECONDS`` and reports progress."""
 
-    def __init__(self, db: sqlite3.Connection, stats: ScanStats,
-                 progress: Progress | None) -> None:
+    def __init__(self, db: sqlite3.Connection, stats: ScanStats, progress: Progress | None) -> None:
         self.db, self.stats, self.progress = db, stats, progress
         self.open = False
         self.since = time.perf_counter()

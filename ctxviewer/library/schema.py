@@ -162,8 +162,10 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
         if version == 2:  # the chunk index (3), from the texts kept
             fill_chunks(db)
     else:  # the folders the user added were moved out first (``folders``)
-        tables = db.execute("SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
-                            "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").fetchall()
+        tables = db.execute(
+            "SELECT name, sql LIKE 'CREATE VIRTUAL%' FROM sqlite_master "
+            "WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall()
         for name, _ in sorted(tables, key=lambda t: not t[1]):  # an FTS5 table takes its own
             db.execute(f'DROP TABLE IF EXISTS "{name}"')
         _create(db)
@@ -182,11 +184,13 @@ def fill_chunks(db: sqlite3.Connection) -> None:
     for rowid, z in db.execute("SELECT id, z FROM bodies ORDER BY id"):
         if rowid >> CHUNK_BITS != chunk:
             if parts:
-                db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
-                           (chunk, BREAK.join(parts)))
+                db.execute(
+                    "INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
+                    (chunk, BREAK.join(parts)),
+                )
             chunk, parts = rowid >> CHUNK_BITS, []
         parts.append(zlib.decompress(z).decode())
     if parts:
-        db.execute("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)",
-                   (chunk, BREAK.join(parts)))
-
+        db.execute(
+            "INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)", (chunk, BREAK.join(parts))
+        )

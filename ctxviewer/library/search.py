@@ -77,9 +77,13 @@ def candidates(db: sqlite3.Connection, text: str) -> set[int]:
     q = fts_query(text)
     if q is None:
         return set()
-    return {sid for (sid,) in db.execute(
-        f"SELECT DISTINCT rowid >> {SESSION_SHIFT} FROM chunk_texts WHERE chunk_texts "
-        "MATCH ?", (q,))}
+    return {
+        sid
+        for (sid,) in db.execute(
+            f"SELECT DISTINCT rowid >> {SESSION_SHIFT} FROM chunk_texts WHERE chunk_texts MATCH ?",
+            (q,),
+        )
+    }
 
 
 def matching(db: sqlite3.Connection, text: str) -> set[int]:
@@ -89,13 +93,18 @@ def matching(db: sqlite3.Connection, text: str) -> set[int]:
         return set()
     if _chunks_exact(terms):
         return candidates(db, text)
-    return {sid for (sid,) in db.execute(
-        f"SELECT DISTINCT rowid >> {REQUEST_BITS} FROM texts WHERE texts MATCH ?",
-        (fts_query(text),))}
+    return {
+        sid
+        for (sid,) in db.execute(
+            f"SELECT DISTINCT rowid >> {REQUEST_BITS} FROM texts WHERE texts MATCH ?",
+            (fts_query(text),),
+        )
+    }
 
 
-def count(db: sqlite3.Connection, text: str,
-          sessions: Iterable[int] | None = None) -> dict[int, int]:
+def count(
+    db: sqlite3.Connection, text: str, sessions: Iterable[int] | None = None
+) -> dict[int, int]:
     """Session id -> how many of its requests match ``text``, for ``sessions`` (each one's
     requests looked up: for the few shown), or for every session (None: every matching
     request read and grouped, the slow path). Sessions with no match are left out."""
@@ -103,9 +112,13 @@ def count(db: sqlite3.Connection, text: str,
     if q is None:
         return {}
     if sessions is None:
-        return dict(db.execute(
-            f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM texts WHERE texts MATCH ? "
-            "GROUP BY 1", (q,)).fetchall())
+        return dict(
+            db.execute(
+                f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM texts WHERE texts MATCH ? "
+                "GROUP BY 1",
+                (q,),
+            ).fetchall()
+        )
     out = {}
     for sid in sessions:
         n = len(_requests(db, q, sid))
@@ -117,12 +130,18 @@ def count(db: sqlite3.Connection, text: str,
 def _requests(db: sqlite3.Connection, q: str, sid: int) -> list[int]:
     """The rowids of ``sid``'s requests that match ``q``."""
     base = sid << REQUEST_BITS
-    return [r for (r,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ? AND rowid "
-                                     "BETWEEN ? AND ?", (q, base, base + _LOW))]
+    return [
+        r
+        for (r,) in db.execute(
+            "SELECT rowid FROM texts WHERE texts MATCH ? AND rowid BETWEEN ? AND ?",
+            (q, base, base + _LOW),
+        )
+    ]
 
 
-def first(db: sqlite3.Connection, text: str, order: Sequence[int],
-          limit: int) -> tuple[list[int], dict[int, int], dict[int, list[int]]]:
+def first(
+    db: sqlite3.Connection, text: str, order: Sequence[int], limit: int
+) -> tuple[list[int], dict[int, int], dict[int, list[int]]]:
     """The first ``limit`` sessions of ``order`` (``candidates``, in the order to list)
     that match ``text``, their counts and their first matching requests' rowids (for
     ``snippets``). Each candidate's requests are looked up in turn; after
@@ -152,8 +171,9 @@ def first(db: sqlite3.Connection, text: str, order: Sequence[int],
     return kept, counts, heads
 
 
-def count_with_heads(db: sqlite3.Connection, text: str
-                     ) -> tuple[dict[int, int], dict[int, list[int]]]:
+def count_with_heads(
+    db: sqlite3.Connection, text: str
+) -> tuple[dict[int, int], dict[int, list[int]]]:
     """Every matching session's count and first ``SNIPPETS`` matching requests' rowids,
     from one pass over the matching requests (for a listing of every match: one query
     instead of one per session)."""
@@ -162,20 +182,22 @@ def count_with_heads(db: sqlite3.Connection, text: str
     heads: dict[int, list[int]] = {}
     if q is None:
         return counts, heads
-    rows = [r for (r,) in db.execute(
-        "SELECT rowid FROM texts WHERE texts MATCH ? ORDER BY rowid", (q,))]
+    rows = [
+        r for (r,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ? ORDER BY rowid", (q,))
+    ]
     at = 0
     while at < len(rows):  # a session's requests are one run: it ends before the next id's
         sid = rows[at] >> REQUEST_BITS
         end = bisect.bisect_left(rows, (sid + 1) << REQUEST_BITS, at)
         counts[sid] = end - at
-        heads[sid] = rows[at:min(end, at + SNIPPETS)]
+        heads[sid] = rows[at : min(end, at + SNIPPETS)]
         at = end
     return counts, heads
 
 
-def session_matches(db: sqlite3.Connection, text: str, sid: int,
-                    limit: int) -> tuple[int, list[Match]]:
+def session_matches(
+    db: sqlite3.Connection, text: str, sid: int, limit: int
+) -> tuple[int, list[Match]]:
     """How many of session ``sid``'s requests hold ``text``, and the first ``limit`` of
     them with their snippets (what the window lists under a picked session)."""
     q = fts_query(text)
@@ -185,8 +207,12 @@ def session_matches(db: sqlite3.Connection, text: str, sid: int,
     return len(found), snippets(db, text, [sid], {sid: found[:limit]}).get(sid, [])
 
 
-def snippets(db: sqlite3.Connection, text: str, sessions: Iterable[int],
-             heads: dict[int, list[int]] | None = None) -> dict[int, list[Match]]:
+def snippets(
+    db: sqlite3.Connection,
+    text: str,
+    sessions: Iterable[int],
+    heads: dict[int, list[int]] | None = None,
+) -> dict[int, list[Match]]:
     """Of each of ``sessions`` (the ones shown), its first ``SNIPPETS`` matching requests
     (``heads``' rowids when ``first`` or ``count_with_heads`` found them), each with its
     text around the first word found."""
@@ -198,9 +224,18 @@ def snippets(db: sqlite3.Connection, text: str, sessions: Iterable[int],
     wanted: list[tuple[int, int]] = []
     for sid in sessions:
         base = sid << REQUEST_BITS
-        rowids = heads[sid] if heads is not None and sid in heads else [r for (r,) in db.execute(
-            "SELECT rowid FROM texts WHERE texts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY "
-            "rowid LIMIT ?", (q, base, base + _LOW, SNIPPETS))]
+        rowids = (
+            heads[sid]
+            if heads is not None and sid in heads
+            else [
+                r
+                for (r,) in db.execute(
+                    "SELECT rowid FROM texts WHERE texts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY "
+                    "rowid LIMIT ?",
+                    (q, base, base + _LOW, SNIPPETS),
+                )
+            ]
+        )
         wanted += [(sid, r) for r in rowids]
     texts = bodies(db, [r for _, r in wanted])
     for sid, rowid in wanted:
@@ -214,14 +249,17 @@ class _Marker:
     """Finds the first of a search's words in a text and marks them (compiled once)."""
 
     def __init__(self, words: list[str]) -> None:
-        self.any = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words),
-                              re.IGNORECASE) if words else None
+        self.any = (
+            re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words), re.IGNORECASE)
+            if words
+            else None
+        )
 
     def snippet(self, text: str, width: int = 100) -> str:
         """``text`` around the first word it holds, each word found in ``[`` ``]``."""
         first = self.any.search(text) if self.any is not None else None
         start = max(0, (first.start() if first else 0) - width // 3)
-        part = " ".join(text[start:start + width].split())
+        part = " ".join(text[start : start + width].split())
         if self.any is not None:
             part = self.any.sub(lambda m: f"[{m.group(0)}]", part)
         return ("…" if start else "") + part + ("…" if start + width < len(text) else "")

@@ -48,11 +48,22 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
             "parent=excluded.parent, size=excluded.size, mtime_ns=excluded.mtime_ns, "
             "inode=excluded.inode, ctime_ns=excluded.ctime_ns, error=excluded.error, "
             "read_at=excluded.read_at, pending=excluded.pending",
-            (path, None if parent is None else to_db(parent), res.size, res.mtime_ns, res.inode,
-             res.ctime_ns, None if res.error is None else printable(res.error), now, pending))
+            (
+                path,
+                None if parent is None else to_db(parent),
+                res.size,
+                res.mtime_ns,
+                res.inode,
+                res.ctime_ns,
+                None if res.error is None else printable(res.error),
+                now,
+                pending,
+            ),
+        )
         if res.state is not None:
-            db.execute("INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)",
-                       (path, res.state))
+            db.execute(
+                "INSERT OR REPLACE INTO states (path, blob) VALUES (?, ?)", (path, res.state)
+            )
         else:
             db.execute("DELETE FROM states WHERE path = ?", (path,))
         if res.path != result.path:  # a sub-agent file listed alone before its session came
@@ -69,8 +80,16 @@ def apply(db: sqlite3.Connection, result: JobResult, group: Sequence[Found]) -> 
     drop_sessions(db, result.path, keep=len(result.parts))
 
 
-def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: PartResult,
-                 project: str | None, size: int, mtime_ns: int) -> int:
+def _put_session(
+    db: sqlite3.Connection,
+    path: str,
+    part: int,
+    parts: int,
+    p: PartResult,
+    project: str | None,
+    size: int,
+    mtime_ns: int,
+) -> int:
     import orjson  # with its uuid, platform, json: by the scan, not at the window's start
 
     s = p.summary
@@ -85,10 +104,26 @@ def _put_session(db: sqlite3.Connection, path: str, part: int, parts: int, p: Pa
         "cost=excluded.cost, cache=excluded.cache, compactions=excluded.compactions, "
         "size=excluded.size, mtime_ns=excluded.mtime_ns, summary=excluded.summary, "
         "series=excluded.series RETURNING id",
-        (to_db(path), part, parts, s["agent"], None if project is None else to_db(project),
-         s["start"], s["end"], s["requests"], s["peak_prompt_tokens"], s["peak_share"],
-         s["cost_usd"], s["cache_hit_rate"], s["compactions_observed"], size, mtime_ns,
-         _dumps(s), orjson.dumps(p.series).decode())).fetchone()
+        (
+            to_db(path),
+            part,
+            parts,
+            s["agent"],
+            None if project is None else to_db(project),
+            s["start"],
+            s["end"],
+            s["requests"],
+            s["peak_prompt_tokens"],
+            s["peak_share"],
+            s["cost_usd"],
+            s["cache_hit_rate"],
+            s["compactions_observed"],
+            size,
+            mtime_ns,
+            _dumps(s),
+            orjson.dumps(p.series).decode(),
+        ),
+    ).fetchone()
     return int(row[0])
 
 
@@ -107,9 +142,12 @@ def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
     file adds its new requests without indexing the old ones again); so are the chunks
     of ``chunk_texts`` that hold a changed row."""
     base = sid << REQUEST_BITS
-    old = dict(db.execute(
-        "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST)))
-    new = {base + i: t for i, t in enumerate(texts[:MAX_REQUEST + 1]) if t}
+    old = dict(
+        db.execute(
+            "SELECT id, crc FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST)
+        )
+    )
+    new = {base + i: t for i, t in enumerate(texts[: MAX_REQUEST + 1]) if t}
     crcs = {r: zlib.crc32(t.encode()) for r, t in new.items()}
     gone = [r for r, crc in old.items() if crcs.get(r) != crc]
     rows = [(r, crcs[r], t) for r, t in new.items() if old.get(r) != crcs[r]]
@@ -117,15 +155,20 @@ def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
     had = {r >> CHUNK_BITS for r in old}
     _unindex_chunks(db, [c for c in chunks if c in had])
     _drop_texts(db, gone)
-    db.executemany("INSERT INTO bodies (id, crc, z) VALUES (?, ?, ?)",
-                   [(r, crc, zlib.compress(t.encode(), 1)) for r, crc, t in rows])
-    db.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)",
-                   [(r, t) for r, _, t in rows])
+    db.executemany(
+        "INSERT INTO bodies (id, crc, z) VALUES (?, ?, ?)",
+        [(r, crc, zlib.compress(t.encode(), 1)) for r, crc, t in rows],
+    )
+    db.executemany("INSERT INTO texts (rowid, body) VALUES (?, ?)", [(r, t) for r, _, t in rows])
     docs = []
     for c in chunks:  # a chunk wholly new is what was just stored; else read back
-        doc = _chunk_doc(db, c) if c in had else \
-            BREAK.join(new[r] for r in range(c << CHUNK_BITS, (c + 1) << CHUNK_BITS)
-                       if r in new)
+        doc = (
+            _chunk_doc(db, c)
+            if c in had
+            else BREAK.join(
+                new[r] for r in range(c << CHUNK_BITS, (c + 1) << CHUNK_BITS) if r in new
+            )
+        )
         if doc is not None:
             docs.append((c, doc))
     db.executemany("INSERT INTO chunk_texts (rowid, body) VALUES (?, ?)", docs)
@@ -133,9 +176,13 @@ def _put_texts(db: sqlite3.Connection, sid: int, texts: Sequence[str]) -> None:
 
 def _chunk_doc(db: sqlite3.Connection, chunk: int) -> str | None:
     """``chunk_texts``' document of ``chunk``: its rows of ``bodies``, joined (None: none)."""
-    parts = [zlib.decompress(z).decode() for (z,) in db.execute(
-        "SELECT z FROM bodies WHERE id BETWEEN ? AND ? ORDER BY id",
-        (chunk << CHUNK_BITS, (chunk << CHUNK_BITS) + CHUNK - 1))]
+    parts = [
+        zlib.decompress(z).decode()
+        for (z,) in db.execute(
+            "SELECT z FROM bodies WHERE id BETWEEN ? AND ? ORDER BY id",
+            (chunk << CHUNK_BITS, (chunk << CHUNK_BITS) + CHUNK - 1),
+        )
+    ]
     return BREAK.join(parts) if parts else None
 
 
@@ -144,15 +191,16 @@ def _unindex_chunks(db: sqlite3.Connection, chunks: Sequence[int]) -> None:
     for c in chunks:
         doc = _chunk_doc(db, c)
         if doc is not None:
-            db.execute("INSERT INTO chunk_texts (chunk_texts, rowid, body) "
-                       "VALUES ('delete', ?, ?)", (c, doc))
+            db.execute(
+                "INSERT INTO chunk_texts (chunk_texts, rowid, body) VALUES ('delete', ?, ?)",
+                (c, doc),
+            )
 
 
 def _drop_texts(db: sqlite3.Connection, ids: Sequence[int]) -> None:
     """Take rows out of the contentless ``texts`` (with the text they were indexed with)."""
     texts = bodies(db, ids)
-    db.executemany("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)",
-                   texts.items())
+    db.executemany("INSERT INTO texts (texts, rowid, body) VALUES ('delete', ?, ?)", texts.items())
     db.executemany("DELETE FROM bodies WHERE id = ?", [(r,) for r in texts])
 
 
@@ -160,20 +208,27 @@ def bodies(db: sqlite3.Connection, rowids: Sequence[int]) -> dict[int, str]:
     """The texts of ``rowids`` (those stored), ``BATCH`` to a query."""
     out: dict[int, str] = {}
     for at in range(0, len(rowids), BATCH):
-        batch = list(rowids[at:at + BATCH])
+        batch = list(rowids[at : at + BATCH])
         marks = ",".join("?" * len(batch))
-        out.update((r, zlib.decompress(z).decode()) for r, z in db.execute(
-            f"SELECT id, z FROM bodies WHERE id IN ({marks})", batch))
+        out.update(
+            (r, zlib.decompress(z).decode())
+            for r, z in db.execute(f"SELECT id, z FROM bodies WHERE id IN ({marks})", batch)
+        )
     return out
 
 
 def drop_sessions(db: sqlite3.Connection, path: str, keep: int = 0) -> None:
     """Remove the sessions of ``path`` from part ``keep`` on, and their texts."""
-    for (sid,) in db.execute("SELECT id FROM sessions WHERE path = ? AND part >= ?",
-                             (to_db(path), keep)).fetchall():
+    for (sid,) in db.execute(
+        "SELECT id FROM sessions WHERE path = ? AND part >= ?", (to_db(path), keep)
+    ).fetchall():
         base = sid << REQUEST_BITS
-        ids = [r for (r,) in db.execute(
-            "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST))]
+        ids = [
+            r
+            for (r,) in db.execute(
+                "SELECT id FROM bodies WHERE id BETWEEN ? AND ?", (base, base + MAX_REQUEST)
+            )
+        ]
         _unindex_chunks(db, sorted({r >> CHUNK_BITS for r in ids}))
         _drop_texts(db, ids)
         db.execute("DELETE FROM sessions WHERE id = ?", (sid,))

@@ -45,7 +45,7 @@ def find_files(folders: Sequence[str], roots: Sequence[Root] | None = None) -> d
     budget = [MAX_ENTRIES]
     found: dict[str, Found] = {}
     names: dict[tuple[str, str], str | None] = {}
-    for root in (default_roots() if roots is None else roots):
+    for root in default_roots() if roots is None else roots:
         for path in root_files(root, budget):
             key = (str(root.path), path.relative_to(root.path).parts[0])
             if key not in names:
@@ -101,8 +101,9 @@ def _with_parents(found: dict[str, Found]) -> dict[str, Found]:
     for path, f in found.items():
         parent = sidecar_parent(path)
         if parent is not None and parent in found:
-            out[path] = Found(f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns, parent,
-                              found[parent].project)
+            out[path] = Found(
+                f.path, f.size, f.mtime_ns, f.inode, f.ctime_ns, parent, found[parent].project
+            )
     return out
 
 

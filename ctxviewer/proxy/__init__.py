@@ -17,8 +17,12 @@ if TYPE_CHECKING:
     from ctxviewer.proxy.thread import ProxyThread
 
 __all__ = ["ProxyConfig", "ProxyServer", "ProxyThread", "Recorder"]
-_HOMES = {"Recorder": "recorder", "ProxyConfig": "server", "ProxyServer": "server",
-          "ProxyThread": "thread"}
+_HOMES = {
+    "Recorder": "recorder",
+    "ProxyConfig": "server",
+    "ProxyServer": "server",
+    "ProxyThread": "thread",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -142,8 +142,7 @@ class Exchange:
                 except (TypeError, AttributeError, ValueError, KeyError) as e:
                     # a damaged stream (values of the wrong types): the call is recorded,
                     # its answer as not reassembled, as ``sse.reassemble`` does
-                    body = {"_raw": f"[a stream that could not be reassembled: "
-                                    f"{type(e).__name__}]"}
+                    body = {"_raw": f"[a stream that could not be reassembled: {type(e).__name__}]"}
         else:
             decoded = decode_content(b"".join(self.chunks), self.content_encoding)
             body = self._undecoded(decoded) if isinstance(decoded, str) else parse_json(decoded)
@@ -188,7 +187,7 @@ def _text_pieces(chunks: list[bytes], encoding: str) -> Iterator[str] | str:
         data = decode_content(b"".join(chunks), encoding)
         if isinstance(data, str):
             return data
-        chunks = [data[i:i + PIECE] for i in range(0, len(data), PIECE)]
+        chunks = [data[i : i + PIECE] for i in range(0, len(data), PIECE)]
     return _utf8(chunks)
 
 
@@ -196,7 +195,7 @@ def _utf8(chunks: list[bytes]) -> Iterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
     for chunk in chunks:
         for i in range(0, len(chunk), PIECE):
-            yield decoder.decode(chunk[i:i + PIECE])
+            yield decoder.decode(chunk[i : i + PIECE])
     yield decoder.decode(b"", final=True)
 
 
@@ -206,8 +205,7 @@ def parse_json(data: bytes) -> Any:
     (``too_many_values``); None when empty."""
     if not data:
         return None
-    crowded = too_many_values(data) if len(data) <= DECODE_CAP else \
-        f"over {DECODE_CAP >> 20} MiB"
+    crowded = too_many_values(data) if len(data) <= DECODE_CAP else f"over {DECODE_CAP >> 20} MiB"
     if crowded is not None:
         return {"_raw": f"[{len(data)} bytes, not parsed: {crowded}]"}
     try:

@@ -111,14 +111,21 @@ class Forwarder:
             try:
                 ex.request_body = await self._guard.read_body(request, MAX_REQUEST_BYTES)
             except BodyError as e:
-                return _fail(ex, _BODY_ERRORS.get(e.status, "client_disconnected"), str(e),
-                             e.status)
+                return _fail(
+                    ex, _BODY_ERRORS.get(e.status, "client_disconnected"), str(e), e.status
+                )
             if refused is not None:
-                return _fail(ex, "not_forwarded", f"{request.method} {path}: {refused}: not "
-                             "forwarded", 400)
+                return _fail(
+                    ex, "not_forwarded", f"{request.method} {path}: {refused}: not forwarded", 400
+                )
             if where.url is None:
-                return _fail(ex, "not_forwarded", f"{request.method} {path} is no Anthropic, "
-                             "OpenAI or Gemini API call: not forwarded", 404)
+                return _fail(
+                    ex,
+                    "not_forwarded",
+                    f"{request.method} {path} is no Anthropic, "
+                    "OpenAI or Gemini API call: not forwarded",
+                    404,
+                )
             if self._rewriter is not None and where.api in REWRITABLE:
                 await self._rewrite(request, ex, self._rewriter)
             return await self._forward(request, ex, where.url)
@@ -147,8 +154,7 @@ class Forwarder:
         try:
             if rewriter.needs_planning(ex.api, headers, body):  # may call a summarizer API
                 loop = asyncio.get_running_loop()
-                outcome = await loop.run_in_executor(None, rewriter.rewrite, ex.api, headers,
-                                                     body)
+                outcome = await loop.run_in_executor(None, rewriter.rewrite, ex.api, headers, body)
             else:
                 outcome = rewriter.rewrite(ex.api, headers, body)
         except Exception as e:  # noqa: BLE001 - a rewriter bug: forward the original
@@ -181,8 +187,9 @@ class Forwarder:
             upstream.release()
         return answer
 
-    async def _fall_back(self, request: web.Request, ex: Exchange, url: str,
-                         rejected: aiohttp.ClientResponse) -> aiohttp.ClientResponse | web.Response:
+    async def _fall_back(
+        self, request: web.Request, ex: Exchange, url: str, rejected: aiohttp.ClientResponse
+    ) -> aiohttp.ClientResponse | web.Response:
         """The upstream refused the rewritten body: send the original once, rewriting off."""
         try:
             detail = (await rejected.content.read(64 * 1024)).decode("utf-8", "replace")
@@ -194,13 +201,20 @@ class Forwarder:
         note = self._rewriter.rejected(ex.conversation, rejected.status, " ".join(detail.split()))
         sent = ex.upstream_body
         ex.upstream_body = None
-        ex.rewrite = {**(ex.rewrite or {}), "fallback": redact_text(note),
-                      "rejected": {"status": rejected.status, "body": parse_json(sent or b""),
-                                   "answer": parse_json(detail.encode())}}
+        ex.rewrite = {
+            **(ex.rewrite or {}),
+            "fallback": redact_text(note),
+            "rejected": {
+                "status": rejected.status,
+                "body": parse_json(sent or b""),
+                "answer": parse_json(detail.encode()),
+            },
+        }
         return await self._send(request, ex, url)
 
-    async def _send(self, request: web.Request, ex: Exchange,
-                    url: str) -> aiohttp.ClientResponse | web.Response:
+    async def _send(
+        self, request: web.Request, ex: Exchange, url: str
+    ) -> aiohttp.ClientResponse | web.Response:
         """The upstream's response to the body to forward, or the error answer to give."""
         data = ex.upstream_body if ex.upstream_body is not None else ex.request_body
         try:
@@ -269,7 +283,11 @@ async def _send(
 
 
 def _cut(
-    request: web.Request, ex: Exchange, out: web.StreamResponse, kind: str, message: str,
+    request: web.Request,
+    ex: Exchange,
+    out: web.StreamResponse,
+    kind: str,
+    message: str,
     status: int,
 ) -> web.StreamResponse:
     """The upstream failed mid-body: answer with an error if nothing was sent, else hang up."""

@@ -79,8 +79,13 @@ class _Conn:
 class Guard:
     """Watches the connections of one server; ``counts`` says what it closed."""
 
-    def __init__(self, timeout: float = CLIENT_TIMEOUT, fds_per_connection: int = 1,
-                 cap: int | None = None, idle_timeout: float = IDLE_TIMEOUT) -> None:
+    def __init__(
+        self,
+        timeout: float = CLIENT_TIMEOUT,
+        fds_per_connection: int = 1,
+        cap: int | None = None,
+        idle_timeout: float = IDLE_TIMEOUT,
+    ) -> None:
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.cap = cap if cap is not None else connection_cap(fds_per_connection)
@@ -100,8 +105,9 @@ class Guard:
             self._sweep.cancel()
             self._sweep = None
 
-    def protocol_factory(self, inner: Callable[[], asyncio.Protocol]
-                         ) -> Callable[[], asyncio.Protocol]:
+    def protocol_factory(
+        self, inner: Callable[[], asyncio.Protocol]
+    ) -> Callable[[], asyncio.Protocol]:
         """``inner`` (aiohttp's ``Server``) with each connection watched."""
         return lambda: _Watched(self, inner())
 
@@ -127,11 +133,13 @@ class Guard:
                 chunk = await asyncio.wait_for(request.content.readany(), self.timeout)
             except TimeoutError:
                 self._set(self._conns.get(request.protocol), STALLED)
-                raise BodyError(408, f"the request body stalled ({self.timeout:g} s "
-                                     "without a byte)") from None
+                raise BodyError(
+                    408, f"the request body stalled ({self.timeout:g} s without a byte)"
+                ) from None
             except (ConnectionError, HttpProcessingError) as e:
-                raise BodyError(400, f"the request body was cut or malformed "
-                                     f"({_one_line(e)})") from None
+                raise BodyError(
+                    400, f"the request body was cut or malformed ({_one_line(e)})"
+                ) from None
             if not chunk:
                 break
             size += len(chunk)
@@ -186,12 +194,17 @@ class Guard:
     def _sweep_now(self) -> None:
         now = time.monotonic()
         for conn in list(self._conns.values()):
-            if conn.state == READING and now - conn.since > self.timeout or \
-                    conn.state == BODY and now - conn.last > 2 * self.timeout:
+            if (
+                conn.state == READING
+                and now - conn.since > self.timeout
+                or conn.state == BODY
+                and now - conn.last > 2 * self.timeout
+            ):
                 self.counts["timed_out"] += 1
                 conn.transport.abort()
-            elif conn.state == STALLED or \
-                    conn.state == IDLE and now - conn.since > self.idle_timeout:
+            elif (
+                conn.state == STALLED or conn.state == IDLE and now - conn.since > self.idle_timeout
+            ):
                 conn.transport.close()  # what was answered is sent first
         self._schedule()
 
@@ -248,7 +261,8 @@ class GuardedSite(web.BaseSite):
         server = self._runner.server
         assert server is not None
         self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), *self._where, backlog=BACKLOG)
+            self._guard.protocol_factory(server), *self._where, backlog=BACKLOG
+        )
         self._guard.start()
 
     async def stop(self) -> None:
@@ -268,8 +282,9 @@ class OneLineLog(logging.LoggerAdapter):  # type: ignore[type-arg]
         super().__init__(logger, {})
         self._prefix = prefix
 
-    def process(self, msg: Any, kwargs: MutableMapping[str, Any]
-                ) -> tuple[Any, MutableMapping[str, Any]]:
+    def process(
+        self, msg: Any, kwargs: MutableMapping[str, Any]
+    ) -> tuple[Any, MutableMapping[str, Any]]:
         exc = kwargs.pop("exc_info", None)
         if exc is True:
             exc = sys.exc_info()[1]

@@ -48,8 +48,11 @@ def budget(compressed: int, cap: int) -> int:
 
 def codings(encoding: str) -> list[str]:
     """The codings of a ``Content-Encoding`` value, in the order they were applied."""
-    return [c.strip().lower() for c in encoding.split(",")
-            if c.strip() and c.strip().lower() != "identity"]
+    return [
+        c.strip().lower()
+        for c in encoding.split(",")
+        if c.strip() and c.strip().lower() != "identity"
+    ]
 
 
 def inflate(data: bytes, encoding: str, cap: int) -> bytes:
@@ -58,8 +61,9 @@ def inflate(data: bytes, encoding: str, cap: int) -> bytes:
     or a stream that is not of its coding."""
     stack = codings(encoding)
     if len(stack) > MAX_CODINGS:
-        raise Undecodable(f"{len(stack)} stacked content codings (at most {MAX_CODINGS} "
-                          "are decoded)")
+        raise Undecodable(
+            f"{len(stack)} stacked content codings (at most {MAX_CODINGS} are decoded)"
+        )
     limit = budget(len(data), cap)
     for coding in reversed(stack):
         if not data:
@@ -89,8 +93,10 @@ def _mib(n: int) -> str:
 
 
 def _too_large(limit: int, sent: int) -> TooLarge:
-    return TooLarge(f"inflates past {_mib(limit)} (from {sent} bytes): a decompression bomb "
-                    "or too large, not decoded")
+    return TooLarge(
+        f"inflates past {_mib(limit)} (from {sent} bytes): a decompression bomb "
+        "or too large, not decoded"
+    )
 
 
 def _zlib(wbits: int, name: str) -> Callable[[bytes, int], bytes]:
@@ -149,8 +155,9 @@ def _brotli(data: bytes, limit: int) -> bytes:
         raise Undecodable("content-encoding br needs the brotli package") from None
     d = brotli.Decompressor()
     if not hasattr(d, "can_accept_more_data"):
-        raise Undecodable("content-encoding br needs brotli 1.2 or later (older ones "
-                          "cannot bound their output)")
+        raise Undecodable(
+            "content-encoding br needs brotli 1.2 or later (older ones cannot bound their output)"
+        )
     out = bytearray()
     try:
         chunk = d.process(data, output_buffer_limit=STEP)
@@ -209,6 +216,9 @@ def _zstd(data: bytes, limit: int) -> bytes:
 
 
 _DECODERS: dict[str, Callable[[bytes, int], bytes]] = {
-    "gzip": _zlib(47, "gzip"), "x-gzip": _zlib(47, "gzip"), "deflate": _deflate,
-    "br": _brotli, "zstd": _zstd,
+    "gzip": _zlib(47, "gzip"),
+    "x-gzip": _zlib(47, "gzip"),
+    "deflate": _deflate,
+    "br": _brotli,
+    "zstd": _zstd,
 }

@@ -22,8 +22,9 @@ from ctxviewer.proxy.redact import REDACTED, is_secret
 
 MAX_DEPTH = 64  # nested messages and values deeper than this are refused
 
-_INTS = frozenset({"int32", "uint32", "int64", "uint64", "sint32", "fixed32", "fixed64",
-                   "sfixed64", "enum"})
+_INTS = frozenset(
+    {"int32", "uint32", "int64", "uint64", "sint32", "fixed32", "fixed64", "sfixed64", "enum"}
+)
 # message name -> json field name -> (kind, repeated, message)
 _FIELDS: dict[str, dict[str, tuple[str, bool, str | None]]] = {
     message: {name: (kind, repeated, sub) for name, kind, repeated, sub in fields.values()}
@@ -61,8 +62,11 @@ def _message(value: Any, message: str, depth: int, where: str) -> None:
         else:
             for i, one in enumerate(item):
                 _field(one, kind, sub, depth, f"{at}[{i}]")
-    if message == "KeyValue" and is_secret(str(value.get("key", ""))) and \
-            value.get("value") is not None:
+    if (
+        message == "KeyValue"
+        and is_secret(str(value.get("key", "")))
+        and value.get("value") is not None
+    ):
         value["value"] = {"stringValue": REDACTED}
 
 

@@ -26,8 +26,21 @@ MAX_DEPTH = 64  # nested values (arrays of key-value lists ...) deeper than this
 
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 _WIRE_OF = {"fixed64": _I64, "sfixed64": _I64, "double": _I64, "fixed32": _I32}
-_PACKABLE = frozenset({"bool", "int32", "uint32", "int64", "uint64", "sint32", "fixed32",
-                       "fixed64", "sfixed64", "double", "enum"})
+_PACKABLE = frozenset(
+    {
+        "bool",
+        "int32",
+        "uint32",
+        "int64",
+        "uint64",
+        "sint32",
+        "fixed32",
+        "fixed64",
+        "sfixed64",
+        "double",
+        "enum",
+    }
+)
 
 
 def decode(data: bytes, message: str, max_values: int | None = None) -> dict[str, Any]:
@@ -81,7 +94,7 @@ def _varint(buf: memoryview, i: int) -> tuple[int, int]:
 def _take(buf: memoryview, i: int, n: int) -> tuple[memoryview, int]:
     if n < 0 or i + n > len(buf):
         raise ValueError("malformed protobuf: a field runs past the end")
-    return buf[i:i + n], i + n
+    return buf[i : i + n], i + n
 
 
 def _signed(value: int, bits: int) -> int:

@@ -71,11 +71,14 @@ def check_otlp_file(path: str) -> None:
     except FileNotFoundError:
         return
     start = head.lstrip()
-    if not start or start.startswith((b'{"resourceLogs"', b'{"resourceSpans"',
-                                      b'{"resourceMetrics"')):
+    if not start or start.startswith(
+        (b'{"resourceLogs"', b'{"resourceSpans"', b'{"resourceMetrics"')
+    ):
         return
-    raise NotARecording(f"{path} exists and is not OTLP JSON lines: not appending to it "
-                        "(choose another file, or force it)")
+    raise NotARecording(
+        f"{path} exists and is not OTLP JSON lines: not appending to it "
+        "(choose another file, or force it)"
+    )
 
 
 @dataclass
@@ -100,8 +103,9 @@ class BadPayload(ValueError):
         self.status = status
 
 
-def prepare(path: str, content_type: str, encoding: str,
-            data: bytes) -> tuple[dict[str, Any], bytes | None]:
+def prepare(
+    path: str, content_type: str, encoding: str, data: bytes
+) -> tuple[dict[str, Any], bytes | None]:
     """The export request posted to ``path`` and the line to write for it (None: it
     holds nothing). Raises ``BadPayload``. Runs on the reader thread."""
     if encoding == "gzip":
@@ -178,13 +182,16 @@ class OtlpReceiver:
             app = web.Application(client_max_size=MAX_REQUEST_BYTES)
             app.router.add_route("*", "/{tail:.*}", self._handle)
             self._runner = web.AppRunner(
-                app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE,
+                app,
+                access_log=None,
+                handle_signals=False,
+                shutdown_timeout=SHUTDOWN_GRACE,
                 auto_decompress=False,  # gzip: ours, bounded
                 handler_cancellation=True,  # a client gone: its request is dropped at once
-                logger=OneLineLog(log, "ctxviewer otel: "))  # a bad request: one line
+                logger=OneLineLog(log, "ctxviewer otel: "),
+            )  # a bad request: one line
             await self._runner.setup()
-            self._site = GuardedSite(self._runner, self.config.host, self.config.port,
-                                     self.guard)
+            self._site = GuardedSite(self._runner, self.config.host, self.config.port, self.guard)
             await self._site.start()
             self.port = bound_port(self._runner)
             self._open()  # after binding: no file for a taken port
@@ -229,12 +236,14 @@ class OtlpReceiver:
         if path not in SIGNALS:
             return _answer(JSON, 404, f"no such endpoint: {path}", code=5)
         if request.method != "POST":
-            return web.json_response({"code": 12, "message": "POST an export request"},
-                                     status=405, headers={"Allow": "POST"})
+            return web.json_response(
+                {"code": 12, "message": "POST an export request"},
+                status=405,
+                headers={"Allow": "POST"},
+            )
         ctype = request.content_type
         if ctype not in (JSON, PROTOBUF):
-            return _answer(JSON, 415, f"unsupported content type {ctype!r}: "
-                                      f"{JSON} or {PROTOBUF}")
+            return _answer(JSON, 415, f"unsupported content type {ctype!r}: {JSON} or {PROTOBUF}")
         encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
         if encoding not in ("identity", "", "gzip"):
             return _answer(ctype, 415, f"unsupported content encoding {encoding!r}")
@@ -244,7 +253,8 @@ class OtlpReceiver:
         try:
             data = await self.guard.read_body(request, MAX_REQUEST_BYTES)
             export, line = await asyncio.get_running_loop().run_in_executor(
-                reader, prepare, path, ctype, encoding, data)
+                reader, prepare, path, ctype, encoding, data
+            )
         except (BodyError, BadPayload) as e:
             return _answer(ctype, e.status, str(e))
         if line is not None:
@@ -267,8 +277,9 @@ class OtlpReceiver:
         try:
             self.config.on_export(path, export)
         except Exception as e:  # noqa: BLE001 - a listener's bug
-            log.error("ctxviewer otel: on_export failed: %s",
-                      redact_text(f"{type(e).__name__}: {e}"))
+            log.error(
+                "ctxviewer otel: on_export failed: %s", redact_text(f"{type(e).__name__}: {e}")
+            )
 
     def _write(self, line: bytes) -> None:
         with self._lock:
@@ -278,16 +289,16 @@ class OtlpReceiver:
             self.lines += 1
 
 
-def _answer(ctype: str, status: int, message: str | None,
-            code: int | None = None) -> web.Response:
+def _answer(ctype: str, status: int, message: str | None, code: int | None = None) -> web.Response:
     """An OTLP answer: an empty Export*ServiceResponse, or a Status with the error."""
     if code is None:
         code = _CODES.get(status, 2)
     if ctype == PROTOBUF:
         body = b"" if message is None else _status_proto(code, redact_text(message))
         return web.Response(body=body, status=status, content_type=PROTOBUF)
-    payload: dict[str, Any] = {} if message is None else \
-        {"code": code, "message": redact_text(message)}
+    payload: dict[str, Any] = (
+        {} if message is None else {"code": code, "message": redact_text(message)}
+    )
     return web.json_response(payload, status=status)
 
 

@@ -60,8 +60,10 @@ def check_regular(path: str) -> None:
     except FileNotFoundError:
         mode = None
     if mode is not None and not stat.S_ISREG(mode):
-        raise NotARecording(f"{path} is not a regular file (a pipe, a device or a folder): "
-                            "the recording must go to a file")
+        raise NotARecording(
+            f"{path} is not a regular file (a pipe, a device or a folder): "
+            "the recording must go to a file"
+        )
     if pseudo_root(path) is not None:
         raise NotARecording(write_refusal(path))
 
@@ -82,8 +84,10 @@ def check_appendable(path: str) -> None:
         record = None
     if isinstance(record, dict) and "ctxviewer" in record and record.get("type") == "meta":
         return
-    raise NotARecording(f"{path} exists and is not a ctxviewer recording: not appending to "
-                        "it (choose another file, or force it)")
+    raise NotARecording(
+        f"{path} exists and is not a ctxviewer recording: not appending to "
+        "it (choose another file, or force it)"
+    )
 
 
 def _ends_a_line(path: str) -> bool:
@@ -108,8 +112,14 @@ class Recorder:
     thread after each line.
     """
 
-    def __init__(self, path: str | os.PathLike[str], on_record: RecordCallback | None = None,
-                 *, force: bool = False, on_failure: FailureCallback | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        on_record: RecordCallback | None = None,
+        *,
+        force: bool = False,
+        on_failure: FailureCallback | None = None,
+    ) -> None:
         self.path = os.fspath(path)
         self.force = force
         self._on_record = on_record
@@ -174,8 +184,12 @@ class Recorder:
             try:
                 self._on_record(record)
             except Exception as e:  # noqa: BLE001 - a listener's bug must not stop the recording
-                log.error("ctxviewer proxy: on_record failed for %s: %s: %s",
-                          record.get("id"), type(e).__name__, e)
+                log.error(
+                    "ctxviewer proxy: on_record failed for %s: %s: %s",
+                    record.get("id"),
+                    type(e).__name__,
+                    e,
+                )
 
     def wait_for(self, count: int, timeout: float) -> bool:
         """Block until at least ``count`` exchanges are written; False on timeout."""
@@ -211,8 +225,11 @@ class Recorder:
     def _stop(self, error: OSError) -> None:
         self.failure = f"{self.path}: {error.strerror or error}"
         self.dropped += 1
-        log.error("ctxviewer proxy: recording stopped (%s); forwarding goes on, "
-                  "exchanges are no longer recorded", self.failure)
+        log.error(
+            "ctxviewer proxy: recording stopped (%s); forwarding goes on, "
+            "exchanges are no longer recorded",
+            self.failure,
+        )
         if self._on_failure is not None:
             try:
                 self._on_failure(self.failure)

@@ -26,10 +26,33 @@ REDACTED = "[redacted]"
 # ``SECRET_STEMS`` (``apikey``, ``authorization``, ``xsrftoken``), or when the whole
 # name (an ``x-`` prefix aside) is one of ``SECRET_NAMES``: words too common inside
 # other names to be read as secrets there (``status_code``, ``browser-access``).
-SECRET_WORDS = frozenset({"key", "token", "secret", "secrets", "auth", "pass", "pwd", "pw",
-                          "passwd", "password", "passphrase", "passcode", "cookie", "cookies",
-                          "cred", "creds", "credential", "credentials", "sig", "signature",
-                          "jwt", "bearer", "otp"})
+SECRET_WORDS = frozenset(
+    {
+        "key",
+        "token",
+        "secret",
+        "secrets",
+        "auth",
+        "pass",
+        "pwd",
+        "pw",
+        "passwd",
+        "password",
+        "passphrase",
+        "passcode",
+        "cookie",
+        "cookies",
+        "cred",
+        "creds",
+        "credential",
+        "credentials",
+        "sig",
+        "signature",
+        "jwt",
+        "bearer",
+        "otp",
+    }
+)
 SECRET_STEMS = ("auth", "oauth", "apikey", "passw", "secret", "credential", "cookie", "signature")
 SECRET_SUFFIXES = ("key", "token", "secret", "password", "passwd", "cookie", "creds", "jwt")
 SECRET_NAMES = frozenset({"code", "access", "session", "sid", "pin", "ticket"})
@@ -68,8 +91,10 @@ def is_secret(name: str) -> bool:
             break
     plain = plain.strip()
     words = [w.lower() for w in _NAME_WORDS.findall(plain)]
-    if any(w in SECRET_WORDS or w.startswith(SECRET_STEMS) or w.endswith(SECRET_SUFFIXES)
-           for w in words):
+    if any(
+        w in SECRET_WORDS or w.startswith(SECRET_STEMS) or w.endswith(SECRET_SUFFIXES)
+        for w in words
+    ):
         return True
     bare = plain.lower().removeprefix("x-").removeprefix("x_")
     return bare in SECRET_NAMES
@@ -114,15 +139,29 @@ def redact_url(url: str) -> str:
     netloc = parts.netloc
     if "@" in netloc:
         netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
-    return redact_shapes(urlunsplit((parts.scheme, netloc, _redact_pairs(parts.path),
-                                     _redact_pairs(parts.query), parts.fragment)))
+    return redact_shapes(
+        urlunsplit(
+            (
+                parts.scheme,
+                netloc,
+                _redact_pairs(parts.path),
+                _redact_pairs(parts.query),
+                parts.fragment,
+            )
+        )
+    )
 
 
 def _redact_pairs(text: str) -> str:
     """``name=value`` pairs (split on ``&`` or ``;``) with secret ones' values replaced."""
-    return _PAIR.sub(lambda m: f"{m['name']}={REDACTED}"
-                     if redact_value(m["name"], unquote_plus(m["value"])) == REDACTED
-                     else m[0], text)
+    return _PAIR.sub(
+        lambda m: (
+            f"{m['name']}={REDACTED}"
+            if redact_value(m["name"], unquote_plus(m["value"])) == REDACTED
+            else m[0]
+        ),
+        text,
+    )
 
 
 def redact_text(text: str) -> str:
@@ -159,23 +198,36 @@ def redact_line(line: bytes) -> bytes:
     for start, end in sorted(spans):
         if end <= done:
             continue
-        out += line[done:max(start, done)] + (REDACTED.encode() if start >= done else b"")
+        out += line[done : max(start, done)] + (REDACTED.encode() if start >= done else b"")
         done = end
     out += line[done:]
     return bytes(out)
 
 
 # the fixed part of each shape, and how many bytes before it the shape starts
-_ANCHORS = ((b"sk-", 0), (b"AIza", 0), (b"ya29.", 0), (b"hp_", 1), (b"ho_", 1), (b"hu_", 1),
-            (b"hs_", 1), (b"hr_", 1), (b"github_pat_", 0), (b"AKIA", 0), (b"ASIA", 0),
-            (b"eyJ", 0), (b"earer", 1), (b"EARER", 1))
+_ANCHORS = (
+    (b"sk-", 0),
+    (b"AIza", 0),
+    (b"ya29.", 0),
+    (b"hp_", 1),
+    (b"ho_", 1),
+    (b"hu_", 1),
+    (b"hs_", 1),
+    (b"hr_", 1),
+    (b"github_pat_", 0),
+    (b"AKIA", 0),
+    (b"ASIA", 0),
+    (b"eyJ", 0),
+    (b"earer", 1),
+    (b"EARER", 1),
+)
 
 
 def _starts_word(data: bytes | str, at: int) -> bool:
     """Whether ``data[at]`` starts a word: no letter or digit before it, or a JSON
     escape (``\\n``) that the line writes as one."""
     if isinstance(data, str):
-        data = data[max(0, at - 2):at].encode("utf-8", "surrogatepass")
+        data = data[max(0, at - 2) : at].encode("utf-8", "surrogatepass")
         at = len(data)
     if at == 0 or data[at - 1] not in _WORD_CHAR:
         return True

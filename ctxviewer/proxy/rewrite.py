@@ -57,8 +57,13 @@ def conversation_key(api: str, headers: Mapping[str, str], body: Any) -> str | N
     if n >= len(raw):
         return None
     session = next((headers[h] for h in SESSION_HEADERS if headers.get(h)), "")
-    h = hashlib.sha256(api.encode() + b"\0" + session.encode() + b"\0"
-                       + orjson.dumps(raw[n], option=orjson.OPT_SORT_KEYS))
+    h = hashlib.sha256(
+        api.encode()
+        + b"\0"
+        + session.encode()
+        + b"\0"
+        + orjson.dumps(raw[n], option=orjson.OPT_SORT_KEYS)
+    )
     return "c_" + h.hexdigest()[:12]
 
 
@@ -73,8 +78,10 @@ class Outcome:
     plan: Plan | None = None  # set when this request triggered an automatic compaction
 
     def as_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"conversation": self.conversation,
-                               "rule": self.rule.describe() if self.rule else None}
+        out: dict[str, Any] = {
+            "conversation": self.conversation,
+            "rule": self.rule.describe() if self.rule else None,
+        }
         if self.note:
             out["note"] = self.note
         if self.plan is not None:
@@ -100,9 +107,15 @@ class _Conversation:
 class Rewriter:
     """The rules, one per conversation, and the ``--compact-at`` policy."""
 
-    def __init__(self, *, compact_at: int | None = None, strategy: str = "qwen",
-                 summarizer: Summarizer | None = None, estimator: Estimator | str = DEFAULT,
-                 on_event: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        compact_at: int | None = None,
+        strategy: str = "qwen",
+        summarizer: Summarizer | None = None,
+        estimator: Estimator | str = DEFAULT,
+        on_event: Callable[[str], None] | None = None,
+    ) -> None:
         self.compact_at = compact_at
         self.strategy = strategy
         self.summarizer: Summarizer = summarizer or LocalSummarizer()
@@ -138,14 +151,19 @@ class Rewriter:
                 self._say(f"{key}: over --compact-at {self.compact_at:,} but not compacted: {e}")
                 return Outcome(key, note=f"not compacted: {e}")
             rule = self._install(key, made.rule, "auto")
-            self._say(f"{key}: compacted ({made.rule.describe()}): ~{made.tokens_before:,} -> "
-                      f"~{made.tokens_after:,} tokens")
+            self._say(
+                f"{key}: compacted ({made.rule.describe()}): ~{made.tokens_before:,} -> "
+                f"~{made.tokens_after:,} tokens"
+            )
         if rule is None:
             return Outcome(key)
         new = apply_rule(rule, body)
         if new is None:
-            return Outcome(key, rule=rule, note="the history no longer starts with the "
-                           "compacted items: sent as is")
+            return Outcome(
+                key,
+                rule=rule,
+                note="the history no longer starts with the compacted items: sent as is",
+            )
         bad = shapes.problems(api, new, original=body)
         if bad:
             return Outcome(key, rule=rule, note="rewrite withheld: " + "; ".join(bad[:3]))
@@ -182,9 +200,11 @@ class Rewriter:
         """Calibrate tokens per byte on the API's count of a request sent whole."""
         if key is None or not isinstance(usage, dict) or not sent_bytes:
             return
-        prompt = sum(v for k in ("input_tokens", "cache_creation_input_tokens",
-                                 "cache_read_input_tokens")
-                     if isinstance(v := usage.get(k), int))
+        prompt = sum(
+            v
+            for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+            if isinstance(v := usage.get(k), int)
+        )
         if prompt <= 0:
             return
         with self._lock:
@@ -197,12 +217,25 @@ class Rewriter:
     def conversations(self) -> list[dict[str, Any]]:
         """Each conversation seen: key, api, requests, its rule and whether it is off."""
         with self._lock:
-            return [{"conversation": k, "api": c.api, "requests": c.requests,
-                     "rule": c.rule.describe() if c.rule else None, "off": c.off}
-                    for k, c in self._convs.items()]
+            return [
+                {
+                    "conversation": k,
+                    "api": c.api,
+                    "requests": c.requests,
+                    "rule": c.rule.describe() if c.rule else None,
+                    "off": c.off,
+                }
+                for k, c in self._convs.items()
+            ]
 
-    def preview(self, key: str, strategy: str, *, drop_tools: tuple[str, ...] = (),
-                summarizer: Summarizer | None = None) -> Plan:
+    def preview(
+        self,
+        key: str,
+        strategy: str,
+        *,
+        drop_tools: tuple[str, ...] = (),
+        summarizer: Summarizer | None = None,
+    ) -> Plan:
         """What ``strategy`` would do to the conversation's next request (its last one plus
         what the agent appends). Raises ``CannotRewrite``."""
         with self._lock:
@@ -261,16 +294,32 @@ class Rewriter:
         except CannotRewrite:
             return 0
 
-    def _plan(self, api: str, body: dict[str, Any], key: str, strategy: str,
-              tpb: float | None, drop_tools: tuple[str, ...] = (),
-              summarizer: Summarizer | None = None) -> Plan:
+    def _plan(
+        self,
+        api: str,
+        body: dict[str, Any],
+        key: str,
+        strategy: str,
+        tpb: float | None,
+        drop_tools: tuple[str, ...] = (),
+        summarizer: Summarizer | None = None,
+    ) -> Plan:
         window = self.compact_at or DEFAULT_WINDOW
         with self._lock:
             conv = self._convs.get(key)
             client = conv.client if conv else None
-        return plan(api, body, key, strategy, self.estimator, thresholds(window, "shannon"),
-                    summarizer or self.summarizer, drop_tools=drop_tools, tokens_per_byte=tpb,
-                    injected=injected_markers(api, body, client))
+        return plan(
+            api,
+            body,
+            key,
+            strategy,
+            self.estimator,
+            thresholds(window, "shannon"),
+            summarizer or self.summarizer,
+            drop_tools=drop_tools,
+            tokens_per_byte=tpb,
+            injected=injected_markers(api, body, client),
+        )
 
     def _install(self, key: str, rule: Rule, how: str) -> Rule:
         with self._lock:

@@ -48,8 +48,11 @@ from ctxviewer.model import Request, Usage
 from ctxviewer.proxy import rewrite_shapes as shapes
 
 REWRITE_STRATEGIES = ("qwen", "shannon", "trim", "slim")
-_PATHS = {"anthropic": "/v1/messages", "openai-chat": "/v1/chat/completions",
-          "openai-responses": "/v1/responses"}
+_PATHS = {
+    "anthropic": "/v1/messages",
+    "openai-chat": "/v1/chat/completions",
+    "openai-responses": "/v1/responses",
+}
 
 
 class CannotRewrite(ValueError):
@@ -109,17 +112,32 @@ class Plan:
         return self.tokens_before - self.tokens_after
 
     def as_json(self) -> dict[str, Any]:
-        return {"conversation": self.rule.conversation, "strategy": self.rule.strategy,
-                "rule": self.rule.describe(), "removed_items": len(self.removed),
-                "added_items": len(self.added), "tokens_before": self.tokens_before,
-                "tokens_after": self.tokens_after, "calibrated": self.calibrated,
-                "estimate_before": self.estimate_before, "estimate_after": self.estimate_after,
-                "summary": self.rule.summary, "notes": list(self.notes)}
+        return {
+            "conversation": self.rule.conversation,
+            "strategy": self.rule.strategy,
+            "rule": self.rule.describe(),
+            "removed_items": len(self.removed),
+            "added_items": len(self.added),
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "calibrated": self.calibrated,
+            "estimate_before": self.estimate_before,
+            "estimate_after": self.estimate_after,
+            "summary": self.rule.summary,
+            "notes": list(self.notes),
+        }
 
 
 def parse(api: str, body: dict[str, Any]) -> Request:
-    req = request_from_exchange(body=body, path=_PATHS[api], response=None, status=None,
-                                timestamp=None, line=0, intern=Interner())
+    req = request_from_exchange(
+        body=body,
+        path=_PATHS[api],
+        response=None,
+        status=None,
+        timestamp=None,
+        line=0,
+        intern=Interner(),
+    )
     if not isinstance(req, Request):
         raise CannotRewrite("not a model call")
     return req
@@ -145,10 +163,12 @@ def apply_rule(rule: Rule, body: dict[str, Any]) -> dict[str, Any] | None:
     n = shapes.head(rule.api, raw)
     new = raw
     if rule.prefix_len:
-        if len(raw) < n + rule.prefix_len + 1 or \
-                digest(raw[n:n + rule.prefix_len]) != rule.prefix_digest:
+        if (
+            len(raw) < n + rule.prefix_len + 1
+            or digest(raw[n : n + rule.prefix_len]) != rule.prefix_digest
+        ):
             return None
-        new = [*raw[:n], *rule.replacement, *raw[n + rule.prefix_len:]]
+        new = [*raw[:n], *rule.replacement, *raw[n + rule.prefix_len :]]
     if rule.slim_ids:
         new = [_slim_item(rule.api, item, rule.slim_ids, rule.slim) for item in new]
     out = {**body, shapes.items_key(rule.api): new}
@@ -157,10 +177,19 @@ def apply_rule(rule: Rule, body: dict[str, Any]) -> dict[str, Any] | None:
     return out if out != body else None
 
 
-def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: Estimator,
-         thresholds: Thresholds, summarizer: Summarizer | None = None, *,
-         drop_tools: Sequence[str] = (), tokens_per_byte: float | None = None,
-         injected: tuple[str, ...] = ()) -> Plan:
+def plan(
+    api: str,
+    body: dict[str, Any],
+    conversation: str,
+    strategy: str,
+    est: Estimator,
+    thresholds: Thresholds,
+    summarizer: Summarizer | None = None,
+    *,
+    drop_tools: Sequence[str] = (),
+    tokens_per_byte: float | None = None,
+    injected: tuple[str, ...] = (),
+) -> Plan:
     """Plan ``strategy`` (one of ``REWRITE_STRATEGIES``, or ``prune`` for ``drop_tools``
     only) on ``body``; ``injected``: how the agent's injected text begins (kept by a
     compaction). Raises ``CannotRewrite``."""
@@ -168,8 +197,9 @@ def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: 
     if raw is None:
         raise CannotRewrite(f"{api} requests cannot be rewritten (no history list)")
     if strategy not in (*REWRITE_STRATEGIES, "prune"):
-        raise CannotRewrite(f"unknown strategy {strategy!r} (known: "
-                            f"{', '.join(REWRITE_STRATEGIES)}, prune)")
+        raise CannotRewrite(
+            f"unknown strategy {strategy!r} (known: {', '.join(REWRITE_STRATEGIES)}, prune)"
+        )
     req = parse(api, body)
     n = shapes.head(api, raw)
     # the reader may take the head's items as messages (the Responses API's developer
@@ -178,19 +208,23 @@ def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: 
     if not 0 <= lead <= n:
         raise CannotRewrite("the history has items ctxviewer does not understand")
     if lead:
-        req = replace(req, system=(*req.system, *(b for m in req.messages[:lead]
-                                                   for b in m.blocks)),
-                      messages=req.messages[lead:])
+        req = replace(
+            req,
+            system=(*req.system, *(b for m in req.messages[:lead] for b in m.blocks)),
+            messages=req.messages[lead:],
+        )
     if tokens_per_byte:  # what the API would count: the strategies judge their targets on it
-        req = replace(req, usage=Usage(input_tokens=round(len(orjson.dumps(body))
-                                                          * tokens_per_byte)))
+        req = replace(
+            req, usage=Usage(input_tokens=round(len(orjson.dumps(body)) * tokens_per_byte))
+        )
     rule = Rule(conversation, api, strategy, drop_tools=frozenset(drop_tools))
     notes: list[str] = []
     removed: list[dict[str, Any]] = []
     added: list[dict[str, Any]] = []
     if strategy in ("qwen", "shannon", "trim"):
-        removed, added = _compact(rule, api, raw, n, req, est, thresholds, summarizer, notes,
-                                  injected)
+        removed, added = _compact(
+            rule, api, raw, n, req, est, thresholds, summarizer, notes, injected
+        )
     elif strategy == "slim":
         rule.slim_ids = answered_results(api, raw, n)
     new = apply_rule(rule, body)
@@ -204,30 +238,41 @@ def plan(api: str, body: dict[str, Any], conversation: str, strategy: str, est: 
         added = [j for i, j in zip(raw, new[shapes.items_key(api)], strict=True) if i != j]
     b0, b1 = len(orjson.dumps(body)), len(orjson.dumps(new))
     if b1 >= b0:
-        raise CannotRewrite(f"{strategy} would not make this request smaller "
-                            f"({b0:,} -> {b1:,} bytes)")
+        raise CannotRewrite(
+            f"{strategy} would not make this request smaller ({b0:,} -> {b1:,} bytes)"
+        )
     e0 = estimate_request(req, est)
     e1 = estimate_request(parse(api, new), est)
     if tokens_per_byte:
         t0, t1 = round(b0 * tokens_per_byte), round(b1 * tokens_per_byte)
     else:
         t0, t1 = e0, e1
-    return Plan(rule, new, removed, added, b0, b1, e0, e1, t0, t1, bool(tokens_per_byte),
-                tuple(notes))
+    return Plan(
+        rule, new, removed, added, b0, b1, e0, e1, t0, t1, bool(tokens_per_byte), tuple(notes)
+    )
 
 
 def answered_results(api: str, raw: list[dict[str, Any]], n: int) -> frozenset[str]:
     """The tool calls whose results the model has answered: those before the history's
     last assistant item (the last user message's results it has not read yet)."""
-    last = max((i for i in range(n, len(raw)) if shapes.role(api, raw[i]) == "assistant"),
-               default=n)
+    last = max(
+        (i for i in range(n, len(raw)) if shapes.role(api, raw[i]) == "assistant"), default=n
+    )
     return frozenset(r for item in raw[n:last] for r in shapes.results(api, item))
 
 
-def _compact(rule: Rule, api: str, raw: list[dict[str, Any]], n: int, req: Request,
-             est: Estimator, thresholds: Thresholds, summarizer: Summarizer | None,
-             notes: list[str], injected: tuple[str, ...]
-             ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _compact(
+    rule: Rule,
+    api: str,
+    raw: list[dict[str, Any]],
+    n: int,
+    req: Request,
+    est: Estimator,
+    thresholds: Thresholds,
+    summarizer: Summarizer | None,
+    notes: list[str],
+    injected: tuple[str, ...],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     result = simulate_compaction(req, rule.strategy, est, thresholds, summarizer=summarizer)
     notes.extend(result.notes)
     gone = sorted({*result.summarized, *result.dropped})
@@ -256,15 +301,17 @@ def _compact(rule: Rule, api: str, raw: list[dict[str, Any]], n: int, req: Reque
     return raw[n:cut], rule.replacement
 
 
-def _slim_item(api: str, item: dict[str, Any], ids: frozenset[str],
-               params: SlimParams) -> dict[str, Any]:
+def _slim_item(
+    api: str, item: dict[str, Any], ids: frozenset[str], params: SlimParams
+) -> dict[str, Any]:
     ans = shapes.results(api, item)
     if not ans or not ids.intersection(ans):
         return item
     if api == "openai-chat":
         content = item.get("content")
-        return {**item, "content": _slim_text(content, params)} \
-            if isinstance(content, str) else item
+        return (
+            {**item, "content": _slim_text(content, params)} if isinstance(content, str) else item
+        )
     if api == "openai-responses":
         out = item.get("output")
         return {**item, "output": _slim_text(out, params)} if isinstance(out, str) else item
@@ -275,9 +322,15 @@ def _slim_item(api: str, item: dict[str, Any], ids: frozenset[str],
             if isinstance(c, str):
                 b = {**b, "content": _slim_text(c, params)}
             elif isinstance(c, list):
-                b = {**b, "content": [{**p, "text": _slim_text(p["text"], params)}
-                                      if isinstance(p, dict) and isinstance(p.get("text"), str)
-                                      else p for p in c]}
+                b = {
+                    **b,
+                    "content": [
+                        {**p, "text": _slim_text(p["text"], params)}
+                        if isinstance(p, dict) and isinstance(p.get("text"), str)
+                        else p
+                        for p in c
+                    ],
+                }
         blocks.append(b)
     return {**item, "content": blocks}
 

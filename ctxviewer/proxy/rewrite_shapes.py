@@ -76,8 +76,9 @@ def _injected_text(text: Any, markers: tuple[str, ...]) -> bool:
     return isinstance(text, str) and text.lstrip().startswith(markers)
 
 
-def injected_part(api: str, item: dict[str, Any],
-                  markers: tuple[str, ...]) -> dict[str, Any] | None:
+def injected_part(
+    api: str, item: dict[str, Any], markers: tuple[str, ...]
+) -> dict[str, Any] | None:
     """What of ``item`` the agent injected rather than the conversation produced: the
     item itself (a system or developer message; a user message that is all injected
     text), a copy holding only its injected text blocks, or None. ``markers``: how the
@@ -94,8 +95,13 @@ def injected_part(api: str, item: dict[str, Any],
         return item if _injected_text(content, markers) else None
     if not isinstance(content, list):
         return None
-    kept = [b for b in content if isinstance(b, dict) and b.get("type") in _TEXT_PARTS
-            and _injected_text(b.get("text"), markers)]
+    kept = [
+        b
+        for b in content
+        if isinstance(b, dict)
+        and b.get("type") in _TEXT_PARTS
+        and _injected_text(b.get("text"), markers)
+    ]
     if not kept:
         return None
     return item if len(kept) == len(content) else {**item, "content": kept}
@@ -105,13 +111,17 @@ def with_user_text(api: str, seq: list[dict[str, Any]], text: str) -> list[dict[
     """``seq`` followed by a user message of ``text``; on the Anthropic API, whose roles
     alternate, the text joins the last user message when no assistant message follows
     it (the injected blocks kept of a first user message, say)."""
-    last = next((i for i in range(len(seq) - 1, -1, -1) if role(api, seq[i]) != "system"),
-                None)
-    if api == "anthropic" and last is not None and role(api, seq[last]) == "user" \
-            and isinstance(seq[last].get("content"), list) and not results(api, seq[last]):
+    last = next((i for i in range(len(seq) - 1, -1, -1) if role(api, seq[i]) != "system"), None)
+    if (
+        api == "anthropic"
+        and last is not None
+        and role(api, seq[last]) == "user"
+        and isinstance(seq[last].get("content"), list)
+        and not results(api, seq[last])
+    ):
         item = seq[last]
         joined = {**item, "content": [*item["content"], {"type": "text", "text": text}]}
-        return [*seq[:last], joined, *seq[last + 1:]]
+        return [*seq[:last], joined, *seq[last + 1 :]]
     return [*seq, text_item(api, "user", text)]
 
 
@@ -129,9 +139,15 @@ def calls(api: str, item: dict[str, Any]) -> list[str]:
     """Tool call ids an item makes."""
     if api == "anthropic":
         content = item.get("content")
-        return [str(b.get("id")) for b in content if isinstance(b, dict)
-                and b.get("type") in ("tool_use", "server_tool_use")] \
-            if item.get("role") == "assistant" and isinstance(content, list) else []
+        return (
+            [
+                str(b.get("id"))
+                for b in content
+                if isinstance(b, dict) and b.get("type") in ("tool_use", "server_tool_use")
+            ]
+            if item.get("role") == "assistant" and isinstance(content, list)
+            else []
+        )
     if api == "openai-chat":
         return [str(c.get("id")) for c in item.get("tool_calls") or [] if isinstance(c, dict)]
     return [str(item.get("call_id"))] if item.get("type") in _CALLS else []
@@ -141,9 +157,15 @@ def results(api: str, item: dict[str, Any]) -> list[str]:
     """Tool call ids an item answers."""
     if api == "anthropic":
         content = item.get("content")
-        return [str(b.get("tool_use_id")) for b in content if isinstance(b, dict)
-                and b.get("type") == "tool_result"] \
-            if item.get("role") == "user" and isinstance(content, list) else []
+        return (
+            [
+                str(b.get("tool_use_id"))
+                for b in content
+                if isinstance(b, dict) and b.get("type") == "tool_result"
+            ]
+            if item.get("role") == "user" and isinstance(content, list)
+            else []
+        )
     if api == "openai-chat":
         return [str(item.get("tool_call_id"))] if item.get("role") == "tool" else []
     return [str(item.get("call_id"))] if item.get("type") in _OUTPUTS else []
@@ -154,8 +176,10 @@ def pair_safe_cut(api: str, raw: list[dict[str, Any]], start: int, cut: int) -> 
     until no kept item answers a call made in the replaced part."""
     while cut > start:
         called = {c: i for i in range(start, cut) for c in calls(api, raw[i])}
-        earliest = min((called[r] for item in raw[cut:] for r in results(api, item)
-                        if r in called), default=None)
+        earliest = min(
+            (called[r] for item in raw[cut:] for r in results(api, item) if r in called),
+            default=None,
+        )
         if earliest is None:
             return cut
         cut = earliest
@@ -198,7 +222,7 @@ def has_inner_system(api: str, body: Any) -> bool:
     """True when a system or developer message comes after the history's first other item
     (Claude Code 2.1 sends its environment so: the API takes it)."""
     raw = items(api, body)
-    return raw is not None and any(role(api, i) == "system" for i in raw[head(api, raw):])
+    return raw is not None and any(role(api, i) == "system" for i in raw[head(api, raw) :])
 
 
 def problems(api: str, body: Any, original: Any = None) -> list[str]:

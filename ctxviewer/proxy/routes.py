@@ -41,17 +41,33 @@ GEMINI_APIS = frozenset({"gemini", "gemini-count-tokens", "gemini-other"})
 NOT_ROUTED = "unrouted"  # the ``api`` of a call of neither provider's shape
 
 _ANTHROPIC_PREFIXES = ("/v1/messages", "/v1/complete")
-_OPENAI_PREFIXES = ("/chat/completions", "/completions", "/responses", "/embeddings",
-                    "/moderations", "/audio/", "/images/")
+_OPENAI_PREFIXES = (
+    "/chat/completions",
+    "/completions",
+    "/responses",
+    "/embeddings",
+    "/moderations",
+    "/audio/",
+    "/images/",
+)
 _SHARED_PREFIXES = ("/v1/models", "/v1/files")
 # (upstream, path prefixes, whether a leading /v1 is optional, POST path -> api,
 # the api of any other call)
 _PROVIDERS = (
-    ("anthropic", _ANTHROPIC_PREFIXES, False,
-     {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic-count-tokens"},
-     "other"),
-    ("openai", _OPENAI_PREFIXES, True,
-     {"/chat/completions": "openai-chat", "/responses": "openai-responses"}, "openai-other"),
+    (
+        "anthropic",
+        _ANTHROPIC_PREFIXES,
+        False,
+        {"/v1/messages": "anthropic", "/v1/messages/count_tokens": "anthropic-count-tokens"},
+        "other",
+    ),
+    (
+        "openai",
+        _OPENAI_PREFIXES,
+        True,
+        {"/chat/completions": "openai-chat", "/responses": "openai-responses"},
+        "openai-other",
+    ),
 )
 
 
@@ -65,8 +81,10 @@ class Route:
 
 
 def _under(path: str, prefixes: tuple[str, ...]) -> bool:
-    return any(path == p.rstrip("/") or path.startswith(p if p.endswith("/") else p + "/")
-               for p in prefixes)
+    return any(
+        path == p.rstrip("/") or path.startswith(p if p.endswith("/") else p + "/")
+        for p in prefixes
+    )
 
 
 def _anthropic_headers(headers: Mapping[str, str] | None) -> bool:
@@ -78,8 +96,11 @@ def _anthropic_headers(headers: Mapping[str, str] | None) -> bool:
 
 _GEMINI_VERSIONS = ("/v1beta/", "/v1alpha/", "/upload/")  # paths only Google's API has
 _GEMINI_CALL = re.compile(r"^/v\d[\w.]*/(?:tuned)?models/[^/:]+:(?P<method>\w+)$")
-_GEMINI_POSTS = {"generateContent": "gemini", "streamGenerateContent": "gemini",
-                 "countTokens": "gemini-count-tokens"}
+_GEMINI_POSTS = {
+    "generateContent": "gemini",
+    "streamGenerateContent": "gemini",
+    "countTokens": "gemini-count-tokens",
+}
 
 
 def _gemini(post: bool, path: str) -> str | None:
@@ -91,8 +112,9 @@ def _gemini(post: bool, path: str) -> str | None:
     return "gemini-other" if path.startswith(_GEMINI_VERSIONS) else None
 
 
-def classify(method: str, path: str,
-             headers: Mapping[str, str] | None = None) -> tuple[str, str | None]:
+def classify(
+    method: str, path: str, headers: Mapping[str, str] | None = None
+) -> tuple[str, str | None]:
     """(api, upstream name) of a request; the upstream is None for a call of neither shape."""
     path = path.rstrip("/") or "/"
     post = method.upper() == "POST"
@@ -142,8 +164,7 @@ def request_target(raw: str) -> tuple[str, str]:
         raise BadTarget("the request target must be a path (/v1/messages) or an http(s) URL")
     raw_path = path_qs.split("?", 1)[0]
     if _DOT_SEGMENT.search(raw_path) or _AMBIGUOUS.search(raw_path):
-        raise BadTarget("a path with . or .. segments, encoded slashes or control "
-                        "characters")
+        raise BadTarget("a path with . or .. segments, encoded slashes or control characters")
     return unquote(raw_path), path_qs
 
 
@@ -172,8 +193,13 @@ def join_url(base: str, raw_path_qs: str) -> str:
     return base.rstrip("/") + raw_path_qs
 
 
-def route(method: str, path: str, raw_path_qs: str, upstreams: dict[str, str],
-          headers: Mapping[str, str] | None = None) -> Route:
+def route(
+    method: str,
+    path: str,
+    raw_path_qs: str,
+    upstreams: dict[str, str],
+    headers: Mapping[str, str] | None = None,
+) -> Route:
     """The route for a request, given the configured upstream base URLs by name."""
     api, upstream = classify(method, path, headers)
     return Route(api=api, url=join_url(upstreams[upstream], raw_path_qs) if upstream else None)

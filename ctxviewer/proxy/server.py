@@ -60,8 +60,11 @@ class ProxyConfig:
 
     @property
     def upstreams(self) -> dict[str, str]:
-        return {"anthropic": self.upstream.rstrip("/"), "openai": self.openai_upstream.rstrip("/"),
-                "gemini": self.gemini_upstream.rstrip("/")}
+        return {
+            "anthropic": self.upstream.rstrip("/"),
+            "openai": self.openai_upstream.rstrip("/"),
+            "gemini": self.gemini_upstream.rstrip("/"),
+        }
 
 
 class ProxyServer:
@@ -76,8 +79,9 @@ class ProxyServer:
         for url in (config.upstream, config.openai_upstream, config.gemini_upstream):
             upstream_base(url)
         self.config = config
-        self.recorder = Recorder(config.out, on_record=config.on_record, force=config.force,
-                                 on_failure=config.on_failure)
+        self.recorder = Recorder(
+            config.out, on_record=config.on_record, force=config.force, on_failure=config.on_failure
+        )
         if config.rewriter is not None:
             rewriter = config.rewriter
             self.recorder.observe = lambda ex, record: _observe(rewriter, ex, record)
@@ -121,13 +125,17 @@ class ProxyServer:
             skip_auto_headers=("User-Agent", "Content-Type", "Accept"),
             cookie_jar=aiohttp.DummyCookieJar(),
         )
-        self._forwarder = Forwarder(self._session, self.config.upstreams, self._record,
-                                    self.config.rewriter, self.guard)
+        self._forwarder = Forwarder(
+            self._session, self.config.upstreams, self._record, self.config.rewriter, self.guard
+        )
         quiet_loop_errors("ctxviewer proxy: ")
         app = web.Application(client_max_size=MAX_REQUEST_BYTES)
         app.router.add_route("*", "/{tail:.*}", self._forwarder.handle)
         self._runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE,
+            app,
+            access_log=None,
+            handle_signals=False,
+            shutdown_timeout=SHUTDOWN_GRACE,
             # request bodies reach the handler as sent (gzip, br, zstd...) and are forwarded
             # so: the recorder decodes its own copy
             auto_decompress=False,

@@ -48,9 +48,15 @@ class ProxyThread:
         gemini_upstream: str = GEMINI_UPSTREAM,
     ) -> None:
         config = ProxyConfig(
-            out=out if out is not None else default_recording_name(), host=host, port=port,
-            upstream=upstream, openai_upstream=openai_upstream, timeout=timeout,
-            on_record=on_record, on_failure=on_failure, rewriter=rewriter,
+            out=out if out is not None else default_recording_name(),
+            host=host,
+            port=port,
+            upstream=upstream,
+            openai_upstream=openai_upstream,
+            timeout=timeout,
+            on_record=on_record,
+            on_failure=on_failure,
+            rewriter=rewriter,
             client_timeout=client_timeout,
             gemini_upstream=gemini_upstream,
         )

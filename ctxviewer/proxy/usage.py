@@ -37,22 +37,28 @@ def normalise_usage(api: str, body: Any) -> dict[str, int] | None:
         return None
     gemini = body.get("usageMetadata")
     if isinstance(gemini, dict) and gemini:  # Gemini: the prompt count includes the cached
-        cached = min(_int(gemini.get("cachedContentTokenCount")),
-                     _int(gemini.get("promptTokenCount")))
-        return _counts(_int(gemini.get("promptTokenCount")) - cached, 0, cached,
-                       _int(gemini.get("candidatesTokenCount"))
-                       + _int(gemini.get("thoughtsTokenCount")))
+        cached = min(
+            _int(gemini.get("cachedContentTokenCount")), _int(gemini.get("promptTokenCount"))
+        )
+        return _counts(
+            _int(gemini.get("promptTokenCount")) - cached,
+            0,
+            cached,
+            _int(gemini.get("candidatesTokenCount")) + _int(gemini.get("thoughtsTokenCount")),
+        )
     usage = body.get("usage")
     if not isinstance(usage, dict) or not usage:
         return None
     if "prompt_tokens" in usage:  # OpenAI Chat Completions
         cached = _cached(usage, "prompt_tokens_details")
-        return _counts(_int(usage["prompt_tokens"]) - cached, 0, cached,
-                       _int(usage.get("completion_tokens")))
+        return _counts(
+            _int(usage["prompt_tokens"]) - cached, 0, cached, _int(usage.get("completion_tokens"))
+        )
     if "input_tokens_details" in usage or api == "openai-responses":  # OpenAI Responses
         cached = _cached(usage, "input_tokens_details")
-        return _counts(_int(usage.get("input_tokens")) - cached, 0, cached,
-                       _int(usage.get("output_tokens")))
+        return _counts(
+            _int(usage.get("input_tokens")) - cached, 0, cached, _int(usage.get("output_tokens"))
+        )
     if "input_tokens" in usage or "output_tokens" in usage:  # Anthropic
         return {key: _int(usage.get(key)) for key in USAGE_KEYS}
     return None

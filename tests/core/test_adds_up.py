@@ -36,12 +36,21 @@ def _is_log(p: Path) -> bool:
 
 
 def _logs() -> list[Path]:
-    found = sorted(p for p in DATA.rglob("*") if p.is_file() and p.suffix != ".md"
-                   and "otel-bodies" not in p.parts and p.name != "expected.json")
+    found = sorted(
+        p
+        for p in DATA.rglob("*")
+        if p.is_file()
+        and p.suffix != ".md"
+        and "otel-bodies" not in p.parts
+        and p.name != "expected.json"
+    )
     found.append(demo_session_path())
     if CORPUS.is_dir():
-        found += sorted(p for p in CORPUS.rglob("*") if p.is_file() and p.suffix != ".md"
-                        and not p.name.endswith(".txt"))
+        found += sorted(
+            p
+            for p in CORPUS.rglob("*")
+            if p.is_file() and p.suffix != ".md" and not p.name.endswith(".txt")
+        )
     return [p for p in found if _is_log(p)]
 
 

@@ -26,20 +26,29 @@ from ctxviewer.ingest import load
 
 SPOTTER = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
-CODEX_066 = ("codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-2025-12-10"
-             "T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl")
+CODEX_066 = (
+    "codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-2025-12-10"
+    "T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl"
+)
 
 
 # -- the table ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("window", [1_000, 10_000, 32_000, 131_072, 200_000, 258_400,
-                                    1_000_000, 2_097_152])
+
+@pytest.mark.parametrize(
+    "window", [1_000, 10_000, 32_000, 131_072, 200_000, 258_400, 1_000_000, 2_097_152]
+)
 def test_every_era_gives_ordered_thresholds(window):
     for prof in profiles().values():
         for era in prof.eras:
             for model in (None, "claude-opus-4-8", "gpt-5-codex", "qwen3-coder-plus"):
-                t = rule_thresholds(era.policy, window, model=model, max_output=64_000,
-                                    raw_window=era.window_for(model))
+                t = rule_thresholds(
+                    era.policy,
+                    window,
+                    model=model,
+                    max_output=64_000,
+                    raw_window=era.window_for(model),
+                )
                 assert 0 <= t.warn <= t.auto <= t.hard <= window, (prof.id, era.since)
                 assert t.policy == "agent" and era.policy.label.startswith(t.label)
 
@@ -65,8 +74,7 @@ def test_claude_code_2_0_reserves_the_whole_max_output():
     rule = cc.era((2, 0, 76)).policy
     assert rule_thresholds(rule, 200_000, model="claude-sonnet-4-5").auto == 155_000
     assert rule_thresholds(rule, 200_000, max_output=64_000).auto == 123_000
-    assert rule_thresholds(cc.era((2, 1, 21)).policy, 200_000, max_output=64_000).auto \
-        == 167_000
+    assert rule_thresholds(cc.era((2, 1, 21)).policy, 200_000, max_output=64_000).auto == 167_000
     assert rule_thresholds(cc.era((1, 0, 6)).policy, 200_000).auto == 167_000  # as it was
     new = cc.era((2, 1, 332))
     assert new.window_for("claude-opus-5-5") == 1_000_000
@@ -91,8 +99,9 @@ def test_qwen_code_by_version():
 
 def test_codex_and_gemini_rules():
     codex = profile("codex")
-    t = rule_thresholds(codex.era((0, 66, 0)).policy, 258_400, model="gpt-5.1-codex-max",
-                        raw_window=272_000)
+    t = rule_thresholds(
+        codex.era((0, 66, 0)).policy, 258_400, model="gpt-5.1-codex-max", raw_window=272_000
+    )
     assert t.auto == 244_800  # 90% of the model's 272,000
     assert rule_thresholds(codex.era((0, 39, 0)).policy, 272_000).auto == 272_000  # none
     gemini = profile("gemini-cli")
@@ -104,10 +113,13 @@ def test_codex_and_gemini_rules():
 
 # -- identity and window ----------------------------------------------------------------
 
+
 def test_corpus_logs_are_their_agents(corpus):
-    cases = {LEMMY: ("claude-code", (1, 0, 6), 200_000, "agent profile"),
-             SPOTTER: ("claude-code", (2, 1, 39), 200_000, "agent profile"),
-             CODEX_066: ("codex", (0, 66, 0), 258_400, "log")}
+    cases = {
+        LEMMY: ("claude-code", (1, 0, 6), 200_000, "agent profile"),
+        SPOTTER: ("claude-code", (2, 1, 39), 200_000, "agent profile"),
+        CODEX_066: ("codex", (0, 66, 0), 258_400, "log"),
+    }
     for name, (pid, version, window, source) in cases.items():
         a = Analysis(load(str(corpus / name)))
         assert (a.identity.profile.id, a.identity.version) == (pid, version), name
@@ -124,19 +136,23 @@ def test_claude_code_window_follows_its_mode(corpus, tmp_path):
     tui = Analysis(load(str(corpus / CAPTURED)))
     assert tui.identity.interactive is True
     assert (tui.window, tui.window_source) == (1_000_000, "agent profile")
-    printed = with_headers(captured_records(corpus),
-                           **{"User-Agent": "claude-cli/2.1.197 (external, sdk-cli)"})
+    printed = with_headers(
+        captured_records(corpus), **{"User-Agent": "claude-cli/2.1.197 (external, sdk-cli)"}
+    )
     a = Analysis(load(str(write_jsonl(tmp_path / "print.jsonl", printed))))
     assert a.identity.interactive is False and a.window == 200_000
     assert a.thresholds.auto == 167_000
     b = a.breakdown(a.resolve_index("last"))
     window = next(d for d in b.differences if d.what == "window")
     assert (window.agent, window.wire) == (200_000, 1_000_000)
-    assert Analysis(load(str(tmp_path / "print.jsonl")), window_override=500_000).window_source \
+    assert (
+        Analysis(load(str(tmp_path / "print.jsonl")), window_override=500_000).window_source
         == "user"
+    )
 
 
 # -- the agent's own counts ----------------------------------------------------------------
+
 
 def _with_counts(corpus: Path, tmp_path: Path, answers: dict[str, int | None]) -> Path:
     """The captured TUI trace, followed by the count_tokens calls Claude Code's
@@ -148,20 +164,27 @@ def _with_counts(corpus: Path, tmp_path: Path, answers: dict[str, int | None]) -
     mcp = [t for t in tools if t["name"].startswith("mcp__")]
     builtin = [t for t in tools if not t["name"].startswith("mcp__")]
     reminder = last["messages"][0]["content"][0]["text"]
-    user_md = reminder[reminder.index("# User-level memory"):]
-    user_md = user_md[:user_md.index("\n\nContents of")]
+    user_md = reminder[reminder.index("# User-level memory") :]
+    user_md = user_md[: user_md.index("\n\nContents of")]
     ts = "2026-11-20T12:00:0{}.000Z"
-    calls = [count_call(headers, ts.format(1), answers["memory"], text=user_md),
-             count_call(headers, ts.format(2), answers["mcp"], tools=mcp),
-             count_call(headers, ts.format(3), answers["skill"],
-                        tools=[t for t in tools if t["name"] == "Skill"]),
-             count_call(headers, ts.format(4), answers["builtin"], tools=builtin)]
+    calls = [
+        count_call(headers, ts.format(1), answers["memory"], text=user_md),
+        count_call(headers, ts.format(2), answers["mcp"], tools=mcp),
+        count_call(
+            headers,
+            ts.format(3),
+            answers["skill"],
+            tools=[t for t in tools if t["name"] == "Skill"],
+        ),
+        count_call(headers, ts.format(4), answers["builtin"], tools=builtin),
+    ]
     return write_jsonl(tmp_path / "with-counts.jsonl", records + calls)
 
 
 def test_claude_code_count_tokens_answers_are_its_numbers(corpus, tmp_path):
-    path = _with_counts(corpus, tmp_path, {"memory": 41, "mcp": 700, "skill": 1_000,
-                                           "builtin": 20_500})
+    path = _with_counts(
+        corpus, tmp_path, {"memory": 41, "mcp": 700, "skill": 1_000, "builtin": 20_500}
+    )
     s = load(str(path))
     assert len(s.token_counts) == 4 and len(s.requests) == 5  # counts are not requests
     a = Analysis(s)
@@ -177,8 +200,9 @@ def test_claude_code_count_tokens_answers_are_its_numbers(corpus, tmp_path):
 
 
 def test_failed_count_tokens_calls_are_not_numbers(corpus, tmp_path):
-    path = _with_counts(corpus, tmp_path, {"memory": None, "mcp": None, "skill": None,
-                                           "builtin": None})
+    path = _with_counts(
+        corpus, tmp_path, {"memory": None, "mcp": None, "skill": None, "builtin": None}
+    )
     a = Analysis(load(str(path)))
     b = a.breakdown(a.resolve_index("last"))
     assert all(c.basis != "count_tokens" for c in b.categories)
@@ -207,6 +231,7 @@ def test_context_output_parser_keeps_printed_precision(corpus):
 
 # -- qwen-code ----------------------------------------------------------------------------
 
+
 def test_qwen_code_counting_rules(tmp_path):
     s = load(str(write_jsonl(tmp_path / "qwen.jsonl", qwen_session(3))))
     a = Analysis(s)
@@ -230,14 +255,19 @@ def test_qwen_code_counting_rules(tmp_path):
     assert names["ask_user_question"].tokens == 751 and names["ask_user_question"].kind == "unsent"
     assert "ask_user_question" not in {t.name for t in wire["builtin_tools"].items}
     assert cats["mcp_tools"].items[0].name == "notes"
-    assert {d.what for d in b.differences} >= {"memory files", "deferred-tools list",
-                                              "auto-memory section", "tool ask_user_question"}
+    assert {d.what for d in b.differences} >= {
+        "memory files",
+        "deferred-tools list",
+        "auto-memory section",
+        "tool ask_user_question",
+    }
     assert cats["autocompact_buffer"].tokens == 39_322
     skills = {x.name: x for x in cats["skills"].items}
     assert skills["notes"].tokens > est.count("notes: Take notes.")  # its whole <skill> entry
 
 
 # -- auxiliary traffic and sessions ---------------------------------------------------------
+
 
 def test_probes_are_never_the_last_main_request(corpus, tmp_path):
     records = with_headers(captured_records(corpus), **{"X-Claude-Code-Session-Id": CC_SESSION})
@@ -247,9 +277,13 @@ def test_probes_are_never_the_last_main_request(corpus, tmp_path):
         probe = count_call(headers, f"2026-11-20T12:00:0{i}.000Z", 600)
         probe["request"]["url"] = "http://127.0.0.1:18080/v1/messages?beta=true"
         probe["request"]["body"]["max_tokens"] = 1
-        probe["response"]["body"] = {"id": f"msg_probe{i}", "type": "message",
-                                     "role": "assistant", "content": [],
-                                     "usage": {"input_tokens": 600, "output_tokens": 1}}
+        probe["response"]["body"] = {
+            "id": f"msg_probe{i}",
+            "type": "message",
+            "role": "assistant",
+            "content": [],
+            "usage": {"input_tokens": 600, "output_tokens": 1},
+        }
         probes.append(probe)
     s = load(str(write_jsonl(tmp_path / "probes.jsonl", records + probes)))
     assert [r.role for r in s.requests[-3:]] == ["auxiliary"] * 3
@@ -262,7 +296,9 @@ def test_a_recording_of_two_agents_is_two_sessions(corpus, tmp_path, capsys):
     assert main(["report", str(path), "--sessions", "--json"]) == 0
     sessions = json.loads(capsys.readouterr().out)["sessions"]
     assert [(x["agent"], x["conversation"], x["requests"]) for x in sessions] == [
-        ("Claude Code", CC_SESSION, 5), ("qwen-code", None, 3)]
+        ("Claude Code", CC_SESSION, 5),
+        ("qwen-code", None, 3),
+    ]
     assert main(["report", str(path), "--session", "0", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["agent"]["id"] == "claude-code" and out["window"] == 1_000_000
@@ -276,6 +312,7 @@ def test_a_recording_of_two_agents_is_two_sessions(corpus, tmp_path, capsys):
 
 # -- compactions -----------------------------------------------------------------------------
 
+
 def test_predicted_compactions_match_the_observed_ones(corpus, capsys):
     assert main(["report", str(corpus / SPOTTER), "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -286,16 +323,16 @@ def test_predicted_compactions_match_the_observed_ones(corpus, capsys):
     # a compaction far below the threshold was the user's: nothing predicts it
     a = Analysis(load(str(corpus / LEMMY)))
     assert a.compactions.observed == (57,) and a.compactions.predicted == ()
-    assert Analysis(load(str(corpus / SPOTTER)), policy="qwen-legacy").compactions.predicted \
-        != tuple(boundary)
+    assert Analysis(
+        load(str(corpus / SPOTTER)), policy="qwen-legacy"
+    ).compactions.predicted != tuple(boundary)
 
 
 def test_a_logged_auto_compaction_outranks_the_profile(corpus, tmp_path):
     """The spotter transcript said to be 2.0.76: that profile's 155,000 would have fired
     several requests before the compaction the log records (preTokens 167,117 after a
     request of 166,899): the log's threshold wins, and the report says so."""
-    text = (corpus / SPOTTER).read_text("utf-8").replace('"version":"2.1.39"',
-                                                         '"version":"2.0.76"')
+    text = (corpus / SPOTTER).read_text("utf-8").replace('"version":"2.1.39"', '"version":"2.0.76"')
     path = tmp_path / "spotter-2.0.76.jsonl"
     path.write_text(text, "utf-8")
     a = Analysis(load(str(path)))
@@ -326,7 +363,7 @@ def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):
     while pos < len(data):
         step = rnd.randint(200, 40_000)
         with open(path, "ab") as f:
-            f.write(data[pos:pos + step])
+            f.write(data[pos : pos + step])
         pos += step
         follower.poll()
         cut = data[:pos].rfind(b"\n") + 1
@@ -334,8 +371,9 @@ def test_live_follow_classifies_as_a_full_load(corpus, tmp_path):
             continue
         prefix.write_bytes(data[:cut])
         ref = load(str(prefix))
-        assert [(r.role, r.agent) for r in follower.session.requests] == \
-            [(r.role, r.agent) for r in ref.requests]
+        assert [(r.role, r.agent) for r in follower.session.requests] == [
+            (r.role, r.agent) for r in ref.requests
+        ]
         checked += 1
     assert checked > 3
     assert [r.role for r in follower.session.requests[:4]] == ["main"] * 3 + ["subagent"]
@@ -375,9 +413,11 @@ def test_the_parsed_profile_table_is_the_toml_of_today(tmp_path):
 
     out = tmp_path / "profiles.json"
     tool = Path(__file__).resolve().parents[2] / "tools" / "agent_tables.py"
-    subprocess.run([sys.executable, str(tool), "--out", str(out)], check=True,
-                   capture_output=True, timeout=60)
-    assert out.read_bytes() == PROFILES_JSON.read_bytes(), \
+    subprocess.run(
+        [sys.executable, str(tool), "--out", str(out)], check=True, capture_output=True, timeout=60
+    )
+    assert out.read_bytes() == PROFILES_JSON.read_bytes(), (
         "profiles.json is stale: run python tools/agent_tables.py"
+    )
     toml = tomllib.loads(PROFILES_TOML.read_text("utf-8"))
     assert orjson.loads(PROFILES_JSON.read_bytes())["data"] == toml == read_profiles_toml()

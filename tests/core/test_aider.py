@@ -22,7 +22,8 @@ def _project(tmp_path: Path, with_llm: bool = True) -> Path:
     chat.write_bytes(lzma.decompress((CAPTURE / "aider.chat.history.md.xz").read_bytes()))
     if with_llm:
         (tmp_path / ".aider.llm.history").write_bytes(
-            lzma.decompress((CAPTURE / "aider.llm.history.xz").read_bytes()))
+            lzma.decompress((CAPTURE / "aider.llm.history.xz").read_bytes())
+        )
     return chat
 
 
@@ -91,12 +92,15 @@ def test_a_real_history_shape(tmp_path: Path) -> None:
         "> Tokens: 12k sent, 3.1k cache write, 8.2k cache hit, 250 received. "
         "Cost: $0.02 message, $0.02 session.  \n> Applied edit to app.py  \n\n"
         "#### thanks  \n\nYou're welcome.\n\n"
-        "> Tokens: 13k sent, 20 received. Cost: $0.01 message, $0.03 session.  \n")
+        "> Tokens: 13k sent, 20 received. Cost: $0.01 message, $0.03 session.  \n"
+    )
     session = load(str(chat))
     assert [r.usage.prompt_tokens for r in session.requests] == [12000, 13000]
     first = session.requests[0]
-    assert (first.usage.cache_creation_input_tokens, first.usage.cache_read_input_tokens) == \
-        (3100, 8200)
+    assert (first.usage.cache_creation_input_tokens, first.usage.cache_read_input_tokens) == (
+        3100,
+        8200,
+    )
     assert first.messages[-1].text == "fix the bug\nin app.py"
     assert [m.role for m in session.requests[1].messages] == ["user", "assistant", "user"]
     assert first.model == "claude-3-5-sonnet-20240620"
@@ -104,9 +108,11 @@ def test_a_real_history_shape(tmp_path: Path) -> None:
 
 def test_bad_input_is_counted_or_one_line(tmp_path: Path, capsys: Any) -> None:
     chat = tmp_path / ".aider.chat.history.md"
-    chat.write_bytes(b"# aider chat started at 2024-08-01 10:00:00\n\n#### hi\n\n\xff\xfe broken\n"
-                     b"> Tokens: lots sent, 3 received.\n\n#### again\n\nok\n\n"
-                     b"> Tokens: 1.1k sent, 3 received.\n")
+    chat.write_bytes(
+        b"# aider chat started at 2024-08-01 10:00:00\n\n#### hi\n\n\xff\xfe broken\n"
+        b"> Tokens: lots sent, 3 received.\n\n#### again\n\nok\n\n"
+        b"> Tokens: 1.1k sent, 3 received.\n"
+    )
     session = load(str(chat))
     assert len(session.requests) == 1 and session.requests[0].usage.prompt_tokens == 1100
     assert [s.line for s in session.skipped] == [6]  # the Tokens line it cannot read, counted
@@ -126,5 +132,8 @@ def test_a_compressed_history_reads_as_the_plain_one(tmp_path: Path) -> None:
     gz.write_bytes(gzip.compress((tmp_path / ".aider.chat.history.md").read_bytes()))
     for copy in (CAPTURE / "aider.chat.history.md.xz", gz):
         session = load(str(copy))
-        assert [r.usage.prompt_tokens for r in session.requests] == \
-            [r.usage.prompt_tokens for r in plain.requests] == [2500, 2600]
+        assert (
+            [r.usage.prompt_tokens for r in session.requests]
+            == [r.usage.prompt_tokens for r in plain.requests]
+            == [2500, 2600]
+        )

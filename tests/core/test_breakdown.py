@@ -15,11 +15,13 @@ MEMORY_SYSTEM = (
     "--- End of Context from: ~/.qwen/QWEN.md ---\n"
     "--- Context from: /p/QWEN.md ---\nUse 4 spaces.\n--- End of Context from: /p/QWEN.md ---\n"
 )
-SKILL_DESC = ("Execute a skill\n<skills_instructions>Use skills wisely.</skills_instructions>\n"
-              "<available_skills>\n<skill>\n<name>pdf</name>\n<description>Convert PDF files"
-              "</description>\n<location>project</location>\n</skill>\n<skill>\n<name>xlsx"
-              "</name>\n<description>Process spreadsheets</description>\n</skill>\n"
-              "</available_skills>")
+SKILL_DESC = (
+    "Execute a skill\n<skills_instructions>Use skills wisely.</skills_instructions>\n"
+    "<available_skills>\n<skill>\n<name>pdf</name>\n<description>Convert PDF files"
+    "</description>\n<location>project</location>\n</skill>\n<skill>\n<name>xlsx"
+    "</name>\n<description>Process spreadsheets</description>\n</skill>\n"
+    "</available_skills>"
+)
 TOOLS = [
     {"name": "read_file", "description": "Read a file", "input_schema": {"type": "object"}},
     {"name": "skill", "description": SKILL_DESC, "input_schema": {"type": "object"}},
@@ -31,9 +33,16 @@ TOOLS = [
 def make_request(usage: Usage | None, messages=None) -> Request:
     intern = Interner()
     msgs = messages or [{"role": "user", "content": "Please fix the failing test in app.py"}]
-    return Request(0, "qwen3-coder-plus", None, system_from(MEMORY_SYSTEM),
-                   tools_from(TOOLS, intern), tuple(message_from(m, intern) for m in msgs),
-                   usage, complete=True)
+    return Request(
+        0,
+        "qwen3-coder-plus",
+        None,
+        system_from(MEMORY_SYSTEM),
+        tools_from(TOOLS, intern),
+        tuple(message_from(m, intern) for m in msgs),
+        usage,
+        complete=True,
+    )
 
 
 def cats(b):
@@ -46,12 +55,21 @@ def test_mode_b_categories_sum_to_window_and_messages_absorb_error():
     b = breakdown(req, QWEN, 131_072, t)
     c = cats(b)
     assert b.mode == "B" and b.total == 30_000
-    assert [x.name for x in b.categories] == ["system_prompt", "builtin_tools", "mcp_tools",
-                                               "skills", "memory_files", "messages",
-                                               "free_space", "autocompact_buffer"]
+    assert [x.name for x in b.categories] == [
+        "system_prompt",
+        "builtin_tools",
+        "mcp_tools",
+        "skills",
+        "memory_files",
+        "messages",
+        "free_space",
+        "autocompact_buffer",
+    ]
     assert sum(x.tokens for x in b.categories) == 131_072
-    overhead = sum(c[n].tokens for n in ("system_prompt", "builtin_tools", "mcp_tools", "skills",
-                                         "memory_files"))
+    overhead = sum(
+        c[n].tokens
+        for n in ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files")
+    )
     assert c["messages"].tokens == 30_000 - overhead
     assert b.messages_error == c["messages"].tokens - b.messages_estimate
     assert c["autocompact_buffer"].tokens == 131_072 - t.auto
@@ -74,9 +92,14 @@ def test_overhead_is_scaled_when_it_exceeds_the_api_total():
     assert b.raw_overhead > 100
     assert b.overhead_scale == pytest.approx(100 / b.raw_overhead)
     c = cats(b)
-    assert c["messages"].tokens == max(0, 100 - sum(
-        c[n].tokens for n in ("system_prompt", "builtin_tools", "mcp_tools", "skills",
-                              "memory_files")))
+    assert c["messages"].tokens == max(
+        0,
+        100
+        - sum(
+            c[n].tokens
+            for n in ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files")
+        ),
+    )
     assert sum(x.tokens for x in b.categories) == 131_072
     assert any("scaled" in n for n in b.notes)
 
@@ -89,11 +112,14 @@ def test_mode_a_has_no_total_and_no_messages():
 
 
 def test_items_sorted_by_tokens_descending():
-    msgs = [{"role": "user", "content": "short"},
-            {"role": "assistant", "content": [{"type": "text", "text": "x" * 4000}]},
-            {"role": "user", "content": "medium " * 50}]
-    b = breakdown(make_request(Usage(input_tokens=50_000), msgs), QWEN, 200_000,
-                  thresholds(200_000))
+    msgs = [
+        {"role": "user", "content": "short"},
+        {"role": "assistant", "content": [{"type": "text", "text": "x" * 4000}]},
+        {"role": "user", "content": "medium " * 50},
+    ]
+    b = breakdown(
+        make_request(Usage(input_tokens=50_000), msgs), QWEN, 200_000, thresholds(200_000)
+    )
     for c in b.categories:
         tokens = [i.tokens for i in c.items]
         assert tokens == sorted(tokens, reverse=True), c.name
@@ -115,6 +141,5 @@ def test_each_agents_baseline_is_stated(data):
     b = a.breakdown(a.resolve_index("last"))
     assert any("Codex" in n and "% of the full window" in n for n in b.notes)
     assert b.source_notes and any("Codex rollout" in n for n in b.source_notes)
-    claude = breakdown(make_request(Usage(input_tokens=30_000)), QWEN, 131_072,
-                       thresholds(131_072))
+    claude = breakdown(make_request(Usage(input_tokens=30_000)), QWEN, 131_072, thresholds(131_072))
     assert not any("Codex" in n for n in claude.notes)

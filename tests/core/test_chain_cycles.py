@@ -18,14 +18,22 @@ from ctxviewer.cli import main
 from ctxviewer.ingest import load
 from ctxviewer.ingest.chains import CYCLE
 
-SUB_AGENT = ("claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-"
-             "fdf01028cb46_subagents_agent-a93ccab.jsonl")
+SUB_AGENT = (
+    "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-"
+    "fdf01028cb46_subagents_agent-a93ccab.jsonl"
+)
 QWEN = Path(__file__).resolve().parents[1] / "data" / "qwen_session.jsonl"
 
 
 def _rec(kind: str, uuid: str, parent: str | None, **extra: Any) -> dict[str, Any]:
-    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": "s",
-            "timestamp": "2026-01-01T00:00:00Z", **extra}
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "timestamp": "2026-01-01T00:00:00Z",
+        **extra,
+    }
 
 
 def _user(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
@@ -33,10 +41,19 @@ def _user(uuid: str, parent: str | None, text: str) -> dict[str, Any]:
 
 
 def _reply(uuid: str, parent: str, n: int) -> dict[str, Any]:
-    return _rec("assistant", uuid, parent, requestId=f"r{n}", message={
-        "id": f"m{n}", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "hello"}],
-        "usage": {"input_tokens": 10 * n, "output_tokens": 2}})
+    return _rec(
+        "assistant",
+        uuid,
+        parent,
+        requestId=f"r{n}",
+        message={
+            "id": f"m{n}",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "hello"}],
+            "usage": {"input_tokens": 10 * n, "output_tokens": 2},
+        },
+    )
 
 
 def _write(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -59,17 +76,26 @@ def test_a_record_that_is_its_own_parent(tmp_path: Path, capsys: Any) -> None:
 
 def test_a_cycle_through_records_named_before_they_came(tmp_path: Path) -> None:
     # u1 -> u3 -> u2 -> u1: u3 closes it (u1 hung off it before it came)
-    records = [_user("u1", "u3", "one"), _user("u2", "u1", "two"), _user("u3", "u2", "three"),
-               _reply("a1", "u3", 1)]
+    records = [
+        _user("u1", "u3", "one"),
+        _user("u2", "u1", "two"),
+        _user("u3", "u2", "three"),
+        _reply("a1", "u3", 1),
+    ]
     s = load(str(_write(tmp_path / "three.jsonl", records)))
     assert [k.line for k in s.skipped if k.reason == CYCLE] == [3]
     assert [m.text for m in s.requests[0].messages] == ["three"]
 
 
 def test_a_record_seen_again_below_itself(tmp_path: Path) -> None:
-    records = [_user("u1", None, "one"), _user("u2", "u1", "two"), _reply("a1", "u2", 1),
-               _user("u1", "a1", "one again"), _user("u3", "u1", "three"),
-               _reply("a2", "u3", 2)]
+    records = [
+        _user("u1", None, "one"),
+        _user("u2", "u1", "two"),
+        _reply("a1", "u2", 1),
+        _user("u1", "a1", "one again"),
+        _user("u3", "u1", "three"),
+        _reply("a2", "u3", 2),
+    ]
     s = load(str(_write(tmp_path / "again.jsonl", records)))
     assert [k.line for k in s.skipped if k.reason == CYCLE] == [4]
     assert [m.text for m in s.requests[1].messages] == ["one again", "three"]
@@ -78,17 +104,31 @@ def test_a_record_seen_again_below_itself(tmp_path: Path) -> None:
 def test_preserved_messages_that_name_their_boundary(tmp_path: Path) -> None:
     """A compaction's preserved messages naming the boundary itself, or one message
     twice, would re-link them into a cycle."""
-    records = [_user("u1", None, "one"), _reply("a1", "u1", 1), _user("u2", "a1", "two"),
-               _rec("system", "b1", "u2", subtype="compact_boundary", compactMetadata={
-                   "trigger": "manual", "preTokens": 20,
-                   "preservedMessages": {"uuids": ["b1", "u2", "a1", "u2"]}}),
-               _user("s1", "b1", "summary"), _reply("a2", "a1", 2)]
+    records = [
+        _user("u1", None, "one"),
+        _reply("a1", "u1", 1),
+        _user("u2", "a1", "two"),
+        _rec(
+            "system",
+            "b1",
+            "u2",
+            subtype="compact_boundary",
+            compactMetadata={
+                "trigger": "manual",
+                "preTokens": 20,
+                "preservedMessages": {"uuids": ["b1", "u2", "a1", "u2"]},
+            },
+        ),
+        _user("s1", "b1", "summary"),
+        _reply("a2", "a1", 2),
+    ]
     s = load(str(_write(tmp_path / "kept.jsonl", records)))
     assert [m.text for m in s.requests[1].messages] == ["summary", "two", "hello"]
 
 
-def test_a_real_transcript_pointed_back_into_its_chain(corpus: Path, tmp_path: Path,
-                                                        capsys: Any) -> None:
+def test_a_real_transcript_pointed_back_into_its_chain(
+    corpus: Path, tmp_path: Path, capsys: Any
+) -> None:
     """Every 10th record of a real sub-agent transcript hung off a record below it:
     report, insights and the analysis of every request finish, the cuts counted."""
     lines = (corpus / SUB_AGENT).read_text("utf-8").splitlines()

@@ -80,8 +80,9 @@ def test_claude_code_2_1_332_transcripts_hold_its_prompt() -> None:
 
 def _count_calls(path: Path) -> int:
     records = [json.loads(x) for x in lzma.decompress(path.read_bytes()).splitlines()]
-    return sum(1 for r in records if r.get("type") == "exchange"
-               and r["path"].endswith("/count_tokens"))
+    return sum(
+        1 for r in records if r.get("type") == "exchange" and r["path"].endswith("/count_tokens")
+    )
 
 
 def test_claude_code_2_1_197_tui_counts_each_part_once_for_two_context_commands() -> None:
@@ -127,4 +128,3 @@ def test_a_reply_whose_prompt_never_comes_is_kept(tmp_path: Path) -> None:
     assert len(s.requests) == 1 and s.requests[0].messages == ()
     whole = load(str(CC197 / "tui" / "transcript.jsonl.xz"))
     assert s.requests[0].usage == whole.requests[0].usage
-

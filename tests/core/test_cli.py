@@ -23,24 +23,48 @@ def test_report_json_contract(corpus, capsys):
     assert out["window"] == 200_000 and out["policy"] == "agent"
     assert out["agent"]["id"] == "claude-code" and out["agent"]["version"] == "1.0.6"
     assert out["window_source"] == "agent profile" and out["policy_source"] == "agent profile"
-    assert out["thresholds"] == {"warn": 147_000, "auto": 167_000, "hard": 177_000,
-                                 "effective": 180_000, "target": None}
+    assert out["thresholds"] == {
+        "warn": 147_000,
+        "auto": 167_000,
+        "hard": 177_000,
+        "effective": 180_000,
+        "target": None,
+    }
     assert len(out["requests"]) == 64
     first = out["requests"][0]
-    for key in ("index", "timestamp", "model", "api_prompt_tokens", "estimated_prompt_tokens",
-                "output_tokens", "tier", "sidechain", "events"):
+    for key in (
+        "index",
+        "timestamp",
+        "model",
+        "api_prompt_tokens",
+        "estimated_prompt_tokens",
+        "output_tokens",
+        "tier",
+        "sidechain",
+        "events",
+    ):
         assert key in first
     b = out["breakdown"]
     assert b["mode"] == "B" and b["estimator"] == "qwen"
     assert b["total"] == out["requests"][b["request"]]["api_prompt_tokens"]
     names = [c["name"] for c in b["categories"]]
-    assert names == ["system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
-                     "messages", "free_space", "autocompact_buffer"]
+    assert names == [
+        "system_prompt",
+        "builtin_tools",
+        "mcp_tools",
+        "skills",
+        "memory_files",
+        "messages",
+        "free_space",
+        "autocompact_buffer",
+    ]
     assert sum(c["tokens"] for c in b["categories"]) == out["window"]
     mcp = next(c for c in b["categories"] if c["name"] == "mcp_tools")
     assert mcp["items"][0]["name"] == "ide"
-    assert {i["name"] for i in mcp["items"][0]["items"]} == {"mcp__ide__executeCode",
-                                                            "mcp__ide__getDiagnostics"}
+    assert {i["name"] for i in mcp["items"][0]["items"]} == {
+        "mcp__ide__executeCode",
+        "mcp__ide__getDiagnostics",
+    }
     assert mcp["percent"] == round(100 * mcp["tokens"] / 200_000, 2)
 
 
@@ -59,8 +83,20 @@ def test_report_json_spotter(corpus, capsys):
 
 
 def test_report_options(corpus, capsys):
-    out = run_json(capsys, "report", str(corpus / LEMMY), "--json", "--request", "3",
-                   "--estimator", "cl100k", "--window", "100000", "--policy", "qwen-legacy")
+    out = run_json(
+        capsys,
+        "report",
+        str(corpus / LEMMY),
+        "--json",
+        "--request",
+        "3",
+        "--estimator",
+        "cl100k",
+        "--window",
+        "100000",
+        "--policy",
+        "qwen-legacy",
+    )
     assert out["breakdown"]["request"] == 3 and out["breakdown"]["estimator"] == "cl100k"
     assert out["window"] == 100_000 and out["thresholds"]["auto"] == 70_000
     out = run_json(capsys, "report", str(corpus / LEMMY), "--json", "--request", "-1")
@@ -70,8 +106,15 @@ def test_report_options(corpus, capsys):
 def test_report_text(corpus, capsys):
     assert main(["report", str(corpus / LEMMY)]) == 0
     text = capsys.readouterr().out
-    for label in ("System prompt", "Built-in tools", "MCP tools", "Messages", "Free space",
-                  "Autocompact buffer", "mcp__ide__executeCode"):
+    for label in (
+        "System prompt",
+        "Built-in tools",
+        "MCP tools",
+        "Messages",
+        "Free space",
+        "Autocompact buffer",
+        "mcp__ide__executeCode",
+    ):
         assert label in text
 
 
@@ -128,8 +171,12 @@ def test_module_entry_point(corpus):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "ctxviewer", "report", str(corpus / LEMMY),
-                           "--json"], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ctxviewer", "report", str(corpus / LEMMY), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["source"]["format"] == "claude-trace"
 
@@ -142,6 +189,7 @@ def test_mistyped_commands_and_missing_files_say_so(capsys, tmp_path):
     assert "unknown command 'nosuchcommand'" in capsys.readouterr().err
     # a missing file is the window's to say (a dialog, then the library): not refused here
     from ctxviewer.cli import _check_not_a_command
+
     _check_not_a_command([str(tmp_path / "gone.jsonl")])
     _check_not_a_command(["gone.jsonl"])
     _check_not_a_command(["--new-instance", str(tmp_path / "gone.jsonl")])  # option first
@@ -163,12 +211,16 @@ def test_no_display_is_one_line_not_a_crash(tmp_path):
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")
+    }
     if not sys.platform.startswith("linux"):
         pytest.skip("displays are a Linux matter here (X11 / Wayland)")
-    done = subprocess.run([sys.executable, "-m", "ctxviewer"], env=env, capture_output=True,
-                          text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxviewer"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert done.stderr.startswith("ctxviewer: no display") and "report" in done.stderr
 
@@ -179,8 +231,12 @@ def test_standard_input_pipes_and_nul_bytes(corpus, tmp_path, capsys):
     import sys
 
     data = (corpus / LEMMY).read_bytes()
-    done = subprocess.run([sys.executable, "-m", "ctxviewer", "report", "-", "--json"],
-                          input=data, capture_output=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxviewer", "report", "-", "--json"],
+        input=data,
+        capture_output=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["source"]["path"] == "-" and len(out["requests"]) == 64
@@ -199,13 +255,30 @@ def test_standard_input_pipes_and_nul_bytes(corpus, tmp_path, capsys):
 @pytest.mark.parametrize("count", [1e30, 2**63, 10**12])
 def test_absurd_token_counts_are_clamped(tmp_path, capsys, count):
     records = [
-        {"type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s",
-         "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": "hi"}},
-        {"type": "assistant", "uuid": "a1", "parentUuid": "u1", "sessionId": "s",
-         "requestId": "r", "timestamp": "2026-01-01T00:00:01Z",
-         "message": {"id": "m", "role": "assistant", "model": "claude-x",
-                     "content": [{"type": "text", "text": "x"}],
-                     "usage": {"input_tokens": count, "output_tokens": 1}}}]
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": "hi"},
+        },
+        {
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "sessionId": "s",
+            "requestId": "r",
+            "timestamp": "2026-01-01T00:00:01Z",
+            "message": {
+                "id": "m",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "text", "text": "x"}],
+                "usage": {"input_tokens": count, "output_tokens": 1},
+            },
+        },
+    ]
     path = tmp_path / "damaged.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert main(["report", str(path)]) == 0
@@ -220,6 +293,17 @@ def test_report_sessions_of_a_file_without_requests(corpus, capsys):
     (it was an IndexError)."""
     empty = next((corpus / "claude-code").glob("chiphuyen__sniffly__*ff71dbed*.jsonl"))
     out = run_json(capsys, "report", str(empty), "--sessions", "--json")
-    assert out == {"sessions": [{"session": 0, "agent": "Claude Code", "conversation": None,
-                                 "requests": 0, "main_requests": 0, "first": None,
-                                 "last": None, "peak_prompt_tokens": None}]}
+    assert out == {
+        "sessions": [
+            {
+                "session": 0,
+                "agent": "Claude Code",
+                "conversation": None,
+                "requests": 0,
+                "main_requests": 0,
+                "first": None,
+                "last": None,
+                "peak_prompt_tokens": None,
+            }
+        ]
+    }

@@ -15,8 +15,20 @@ from ctxviewer.cli import COMMANDS, _gui_parser, build_parser, main
 from ctxviewer.commands.common import REQUEST_HELP
 from ctxviewer.resources import demo_session_path
 
-EVERYDAY_FIRST = ["report", "insights", "findings", "compare", "compact", "tail", "sessions",
-                  "library", "proxy", "otel", "snapshot", "formats"]
+EVERYDAY_FIRST = [
+    "report",
+    "insights",
+    "findings",
+    "compare",
+    "compact",
+    "tail",
+    "sessions",
+    "library",
+    "proxy",
+    "otel",
+    "snapshot",
+    "formats",
+]
 
 
 def subparsers() -> dict[str, argparse.ArgumentParser]:
@@ -26,20 +38,26 @@ def subparsers() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_commands_are_listed_everyday_ones_first(capsys: pytest.CaptureFixture[str]) -> None:
-    assert list(COMMANDS)[:len(EVERYDAY_FIRST)] == EVERYDAY_FIRST
+    assert list(COMMANDS)[: len(EVERYDAY_FIRST)] == EVERYDAY_FIRST
     assert main(["--help"]) == 0
     out = capsys.readouterr().out
-    listed = [line.split()[0] for line in out.splitlines()
-              if line.startswith("    ") and line.split()[0] in COMMANDS]
+    listed = [
+        line.split()[0]
+        for line in out.splitlines()
+        if line.startswith("    ") and line.split()[0] in COMMANDS
+    ]
     assert listed == list(COMMANDS)
 
 
 def test_every_option_has_a_help_text() -> None:
     parsers = {**subparsers(), "(the window)": _gui_parser()}
     assert set(parsers) == {*COMMANDS, "(the window)"}
-    missing = [f"{name} {'/'.join(a.option_strings) or a.dest}"
-               for name, p in parsers.items() for a in p._actions
-               if not isinstance(a, argparse._HelpAction) and not (a.help or "").strip()]
+    missing = [
+        f"{name} {'/'.join(a.option_strings) or a.dest}"
+        for name, p in parsers.items()
+        for a in p._actions
+        if not isinstance(a, argparse._HelpAction) and not (a.help or "").strip()
+    ]
     assert missing == []
 
 
@@ -52,9 +70,11 @@ def test_every_help_prints(name: str, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_request_is_worded_once() -> None:
-    helps = {name: next(a.help for a in p._actions if "--request" in a.option_strings)
-             for name, p in subparsers().items()
-             if any("--request" in a.option_strings for a in p._actions)}
+    helps = {
+        name: next(a.help for a in p._actions if "--request" in a.option_strings)
+        for name, p in subparsers().items()
+        if any("--request" in a.option_strings for a in p._actions)
+    }
     assert set(helps) >= {"report", "compare", "compact", "snapshot"}
     for name, text in helps.items():
         what, _, rest = text.partition(": ")
@@ -72,8 +92,7 @@ def test_estimator_and_policy_list_their_choices() -> None:
                 assert all(f"{n}: " in a.help for n in POLICIES), name
 
 
-def test_one_record_skipped_is_singular(tmp_path: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_record_skipped_is_singular(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "demo-with-a-broken-line.jsonl"
     path.write_bytes(lzma.decompress(demo_session_path().read_bytes()) + b'{"broken\n')
     assert main(["report", str(path)]) == 0

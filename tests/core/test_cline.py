@@ -21,8 +21,7 @@ def _user(text: str, ts: int) -> dict[str, Any]:
 
 
 def _assistant(text: str, ts: int, prompt: int | None = None, cached: int = 0) -> dict[str, Any]:
-    m: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": text}],
-                         "ts": ts}
+    m: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": text}], "ts": ts}
     if prompt is not None:
         m["modelInfo"] = {"modelId": "claude_4_5_opus", "providerId": "openai", "mode": "act"}
         m["metrics"] = {"tokens": {"prompt": prompt, "completion": 40, "cached": cached}}
@@ -40,8 +39,11 @@ def _big_history(n: int) -> list[dict[str, Any]]:
     """A history over the 256 KB head (a real one is 1.4 MB on one line)."""
     msgs: list[dict[str, Any]] = [_user("<task>\nbuild it\n</task>\n" + "x" * 20000, 1000)]
     for i in range(n):
-        msgs.append(_assistant(f"step {i}", 2000 + i * 10, prompt=10000 + 100 * i,
-                               cached=0 if i % 3 else 5000))
+        msgs.append(
+            _assistant(
+                f"step {i}", 2000 + i * 10, prompt=10000 + 100 * i, cached=0 if i % 3 else 5000
+            )
+        )
         msgs.append(_user(f"[tool] Result: {'y' * 2000}", 2005 + i * 10))
     msgs.append(_assistant("no metrics here", 9999))
     return msgs
@@ -70,16 +72,35 @@ def test_ui_messages_give_the_counts_and_the_truncation(tmp_path: Path) -> None:
     for i in range(6):
         api += [_assistant(f"a{i}", 10 + i), _user(f"r{i}", 11 + i)]
     _write(folder, "api_conversation_history.json", api)
-    ui: list[dict[str, Any]] = [{"ts": 0, "type": "say", "say": "task", "text": "hi",
-                                 "conversationHistoryIndex": -1}]
+    ui: list[dict[str, Any]] = [
+        {"ts": 0, "type": "say", "say": "task", "text": "hi", "conversationHistoryIndex": -1}
+    ]
     for i in range(6):
-        info = {"request": f"r{i}", "tokensIn": 10, "tokensOut": 50, "cacheWrites": 1000,
-                "cacheReads": 20000 + i, "cost": 0.1}
-        ui.append({"ts": 100 + i, "type": "say", "say": "api_req_started", "text": json.dumps(info),
-                   "conversationHistoryIndex": 2 * i - 1,
-                   "modelInfo": {"providerId": "anthropic", "modelId": "claude-opus-4-6"}})
-        later = {"ts": 101 + i, "type": "say", "say": "text", "text": "…",
-                 "conversationHistoryIndex": 2 * i - 1}
+        info = {
+            "request": f"r{i}",
+            "tokensIn": 10,
+            "tokensOut": 50,
+            "cacheWrites": 1000,
+            "cacheReads": 20000 + i,
+            "cost": 0.1,
+        }
+        ui.append(
+            {
+                "ts": 100 + i,
+                "type": "say",
+                "say": "api_req_started",
+                "text": json.dumps(info),
+                "conversationHistoryIndex": 2 * i - 1,
+                "modelInfo": {"providerId": "anthropic", "modelId": "claude-opus-4-6"},
+            }
+        )
+        later = {
+            "ts": 101 + i,
+            "type": "say",
+            "say": "text",
+            "text": "…",
+            "conversationHistoryIndex": 2 * i - 1,
+        }
         if i >= 4:  # Cline truncated before the fifth request: messages 2-5 hidden
             later["conversationHistoryDeletedRange"] = [2, 5]
         ui.append(later)
@@ -96,21 +117,61 @@ def test_ui_messages_give_the_counts_and_the_truncation(tmp_path: Path) -> None:
 
 def test_roo_code_condensing_is_a_compaction(tmp_path: Path) -> None:
     folder = tmp_path / "tasks" / "roo"
-    api = [dict(_user("<task>do</task>", 1), condenseParent="c1"),
-           dict(_assistant("a", 2), condenseParent="c1"), dict(_user("r", 3), condenseParent="c1"),
-           {"role": "user", "content": [{"type": "text", "text": "## Summary"}], "ts": 4,
-            "isSummary": True, "condenseId": "c1"},
-           _assistant("b", 5)]
+    api = [
+        dict(_user("<task>do</task>", 1), condenseParent="c1"),
+        dict(_assistant("a", 2), condenseParent="c1"),
+        dict(_user("r", 3), condenseParent="c1"),
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "## Summary"}],
+            "ts": 4,
+            "isSummary": True,
+            "condenseId": "c1",
+        },
+        _assistant("b", 5),
+    ]
     _write(folder, "api_conversation_history.json", api)
-    ui = [{"ts": 1, "type": "say", "say": "api_req_started",
-           "text": json.dumps({"tokensIn": 30000, "tokensOut": 5, "cacheWrites": 0,
-                               "cacheReads": 25000, "apiProtocol": "anthropic"})},
-          {"ts": 4, "type": "say", "say": "condense_context",
-           "contextCondense": {"cost": 0.1, "prevContextTokens": 30000, "newContextTokens": 900,
-                               "summary": "…"}},
-          {"ts": 4, "type": "say", "say": "api_req_started",
-           "text": json.dumps({"tokensIn": 1000, "tokensOut": 5, "cacheWrites": 0,
-                               "cacheReads": 0, "apiProtocol": "anthropic"})}]
+    ui = [
+        {
+            "ts": 1,
+            "type": "say",
+            "say": "api_req_started",
+            "text": json.dumps(
+                {
+                    "tokensIn": 30000,
+                    "tokensOut": 5,
+                    "cacheWrites": 0,
+                    "cacheReads": 25000,
+                    "apiProtocol": "anthropic",
+                }
+            ),
+        },
+        {
+            "ts": 4,
+            "type": "say",
+            "say": "condense_context",
+            "contextCondense": {
+                "cost": 0.1,
+                "prevContextTokens": 30000,
+                "newContextTokens": 900,
+                "summary": "…",
+            },
+        },
+        {
+            "ts": 4,
+            "type": "say",
+            "say": "api_req_started",
+            "text": json.dumps(
+                {
+                    "tokensIn": 1000,
+                    "tokensOut": 5,
+                    "cacheWrites": 0,
+                    "cacheReads": 0,
+                    "apiProtocol": "anthropic",
+                }
+            ),
+        },
+    ]
     _write(folder, "ui_messages.json", ui)
     session = load(str(folder / "api_conversation_history.json"))
     assert identify(session).profile.id == "roo-code"
@@ -122,11 +183,29 @@ def test_roo_code_condensing_is_a_compaction(tmp_path: Path) -> None:
 
 
 def test_only_ui_messages_still_read(tmp_path: Path) -> None:
-    ui = [{"ts": 5, "type": "say", "say": "api_req_started",
-           "text": json.dumps({"request": "<task>x</task>", "tokensIn": 11495, "tokensOut": 16,
-                               "cacheWrites": 0, "cacheReads": 512, "cost": 0})},
-          {"ts": 6, "type": "say", "say": "api_req_started",
-           "text": json.dumps({"request": "[attempt]", "tokensIn": 0, "tokensOut": 0, "cost": 0})}]
+    ui = [
+        {
+            "ts": 5,
+            "type": "say",
+            "say": "api_req_started",
+            "text": json.dumps(
+                {
+                    "request": "<task>x</task>",
+                    "tokensIn": 11495,
+                    "tokensOut": 16,
+                    "cacheWrites": 0,
+                    "cacheReads": 512,
+                    "cost": 0,
+                }
+            ),
+        },
+        {
+            "ts": 6,
+            "type": "say",
+            "say": "api_req_started",
+            "text": json.dumps({"request": "[attempt]", "tokensIn": 0, "tokensOut": 0, "cost": 0}),
+        },
+    ]
     path = _write(tmp_path / "t", "ui_messages.json", ui)
     session = load(str(path))
     assert [r.usage.prompt_tokens for r in session.requests] == [12007]  # a failed one: none
@@ -135,13 +214,18 @@ def test_only_ui_messages_still_read(tmp_path: Path) -> None:
 
 def test_bad_files_are_one_line_or_counted(tmp_path: Path, capsys: Any) -> None:
     folder = tmp_path / "tasks" / "bad"
-    api = _write(folder, "api_conversation_history.json",
-                 [_user("<task>x</task>", 1), _assistant("a", 2, prompt=100), 7])
+    api = _write(
+        folder,
+        "api_conversation_history.json",
+        [_user("<task>x</task>", 1), _assistant("a", 2, prompt=100), 7],
+    )
     (folder / "ui_messages.json").write_text("[{broken")
     session = load(str(api))
     assert len(session.requests) == 1
     assert sorted(s.reason[:30] for s in session.skipped) == [
-        "message 2 of the history is no", "ui_messages.json beside it is "]
+        "message 2 of the history is no",
+        "ui_messages.json beside it is ",
+    ]
     api.write_text('[{"role":"user","content":"<task>')  # cut while written
     assert main(["report", str(api)]) != 0
     err = capsys.readouterr().err.strip()
@@ -150,13 +234,25 @@ def test_bad_files_are_one_line_or_counted(tmp_path: Path, capsys: Any) -> None:
 
 def test_follow_notices_the_sibling_file(tmp_path: Path) -> None:
     folder = tmp_path / "tasks" / "live"
-    api = _write(folder, "api_conversation_history.json",
-                 [_user("<task>x</task>", 1), _assistant("a", 2)])
+    api = _write(
+        folder, "api_conversation_history.json", [_user("<task>x</task>", 1), _assistant("a", 2)]
+    )
     follower = Follower(api)
     assert follower.poll().session.requests[0].usage is None
-    _write(folder, "ui_messages.json", [{"ts": 1, "type": "say", "say": "api_req_started",
-                                        "conversationHistoryIndex": -1,
-                                        "text": json.dumps({"tokensIn": 7, "tokensOut": 1,
-                                                            "cacheWrites": 0, "cacheReads": 0})}])
+    _write(
+        folder,
+        "ui_messages.json",
+        [
+            {
+                "ts": 1,
+                "type": "say",
+                "say": "api_req_started",
+                "conversationHistoryIndex": -1,
+                "text": json.dumps(
+                    {"tokensIn": 7, "tokensOut": 1, "cacheWrites": 0, "cacheReads": 0}
+                ),
+            }
+        ],
+    )
     update = follower.poll()
     assert update.session.requests[0].usage.prompt_tokens == 7

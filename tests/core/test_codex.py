@@ -30,15 +30,21 @@ def _load(name: str):
     return load(str(DATA / name))
 
 
-@pytest.mark.parametrize("name", ["codex_tools.jsonl", "codex_compaction.jsonl",
-                                  "codex_empty.jsonl", "codex_legacy.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    ["codex_tools.jsonl", "codex_compaction.jsonl", "codex_empty.jsonl", "codex_legacy.jsonl"],
+)
 def test_fixtures_are_detected_as_codex(name: str) -> None:
     assert detect(read_head(str(DATA / name))).name == "codex"
 
 
 def test_sniff_rejects_other_formats() -> None:
-    claude = {"type": "user", "sessionId": "s", "uuid": "u", "message": {"role": "user",
-                                                                       "content": "hi"}}
+    claude = {
+        "type": "user",
+        "sessionId": "s",
+        "uuid": "u",
+        "message": {"role": "user", "content": "hi"},
+    }
     gemini = {"sessionId": "s", "projectHash": "h", "startTime": "t"}
     assert not READER.sniff(Head(path="x", text="{}", records=[claude]))
     assert not READER.sniff(Head(path="x", text="{}", records=[gemini]))
@@ -98,7 +104,8 @@ def test_blocks_for_images_tool_calls_and_results() -> None:
 def test_session_instructions_are_memory_unless_sent_as_a_message() -> None:
     old = _load("codex_tools.jsonl").requests[0]
     assert [(b.tag, b.name, b.text) for b in old.system] == [
-        (MEMORY, "AGENTS.md", "Always answer in English.")]
+        (MEMORY, "AGENTS.md", "Always answer in English.")
+    ]
     new = _load("codex_compaction.jsonl").requests[0]
     assert all(b.tag != MEMORY for b in new.system)
     memory = [b for m in new.messages for b in m.blocks if b.tag == MEMORY]
@@ -167,6 +174,7 @@ def test_parser_holds_a_call_until_its_items_end() -> None:
 
 # -- real rollouts -----------------------------------------------------------------------
 
+
 def _corpus_files() -> list[Path]:
     if not (CORPUS / "codex").is_dir():
         return []
@@ -211,13 +219,26 @@ def test_corpus_rollouts_load_with_their_token_counts(path: Path) -> None:
 def test_subagent_rollout_and_early_token_count_layout() -> None:
     parser = READER.parser()
     records = [
-        {"timestamp": "t0", "type": "session_meta",
-         "payload": {"id": "x", "source": {"subagent": "review"}, "instructions": None}},
-        {"timestamp": "t1", "type": "response_item",
-         "payload": {"type": "message", "role": "user", "content": "review this"}},
-        {"timestamp": "t2", "type": "event_msg",
-         "payload": {"type": "token_count", "input_tokens": 900, "cached_input_tokens": 100,
-                     "output_tokens": 7}},
+        {
+            "timestamp": "t0",
+            "type": "session_meta",
+            "payload": {"id": "x", "source": {"subagent": "review"}, "instructions": None},
+        },
+        {
+            "timestamp": "t1",
+            "type": "response_item",
+            "payload": {"type": "message", "role": "user", "content": "review this"},
+        },
+        {
+            "timestamp": "t2",
+            "type": "event_msg",
+            "payload": {
+                "type": "token_count",
+                "input_tokens": 900,
+                "cached_input_tokens": 100,
+                "output_tokens": 7,
+            },
+        },
     ]
     items = [i for n, r in enumerate(records, 1) for i in parser.feed(n, r)]
     items += list(parser.finish())
@@ -246,13 +267,17 @@ def test_merged_prefix_equals_merge_from_scratch() -> None:
         if r < 0.03:  # a compaction: a new list of entries
             entries = [e for e in entries if not e[0]][:3]
         kind = rng.choice(["text", "text", THINKING, "summary"])
-        block = Block(THINKING, "hm") if kind == THINKING else \
-            Block("text", "", tag=COMPACTION_SUMMARY) if kind == "summary" and rng.random() < .2 \
+        block = (
+            Block(THINKING, "hm")
+            if kind == THINKING
+            else Block("text", "", tag=COMPACTION_SUMMARY)
+            if kind == "summary" and rng.random() < 0.2
             else Block("text", f"t{step}")
+        )
         output = rng.random() < 0.5
         entries = entries + [(output, Message("assistant" if output else "user", (block,)))]
         cut = len(entries) - rng.choice([0, 0, 1])
-        prompt = entries[:max(cut, 0)]
+        prompt = entries[: max(cut, 0)]
         got, thinking, encrypted = prefix.messages(prompt, intern)
         assert got == tuple(intern(m) for m in merge(prompt))
         assert (thinking, encrypted) == _flags(prompt)

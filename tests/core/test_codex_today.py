@@ -34,14 +34,18 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 def _bundled_window(model: str) -> int:
     """The model's window as the captured rollout records it, un-cut (95% of the window)."""
     rollout = _lines(CODEX / "proxy" / "rollout.jsonl.xz")
-    recorded = next(r["payload"]["info"]["model_context_window"] for r in rollout
-                    if r["type"] == "event_msg" and r["payload"].get("type") == "token_count")
+    recorded = next(
+        r["payload"]["info"]["model_context_window"]
+        for r in rollout
+        if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
+    )
     assert model == "gpt-6.2-sol"
     return round(recorded / USABLE_PCT)
 
 
-@pytest.mark.parametrize("log", ["proxy/recording.rec.jsonl.xz", "proxy/rollout.jsonl.xz",
-                                 "direct/rollout.jsonl.xz"])
+@pytest.mark.parametrize(
+    "log", ["proxy/recording.rec.jsonl.xz", "proxy/rollout.jsonl.xz", "direct/rollout.jsonl.xz"]
+)
 def test_window_and_thresholds_are_codexs_own(log: str) -> None:
     a = Analysis(load(str(CODEX / log)))
     raw = _bundled_window("gpt-6.2-sol")
@@ -58,8 +62,7 @@ def test_window_and_thresholds_are_codexs_own(log: str) -> None:
 def _sent(body: dict[str, Any]) -> tuple[str, str]:
     """(the base instructions' text, the tool schemas' JSON) as the request carried them."""
     items = body["input"]
-    tools = js_dumps([t for i in items if i.get("type") == "additional_tools"
-                      for t in i["tools"]])
+    tools = js_dumps([t for i in items if i.get("type") == "additional_tools" for t in i["tools"]])
     first = next(i for i in items if i.get("type") == "message")
     assert first["role"] == "developer" and "instructions" not in body and "tools" not in body
     return "\n".join(c["text"] for c in first["content"]), tools
@@ -102,8 +105,11 @@ def test_the_rollout_counts_the_base_instructions_once_and_reads_its_tools() -> 
     s = load(str(path))
     records = _lines(path)
     base = records[0]["payload"]["base_instructions"]["text"]
-    tool_item = next(r["payload"] for r in records if r["type"] == "response_item"
-                     and r["payload"].get("type") == "additional_tools")
+    tool_item = next(
+        r["payload"]
+        for r in records
+        if r["type"] == "response_item" and r["payload"].get("type") == "additional_tools"
+    )
     wire = load(str(CODEX / "proxy" / "recording.rec.jsonl.xz"))
     turns = [r for r in wire.requests if r.role == MAIN]  # not the TUI's title call
     for req, sent in zip(s.requests, turns, strict=True):
@@ -127,9 +133,13 @@ def test_compactions_before_a_turn_and_mid_turn_are_predicted() -> None:
     """Codex compared the last call's total (input + output) with 450,000: 450,001 compacted
     before the next turn; 449,999 plus the tool output it added compacted mid-turn."""
     records = _compaction_rollout()
-    calls = [r["payload"]["info"]["last_token_usage"] for r in records
-             if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
-             and r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    calls = [
+        r["payload"]["info"]["last_token_usage"]
+        for r in records
+        if r["type"] == "event_msg"
+        and r["payload"].get("type") == "token_count"
+        and r["payload"]["info"]["last_token_usage"]["input_tokens"]
+    ]
     a = Analysis(load(str(CODEX / "compaction" / "rollout.jsonl.xz")))
     s = a.session
     c = a.compactions
@@ -148,9 +158,13 @@ def test_codexs_own_estimates_are_no_api_counts() -> None:
     """A token_count with input 0 (and output 0) is Codex's estimate of the history after a
     compaction: it becomes the compaction's post size, never a request."""
     records = _compaction_rollout()
-    estimates = [r["payload"]["info"]["last_token_usage"]["total_tokens"] for r in records
-                 if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
-                 and not r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    estimates = [
+        r["payload"]["info"]["last_token_usage"]["total_tokens"]
+        for r in records
+        if r["type"] == "event_msg"
+        and r["payload"].get("type") == "token_count"
+        and not r["payload"]["info"]["last_token_usage"]["input_tokens"]
+    ]
     assert len(estimates) == 2
     s = load(str(CODEX / "compaction" / "rollout.jsonl.xz"))
     posts = [e.post_tokens for r in s.requests for e in r.events if e.kind == COMPACT_BOUNDARY]
@@ -164,8 +178,11 @@ def test_an_estimate_with_new_totals_is_still_no_request(tmp_path: Path) -> None
     records = _compaction_rollout()
     for r in records:
         p = r.get("payload")
-        if r["type"] == "event_msg" and p.get("type") == "token_count" \
-                and not p["info"]["last_token_usage"]["input_tokens"]:
+        if (
+            r["type"] == "event_msg"
+            and p.get("type") == "token_count"
+            and not p["info"]["last_token_usage"]["input_tokens"]
+        ):
             p["info"]["total_token_usage"]["total_tokens"] += 1
     path = tmp_path / "rollout.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -195,8 +212,9 @@ def test_a_version_newer_than_the_rules_says_so(tmp_path: Path) -> None:
     path = tmp_path / "rollout.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     a = Analysis(load(str(path)))
-    note = "Codex CLI 0.200.0 is newer than the rules ctxviewer knows (up to 0.171.0); " \
-           "using 0.171.0's"
+    note = (
+        "Codex CLI 0.200.0 is newer than the rules ctxviewer knows (up to 0.171.0); using 0.171.0's"
+    )
     assert a.identity.rules_note == note
     known = Analysis(load(str(CODEX / "proxy" / "rollout.jsonl.xz")))
     assert (a.window, a.thresholds) == (known.window, known.thresholds)
@@ -227,12 +245,20 @@ def test_codex_0104_compacts_on_its_reasoning_estimate_and_mid_turn() -> None:
     message. Then mid-turn, after a tool's output. Both are predicted from the rollout."""
     path = CODEX_104 / "rollout.jsonl.xz"
     records = _lines(path)
-    secret = next(r["payload"]["encrypted_content"] for r in records
-                  if r["type"] == "response_item" and r["payload"].get("type") == "reasoning")
+    secret = next(
+        r["payload"]["encrypted_content"]
+        for r in records
+        if r["type"] == "response_item" and r["payload"].get("type") == "reasoning"
+    )
     reasoning = (len(secret) * 3 // 4 - REASONING_OVERHEAD + 3) // 4
-    totals = [r["payload"]["info"]["last_token_usage"]["total_tokens"] for r in records
-              if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
-              and r["payload"]["info"] and r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    totals = [
+        r["payload"]["info"]["last_token_usage"]["total_tokens"]
+        for r in records
+        if r["type"] == "event_msg"
+        and r["payload"].get("type") == "token_count"
+        and r["payload"]["info"]
+        and r["payload"]["info"]["last_token_usage"]["input_tokens"]
+    ]
     a = Analysis(load(str(path)))
     limit = a.thresholds.auto
     assert limit == round(LIMIT_PCT * 272_000) == 244_800 and a.window == 258_400
@@ -247,10 +273,14 @@ def test_codex_0104_compacts_on_its_reasoning_estimate_and_mid_turn() -> None:
     events = [e for r in a.session.requests for e in r.events if e.kind == COMPACT_BOUNDARY]
     assert events[0].pre_tokens >= before + reasoning
     assert all(e.pre_tokens >= limit for e in events)
-    estimates = [r["payload"]["info"]["last_token_usage"]["total_tokens"] for r in records
-                 if r["type"] == "event_msg" and r["payload"].get("type") == "token_count"
-                 and r["payload"]["info"]
-                 and not r["payload"]["info"]["last_token_usage"]["input_tokens"]]
+    estimates = [
+        r["payload"]["info"]["last_token_usage"]["total_tokens"]
+        for r in records
+        if r["type"] == "event_msg"
+        and r["payload"].get("type") == "token_count"
+        and r["payload"]["info"]
+        and not r["payload"]["info"]["last_token_usage"]["input_tokens"]
+    ]
     assert [e.post_tokens for e in events] == sorted(set(estimates), key=estimates.index)
     aux = [r for r in a.session.requests if r.role == AUXILIARY]
     assert len(aux) == 2 and all("compaction call" in " ".join(r.notes) for r in aux)

@@ -31,27 +31,51 @@ def _msg(role: str, text: str) -> dict[str, Any]:
 
 
 def _call(n: int, cmd: str) -> list[dict[str, Any]]:
-    return [_item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA" + "x" * 40}),
-            _item({"type": "function_call", "name": "exec_command", "call_id": f"call_{n}",
-                   "arguments": json.dumps({"cmd": cmd})}),
-            _item({"type": "function_call_output", "call_id": f"call_{n}",
-                   "output": f"output of {cmd}\n" * 20})]
+    return [
+        _item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA" + "x" * 40}),
+        _item(
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": f"call_{n}",
+                "arguments": json.dumps({"cmd": cmd}),
+            }
+        ),
+        _item(
+            {
+                "type": "function_call_output",
+                "call_id": f"call_{n}",
+                "output": f"output of {cmd}\n" * 20,
+            }
+        ),
+    ]
 
 
 def _rollout(path: Path) -> Path:
     """Three prompts, four tool calls: six model calls (each run of model output)."""
     records = [
-        _line("session_meta", {"id": "019dec85", "timestamp": TS, "cwd": "/Users/u/proj",
-                               "originator": "Codex Desktop", "cli_version": "0.128.0",
-                               "source": "vscode", "model_provider": "openai"}),
-        _msg("developer", "<permissions instructions>\nsandbox: workspace-write\n"
-                          "</permissions instructions>"),
-        _msg("user", "<environment_context>\n  <cwd>/Users/u/proj</cwd>\n"
-                     "</environment_context>"),
+        _line(
+            "session_meta",
+            {
+                "id": "019dec85",
+                "timestamp": TS,
+                "cwd": "/Users/u/proj",
+                "originator": "Codex Desktop",
+                "cli_version": "0.128.0",
+                "source": "vscode",
+                "model_provider": "openai",
+            },
+        ),
+        _msg(
+            "developer",
+            "<permissions instructions>\nsandbox: workspace-write\n</permissions instructions>",
+        ),
+        _msg("user", "<environment_context>\n  <cwd>/Users/u/proj</cwd>\n</environment_context>"),
         _line("event_msg", {"type": "task_started", "turn_id": "t1"}),
         _msg("user", "List the files and count the lines of main.py"),
         _line("event_msg", {"type": "user_message", "message": "List the files ..."}),
-        *_call(1, "ls"), *_call(2, "wc -l main.py"),
+        *_call(1, "ls"),
+        *_call(2, "wc -l main.py"),
         _msg("assistant", "There are 3 files; main.py has 120 lines."),
         _line("event_msg", {"type": "task_complete", "turn_id": "t1"}),
         _msg("user", "Run the tests"),
@@ -70,14 +94,25 @@ def test_each_run_of_model_output_is_a_call(tmp_path: Path) -> None:
     assert len(s.requests) == 7
     assert all(r.usage is None and r.client == "codex/0.128.0" for r in s.requests)
     assert all(any("records no token_count" in n for n in r.notes) for r in s.requests)
-    calls = [[b.ref for m in r.messages for b in m.blocks if b.kind == TOOL_USE]
-             for r in s.requests]
-    answered = [[b.ref for m in r.messages for b in m.blocks if b.kind == TOOL_RESULT]
-                for r in s.requests]
-    assert calls == answered == [[], ["call_1"], ["call_1", "call_2"], ["call_1", "call_2"],
-                                 ["call_1", "call_2", "call_3"],
-                                 ["call_1", "call_2", "call_3"],
-                                 ["call_1", "call_2", "call_3", "call_4"]]
+    calls = [
+        [b.ref for m in r.messages for b in m.blocks if b.kind == TOOL_USE] for r in s.requests
+    ]
+    answered = [
+        [b.ref for m in r.messages for b in m.blocks if b.kind == TOOL_RESULT] for r in s.requests
+    ]
+    assert (
+        calls
+        == answered
+        == [
+            [],
+            ["call_1"],
+            ["call_1", "call_2"],
+            ["call_1", "call_2"],
+            ["call_1", "call_2", "call_3"],
+            ["call_1", "call_2", "call_3"],
+            ["call_1", "call_2", "call_3", "call_4"],
+        ]
+    )
     assert s.requests[-1].response is not None
     assert s.requests[-1].response.text == "Clean tree, tests green."
     a = Analysis(s)
@@ -86,8 +121,9 @@ def test_each_run_of_model_output_is_a_call(tmp_path: Path) -> None:
     assert sizes == sorted(sizes) and sizes[0] > 0
 
 
-def test_report_says_why_there_are_no_api_counts(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_report_says_why_there_are_no_api_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = _rollout(tmp_path / "rollout.jsonl")
     assert main(["report", str(path)]) == 0
     text = capsys.readouterr().out

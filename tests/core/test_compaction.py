@@ -28,8 +28,10 @@ EST = get_estimator("qwen")
 T = thresholds(200_000, "qwen")
 CORPUS = Path("/work/shared/corpus")
 LEMMY = CORPUS / "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
-SPOTTER = CORPUS / ("claude-code/marot__spotter__test_fixtures_transcripts_"
-                    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+SPOTTER = CORPUS / (
+    "claude-code/marot__spotter__test_fixtures_transcripts_"
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+)
 
 
 def msg(role: str, content: object) -> Message:
@@ -41,8 +43,9 @@ def call(i: int, name: str = "Read", **inp: object) -> Message:
 
 
 def result(i: int, text: str, err: bool = False) -> Message:
-    return msg("user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": text,
-                         "is_error": err}])
+    return msg(
+        "user", [{"type": "tool_result", "tool_use_id": f"t{i}", "content": text, "is_error": err}]
+    )
 
 
 def request(messages: list[Message]) -> Request:
@@ -72,6 +75,7 @@ def pairs_intact(r: Request, original: Request | None = None) -> bool:
 
 # -- strategies on crafted sessions --------------------------------------------------------
 
+
 def test_qwen_split_keeps_recent_part_at_a_user_prompt() -> None:
     req = session()
     split = split_point(req.messages)
@@ -87,8 +91,12 @@ def test_qwen_split_keeps_recent_part_at_a_user_prompt() -> None:
 
 
 def test_qwen_ending_with_plain_answer_summarizes_everything() -> None:
-    msgs = [msg("user", "hi"), msg("assistant", "hello"), msg("user", "bye"),
-            msg("assistant", "see you")]
+    msgs = [
+        msg("user", "hi"),
+        msg("assistant", "hello"),
+        msg("user", "bye"),
+        msg("assistant", "see you"),
+    ]
     assert split_point(tuple(msgs)) == 4
 
 
@@ -112,8 +120,12 @@ def test_shannon_short_conversation_is_unchanged() -> None:
 
 def test_trim_drops_obsolete_then_oldest_and_keeps_order() -> None:
     req = session(rounds=12)
-    todo = [call(100, "TodoWrite", todos=[1]), result(100, "ok"),
-            call(101, "TodoWrite", todos=[2]), result(101, "ok")]
+    todo = [
+        call(100, "TodoWrite", todos=[1]),
+        result(100, "ok"),
+        call(101, "TodoWrite", todos=[2]),
+        result(101, "ok"),
+    ]
     req = request([*req.messages[:1], *todo, *req.messages[1:]])
     budget = EST.messages(req.messages) // 2
     r = simulate_compaction(req, "trim", EST, T, params=Params(trim=TrimParams(budget=budget)))
@@ -149,6 +161,7 @@ def test_unknown_strategy() -> None:
 
 # -- slimming rules --------------------------------------------------------------------------
 
+
 def test_code_block_keeps_30_head_20_tail() -> None:
     code = "\n".join(f"    v{i} = calc({i})  # step" for i in range(120))
     out, rule = compress_tool_output(f"Here:\n```python\n{code}\n```\n")
@@ -178,6 +191,7 @@ def test_long_text_truncated_to_about_2000() -> None:
 
 # -- local summarizer ------------------------------------------------------------------------
 
+
 def test_local_summary_is_deterministic_and_english() -> None:
     req = session(rounds=6)
     msgs = [*req.messages, result(99, "Error: file not found", err=True)]
@@ -191,8 +205,12 @@ def test_local_summary_is_deterministic_and_english() -> None:
 
 
 def test_local_summary_chinese() -> None:
-    msgs = [msg("user", "请帮我修复登录模块的测试失败问题"), call(1, file_path="/src/login.py"),
-            result(1, "def login(): ..."), msg("assistant", "我决定先重写登录函数的校验逻辑。")]
+    msgs = [
+        msg("user", "请帮我修复登录模块的测试失败问题"),
+        call(1, file_path="/src/login.py"),
+        result(1, "def login(): ..."),
+        msg("assistant", "我决定先重写登录函数的校验逻辑。"),
+    ]
     s = LocalSummarizer().summarize(msgs, 400)
     assert "用户目标" in s.text and "最新状态" in s.text and "/src/login.py" in s.text
     assert s.title.startswith("请帮我修复")
@@ -212,8 +230,13 @@ def test_corpus_reductions(strategy: str) -> None:
     a = Analysis(load(str(SPOTTER)))
     b = a.breakdown(125)  # the request before the compaction at 126
     unrec = b.category("unrecorded_overhead")
-    r = simulate_compaction(a.session.requests[125], strategy, a.estimator, b.thresholds,
-                            inferred_overhead=unrec.estimated if unrec else None)
+    r = simulate_compaction(
+        a.session.requests[125],
+        strategy,
+        a.estimator,
+        b.thresholds,
+        inferred_overhead=unrec.estimated if unrec else None,
+    )
     assert r.after < r.before_estimate <= r.before
     assert pairs_intact(r.request, a.session.requests[125])
 
@@ -226,6 +249,7 @@ def test_corpus_reductions(strategy: str) -> None:
 
 
 # -- CLI -------------------------------------------------------------------------------------
+
 
 @needs_corpus
 def test_cli_compact_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -254,8 +278,9 @@ def test_summary_cost_uses_the_insights_price_table(tmp_path, monkeypatch):
 
     monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
     assert cost_usd("claude-sonnet-4-6", 1000, 200) == pytest.approx((1000 * 3 + 200 * 15) / 1e6)
-    (tmp_path / "prices.json").write_text(orjson.dumps({"models": {
-        "claude-sonnet-4": {"input": 10.0, "output": 20.0}}}).decode())
+    (tmp_path / "prices.json").write_text(
+        orjson.dumps({"models": {"claude-sonnet-4": {"input": 10.0, "output": 20.0}}}).decode()
+    )
     assert cost_usd("claude-sonnet-4-6", 1000, 200) == pytest.approx((1000 * 10 + 200 * 20) / 1e6)
     assert cost_usd("no-such-model", 1000, 200) is None
     (tmp_path / "prices.json").write_text("{broken")

@@ -24,9 +24,17 @@ def _req(i: int, text: str, api: int | None, complete: bool = True) -> Request:
 
 
 def test_rows_errors_and_exclusions():
-    s = Session("x", "test", [_req(0, "a" * 400, 110), _req(1, "b" * 400, 0),
-                               _req(2, "c" * 800, None), _req(3, "d" * 40, 9, complete=False),
-                               _req(4, "e" * 800, 190)])
+    s = Session(
+        "x",
+        "test",
+        [
+            _req(0, "a" * 400, 110),
+            _req(1, "b" * 400, 0),
+            _req(2, "c" * 800, None),
+            _req(3, "d" * 40, 9, complete=False),
+            _req(4, "e" * 800, 190),
+        ],
+    )
     c = compare(s, ["chars4"])
     assert [r.index for r in c.rows] == [0, 4]
     assert c.excluded == {"no_usage": 2, "transcript_only": 1}
@@ -45,8 +53,15 @@ def test_transcripts_are_scored_on_their_exact_growth(corpus):
     from ctxviewer.analysis.tokens.estimators import get_estimator
     from ctxviewer.ingest import load
 
-    s = load(str(corpus / "claude-code" / (
-        "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")))
+    s = load(
+        str(
+            corpus
+            / "claude-code"
+            / (
+                "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+            )
+        )
+    )
     c = compare(s, ["qwen", "cl100k", "calibrated"])
     want = {st.index: st for st in clean_steps(s, get_estimator("qwen"))}
     assert len(want) > 100 and [r.index for r in c.rows] == sorted(want)
@@ -96,8 +111,9 @@ def test_compare_json_contract(corpus, capsys, name):
     assert main(["compare", str(corpus / name), "--json", "--request", "last"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["estimators"] == [*default_names()]
-    assert {"qwen", "chars4", "shannon", "heuristic", "cl100k", "o200k", "calibrated"} \
-        <= set(out["estimators"])
+    assert {"qwen", "chars4", "shannon", "heuristic", "cl100k", "o200k", "calibrated"} <= set(
+        out["estimators"]
+    )
     row = out["rows"][0]
     assert set(row) >= {"index", "api_prompt_tokens", "estimates"}
     for n in out["estimators"]:
@@ -105,14 +121,21 @@ def test_compare_json_contract(corpus, capsys, name):
         assert out["summary"][n]["mape"] is not None
     assert out["excluded"]["transcript_only"] == 0
     cats = out["categories"]
-    assert set(cats["estimates"]["qwen"]) >= {"system_prompt", "builtin_tools", "mcp_tools",
-                                              "skills", "memory_files", "messages"}
+    assert set(cats["estimates"]["qwen"]) >= {
+        "system_prompt",
+        "builtin_tools",
+        "mcp_tools",
+        "skills",
+        "memory_files",
+        "messages",
+    }
     assert cats["messages_by_subtraction"]["qwen"] is not None
 
 
 def test_compare_text_and_csv(corpus, capsys):
-    assert main(["compare", str(corpus / LEMMY), "--estimators", "qwen,cl100k",
-                 "--request", "5"]) == 0
+    assert (
+        main(["compare", str(corpus / LEMMY), "--estimators", "qwen,cl100k", "--request", "5"]) == 0
+    )
     text = capsys.readouterr().out
     assert "MAPE" in text and "Categories of request 5" in text
     assert "messages (API - overhead)" in text
@@ -130,8 +153,9 @@ def test_transcript_only_is_excluded(corpus, capsys):
     assert comparison_json(c)["excluded"]["transcript_only"] == c.excluded["transcript_only"]
 
 
-@pytest.mark.parametrize("argv", [["--estimators", "nope"], ["--calibrate-base", "nope"],
-                                  ["--request", "999"]])
+@pytest.mark.parametrize(
+    "argv", [["--estimators", "nope"], ["--calibrate-base", "nope"], ["--request", "999"]]
+)
 def test_bad_input_is_one_line_exit_2(corpus, capsys, argv):
     assert main(["compare", str(corpus / LEMMY), *argv]) == 2
     err = capsys.readouterr().err

@@ -36,8 +36,11 @@ from ctxviewer.ingest import load
 
 DATA = ROOT / "tests" / "data" / "agents"
 CAPTURED = cases.find(DATA)
-TABLES = {f"{c.key} {output} vs {log}": (c, output, log)
-          for c in CAPTURED for output, log in compare.specs(c)}
+TABLES = {
+    f"{c.key} {output} vs {log}": (c, output, log)
+    for c in CAPTURED
+    for output, log in compare.specs(c)
+}
 
 
 def _table(key: str) -> compare.Table:
@@ -58,9 +61,16 @@ def test_every_known_row_names_a_table() -> None:
 
 
 def _known() -> list[object]:
-    return [pytest.param(key, pattern, id=f"{key}: {pattern}",
-                         marks=pytest.mark.xfail(strict=True, reason=reason))
-            for key, rows in KNOWN_OFF.items() for pattern, reason in rows.items()]
+    return [
+        pytest.param(
+            key,
+            pattern,
+            id=f"{key}: {pattern}",
+            marks=pytest.mark.xfail(strict=True, reason=reason),
+        )
+        for key, rows in KNOWN_OFF.items()
+        for pattern, reason in rows.items()
+    ]
 
 
 @pytest.mark.parametrize(("key", "pattern"), _known())
@@ -72,8 +82,14 @@ def test_a_row_known_to_be_off(key: str, pattern: str) -> None:
 
 def test_every_agent_version_is_captured() -> None:
     have = {f"{c.agent}-{c.version}" for c in CAPTURED}
-    assert have >= {"claude-code-2.1.197", "claude-code-2.1.332", "qwen-code-0.15.10",
-                    "qwen-code-0.24.4", "codex-0.171.0", "gemini-cli-0.61.0"}
+    assert have >= {
+        "claude-code-2.1.197",
+        "claude-code-2.1.332",
+        "qwen-code-0.15.10",
+        "qwen-code-0.24.4",
+        "codex-0.171.0",
+        "gemini-cli-0.61.0",
+    }
 
 
 @pytest.mark.parametrize("case", CAPTURED, ids=lambda c: c.key)
@@ -84,8 +100,10 @@ def test_every_step_of_the_run_worked(case: cases.Case) -> None:
         assert case.file(name).stat().st_size > 0, name
 
 
-SECRETS = re.compile(r"sk-ant-(?!dummy)[\w-]{20,}|sk-(?:proj-)?[A-Za-z0-9]{32,}|AIza[\w-]{35}"
-                     r"|Bearer (?!<redacted)[\w.-]{20,}|ghp_\w{30,}")
+SECRETS = re.compile(
+    r"sk-ant-(?!dummy)[\w-]{20,}|sk-(?:proj-)?[A-Za-z0-9]{32,}|AIza[\w-]{35}"
+    r"|Bearer (?!<redacted)[\w.-]{20,}|ghp_\w{30,}"
+)
 
 
 def test_no_secret_in_the_captures() -> None:
@@ -121,10 +139,14 @@ def test_every_file_is_part_of_one_case_and_small() -> None:
 
 # -- how the comparison measures ----------------------------------------------------------
 
+
 def _exchanges(case: cases.Case) -> list[dict[str, object]]:
     lines = [json.loads(x) for x in case.text(case.wire or "").splitlines()]
-    return [r["request"]["body"] if r.get("type") == "exchange" else r["body"]
-            for r in lines if r.get("type") == "exchange" or "body" in r]
+    return [
+        r["request"]["body"] if r.get("type") == "exchange" else r["body"]
+        for r in lines
+        if r.get("type") == "exchange" or "body" in r
+    ]
 
 
 def test_the_wire_table_is_of_the_last_turn_not_the_title_call() -> None:
@@ -155,14 +177,21 @@ def test_an_overhead_not_recorded_is_held_against_the_sum_it_stands_for() -> Non
     table = _table("qwen-code-0.24.4/direct /context -d vs chat")
     rows = {r.what: r for r in table.rows}
     theirs = parse(_case("qwen-code-0.24.4/direct").text("context_detail.txt"))
-    parts = ("system_prompt", "builtin_tools", "memory_files", "skills", "startup_context",
-             "unattributed")
+    parts = (
+        "system_prompt",
+        "builtin_tools",
+        "memory_files",
+        "skills",
+        "startup_context",
+        "unattributed",
+    )
     assert rows["unrecorded_overhead"].agent == sum(theirs.categories[k].value for k in parts)
     assert rows["unrecorded_overhead"].ok
     assert all(rows[k].ours is None for k in parts if k not in ("memory_files", "skills"))
 
 
 # -- the parser on each agent's real output ------------------------------------------------
+
 
 def _case(key: str) -> cases.Case:
     return next(c for c in CAPTURED if c.key == key)
@@ -171,8 +200,9 @@ def _case(key: str) -> cases.Case:
 def test_parser_reads_claude_code_2_1_332() -> None:
     """Deferred tool rows (print mode) and the TUI's auto-compact window and loaded MCP tool."""
     printed = parse(_case("claude-code-2.1.332/print").text("context.txt"))
-    assert {"mcp_tools_deferred", "builtin_tools_deferred", "autocompact_buffer"} \
-        <= set(printed.categories)
+    assert {"mcp_tools_deferred", "builtin_tools_deferred", "autocompact_buffer"} <= set(
+        printed.categories
+    )
     assert printed.window is not None and printed.window.value == 1_000_000
     tui = _case("claude-code-2.1.332/tui")
     full = parse(tui.text("context_all.txt"))
@@ -197,9 +227,15 @@ def test_parser_reads_codex_status() -> None:
 
 # -- Claude Code's parallel tool calls ----------------------------------------------------
 
+
 def _tool_blocks(path: Path) -> set[tuple[str, str]]:
-    return {(b.kind, b.ref) for r in load(str(path)).requests for m in r.messages
-            for b in m.blocks if b.kind in ("tool_use", "tool_result") and b.ref}
+    return {
+        (b.kind, b.ref)
+        for r in load(str(path)).requests
+        for m in r.messages
+        for b in m.blocks
+        if b.kind in ("tool_use", "tool_result") and b.ref
+    }
 
 
 @pytest.mark.parametrize("key", ["claude-code-2.1.197/parallel", "claude-code-2.1.332/parallel"])

@@ -31,8 +31,12 @@ def _api_calls(path):
         if isinstance(m, dict) and m.get("usage") and m.get("model") != "<synthetic>":
             keys.add((m.get("id"), r.get("requestId")))
             u = m["usage"]
-            peak = max(peak, u["input_tokens"] + u.get("cache_creation_input_tokens", 0)
-                       + u.get("cache_read_input_tokens", 0))
+            peak = max(
+                peak,
+                u["input_tokens"]
+                + u.get("cache_creation_input_tokens", 0)
+                + u.get("cache_read_input_tokens", 0),
+            )
     return keys, peak
 
 
@@ -84,16 +88,23 @@ def test_lemmy_trace_breakdown(corpus):
     b = a.breakdown(i)
     assert b.mode == "B" and b.total == req.api_prompt_tokens
     cats = {c.name: c for c in b.categories}
-    for name in ("system_prompt", "builtin_tools", "mcp_tools", "messages", "free_space",
-                 "autocompact_buffer"):
+    for name in (
+        "system_prompt",
+        "builtin_tools",
+        "mcp_tools",
+        "messages",
+        "free_space",
+        "autocompact_buffer",
+    ):
         assert cats[name].tokens > 0, name
     servers = cats["mcp_tools"].items
     assert [s.name for s in servers] == ["ide"]
-    assert {t.name for t in servers[0].items} == {"mcp__ide__executeCode",
-                                                   "mcp__ide__getDiagnostics"}
+    assert {t.name for t in servers[0].items} == {
+        "mcp__ide__executeCode",
+        "mcp__ide__getDiagnostics",
+    }
     assert sum(c.tokens for c in b.categories) == b.window
-    used = sum(c.tokens for c in b.categories if c.name not in ("free_space",
-                                                                "autocompact_buffer"))
+    used = sum(c.tokens for c in b.categories if c.name not in ("free_space", "autocompact_buffer"))
     assert used == req.api_prompt_tokens
     # streamed SSE responses were reassembled into usage and a reply
     assert sum(1 for r in a.session.requests if r.usage) == 64
@@ -117,7 +128,9 @@ def test_captured_claude_code_request_matches_its_own_context_command(corpus):
     assert abs(cats["system_prompt"].tokens - 1_600) < 200
     assert abs(cats["builtin_tools"].tokens - 18_900) < 1_000
     assert {m.name for m in cats["memory_files"].items} == {
-        "/srv/agentdemo1/home/.claude/CLAUDE.md", "/srv/agentdemo1/proj/CLAUDE.md"}
+        "/srv/agentdemo1/home/.claude/CLAUDE.md",
+        "/srv/agentdemo1/proj/CLAUDE.md",
+    }
     assert [s.name for s in cats["mcp_tools"].items] == ["notes-weather"]
     mine = {s.name: s.tokens for s in cats["skills"].items}
     assert mine == {name: int(n.value) for name, n in theirs.items["skills"].items()}
@@ -130,8 +143,7 @@ def test_captured_claude_code_request_matches_its_own_context_command(corpus):
     entries = [s for s in wcats["skills"].items if s.kind == "skill"]
     rest = [s for s in wcats["skills"].items if s.kind == "rest"]
     assert sum(s.tokens for s in entries) < wcats["skills"].tokens
-    assert len(rest) == 1 and sum(s.tokens for s in wcats["skills"].items) == \
-        wcats["skills"].tokens
+    assert len(rest) == 1 and sum(s.tokens for s in wcats["skills"].items) == wcats["skills"].tokens
     assert {d.what for d in b.differences} >= {"skills", "autocompact buffer"}
 
 

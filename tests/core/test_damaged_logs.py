@@ -53,9 +53,12 @@ def test_an_empty_client_version_is_no_version(corpus: Path, tmp_path: Path, cap
     agent's identification split it and took a word that was not there (IndexError,
     ``report`` said "internal error")."""
     damaged = tmp_path / "empty-version.jsonl"
-    _edit_first(corpus / MAI_CLAUDE, damaged,
-                lambda r: r.get("type") == "assistant" and r.get("version"),
-                lambda r: r.update(version=""))
+    _edit_first(
+        corpus / MAI_CLAUDE,
+        damaged,
+        lambda r: r.get("type") == "assistant" and r.get("version"),
+        lambda r: r.update(version=""),
+    )
     whole = _report(capsys, corpus / MAI_CLAUDE)
     out = _report(capsys, damaged)
     assert out["source"]["requests"] == whole["source"]["requests"] > 0
@@ -66,22 +69,27 @@ def test_an_empty_client_version_is_no_version(corpus: Path, tmp_path: Path, cap
     assert json.loads(capsys.readouterr().out)["source"]["requests"] == out["source"]["requests"]
 
 
-def test_an_odd_compaction_timestamp_and_trigger_are_unknown(corpus: Path,
-                                                             tmp_path: Path) -> None:
+def test_an_odd_compaction_timestamp_and_trigger_are_unknown(corpus: Path, tmp_path: Path) -> None:
     """A compact boundary whose timestamp is a number and whose trigger is a list: the
     event kept them, and the timeline by time (the window's Timeline tab) raised
     TypeError in ``fromisoformat``. Now they are unknown; the compaction stays."""
     damaged = tmp_path / "odd-compaction.jsonl"
-    before = _edit_first(corpus / SPOTTER, damaged,
-                         lambda r: r.get("subtype") == "compact_boundary",
-                         lambda r: (r.update(timestamp=-1_000_000_000),
-                                    r["compactMetadata"].update(trigger=["auto"])))
+    before = _edit_first(
+        corpus / SPOTTER,
+        damaged,
+        lambda r: r.get("subtype") == "compact_boundary",
+        lambda r: (
+            r.update(timestamp=-1_000_000_000),
+            r["compactMetadata"].update(trigger=["auto"]),
+        ),
+    )
     whole, session = load(str(corpus / SPOTTER)), load(str(damaged))
     assert len(session.requests) == len(whole.requests)
     assert len(session.skipped) == len(whole.skipped)
     events = [e for r in session.requests for e in r.events if e.kind == "compact_boundary"]
-    assert [(e.timestamp, e.trigger, e.pre_tokens) for e in events] == \
-        [(None, None, before["compactMetadata"]["preTokens"])]
+    assert [(e.timestamp, e.trigger, e.pre_tokens) for e in events] == [
+        (None, None, before["compactMetadata"]["preTokens"])
+    ]
     a = Analysis(session)
     view = timeline_view.from_analysis(a, x_mode="time")
     assert view.data.x_mode == "time"
@@ -90,8 +98,9 @@ def test_an_odd_compaction_timestamp_and_trigger_are_unknown(corpus: Path,
     assert [(e["timestamp"], e["trigger"]) for e in compact] == [(None, None)]
 
 
-def test_a_compressed_log_cut_short_is_read_up_to_the_cut(corpus: Path, tmp_path: Path,
-                                                          capsys: Any) -> None:
+def test_a_compressed_log_cut_short_is_read_up_to_the_cut(
+    corpus: Path, tmp_path: Path, capsys: Any
+) -> None:
     """The head of a compressed log was read in 64 KiB reads, and a read that met the
     cut raised and lost what it had decompressed: a log cut within its first 64 KiB
     was refused as "the compressed file ends before any data" though it held
@@ -100,7 +109,7 @@ def test_a_compressed_log_cut_short_is_read_up_to_the_cut(corpus: Path, tmp_path
     whole = load(str(corpus / CODEX))
     for kind, packed in (("gz", gzip.compress(data, mtime=0)), ("xz", lzma.compress(data))):
         path = tmp_path / f"cut.jsonl.{kind}"
-        path.write_bytes(packed[:len(packed) // 2])
+        path.write_bytes(packed[: len(packed) // 2])
         assert head_session(str(path), 4 * 1024 * 1024) is None  # shorter than that
         out = _report(capsys, path)
         session = load(str(path))
@@ -110,16 +119,21 @@ def test_a_compressed_log_cut_short_is_read_up_to_the_cut(corpus: Path, tmp_path
     path = tmp_path / "cut-early.jsonl.gz"
     path.write_bytes(gzip.compress(data, mtime=0)[:12])
     assert main(["report", "--json", str(path)]) == 2
-    assert capsys.readouterr().err == \
-        f"ctxviewer: cannot read {path}: the compressed file ends before any data\n"
+    assert (
+        capsys.readouterr().err
+        == f"ctxviewer: cannot read {path}: the compressed file ends before any data\n"
+    )
 
 
-GEMINI_DOC = ("gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d5"
-              "17dd9cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json")
+GEMINI_DOC = (
+    "gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d5"
+    "17dd9cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json"
+)
 
 
-def test_a_byte_order_mark_is_not_part_of_the_first_record(corpus: Path, tmp_path: Path,
-                                                           capsys: Any) -> None:
+def test_a_byte_order_mark_is_not_part_of_the_first_record(
+    corpus: Path, tmp_path: Path, capsys: Any
+) -> None:
     """An editor that saves a log with a UTF-8 byte order mark: the first record of a
     line log was skipped as not JSON (a Codex rollout lost its session_meta), and a
     JSON document (a Gemini chat) was refused as an unknown format."""
@@ -141,16 +155,19 @@ def test_a_utf16_log_says_so(corpus: Path, tmp_path: Path, capsys: Any) -> None:
         path = tmp_path / f"{encoding}.jsonl"
         path.write_bytes(text.encode(encoding))
         assert main(["report", "--json", str(path)]) == 2
-        assert capsys.readouterr().err == (f"ctxviewer: {path} is UTF-16 text: ctxviewer reads "
-                                           "logs in UTF-8 (save it as UTF-8)\n")
+        assert capsys.readouterr().err == (
+            f"ctxviewer: {path} is UTF-16 text: ctxviewer reads logs in UTF-8 (save it as UTF-8)\n"
+        )
     nuls = tmp_path / "nuls.jsonl"
     nuls.write_bytes(bytes(4096))
     assert main(["report", "--json", str(nuls)]) == 2
     assert capsys.readouterr().err == f"ctxviewer: {nuls} is a binary file, not a session log\n"
 
 
-CODEX_WINDOW = ("codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-2025-12"
-                "-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl")
+CODEX_WINDOW = (
+    "codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-2025-12"
+    "-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl"
+)
 
 
 def test_a_window_of_two_to_the_63_is_damage(corpus: Path, tmp_path: Path, capsys: Any) -> None:
@@ -160,13 +177,18 @@ def test_a_window_of_two_to_the_63_is_damage(corpus: Path, tmp_path: Path, capsy
     of them give the window of a log that recorded none."""
     src = corpus / CODEX_WINDOW
     data = src.read_bytes()
-    recorded = {json.loads(x)["payload"]["info"]["model_context_window"]
-                for x in data.splitlines() if b'"model_context_window"' in x}
+    recorded = {
+        json.loads(x)["payload"]["info"]["model_context_window"]
+        for x in data.splitlines()
+        if b'"model_context_window"' in x
+    }
     assert len(recorded) == 1
     old = b'"model_context_window":%d' % recorded.pop()
     huge = b'"model_context_window":%d' % (2**63 - 1)
-    cases = {"one": (data.replace(old, huge, 1), data),
-             "all": (data.replace(old, huge), data.replace(old, b'"model_context_window":null'))}
+    cases = {
+        "one": (data.replace(old, huge, 1), data),
+        "all": (data.replace(old, huge), data.replace(old, b'"model_context_window":null')),
+    }
     for name, (damaged, like) in cases.items():
         path, expected = tmp_path / f"{name}.jsonl", tmp_path / f"{name}-expected.jsonl"
         path.write_bytes(damaged)
@@ -190,8 +212,11 @@ def test_a_forecast_over_aware_and_naive_times(corpus: Path, tmp_path: Path, cap
     src = corpus / LEMMY
     lines = src.read_bytes().splitlines(keepends=True)
     turns = last_turns(load(str(src)).requests)
-    bigger = {r.line for r in turns if r.usage and turns[-1].usage
-              and r.usage.prompt_tokens > turns[-1].usage.prompt_tokens}
+    bigger = {
+        r.line
+        for r in turns
+        if r.usage and turns[-1].usage and r.usage.prompt_tokens > turns[-1].usage.prompt_tokens
+    }
     shorter = tmp_path / "shorter.jsonl"  # only the lines deleted: times all aware
     shorter.write_bytes(b"".join(x for i, x in enumerate(lines, 1) if i not in bigger))
     record = json.loads(lines[turns[-1].line - 1])
@@ -213,7 +238,7 @@ def test_a_forecast_over_aware_and_naive_times(corpus: Path, tmp_path: Path, cap
 
     timed = forecast(shorter)
     assert " min)" in timed
-    assert forecast(damaged) == timed[:timed.index(" (about")]
+    assert forecast(damaged) == timed[: timed.index(" (about")]
 
 
 def test_codex_dynamic_tools_of_another_type(corpus: Path, tmp_path: Path, capsys: Any) -> None:
@@ -223,16 +248,21 @@ def test_codex_dynamic_tools_of_another_type(corpus: Path, tmp_path: Path, capsy
     src = corpus / CODEX_WINDOW
     for odd in (7, 2.5, True, None, "x", {"name": "t"}):
         path = tmp_path / "dynamic-tools.jsonl"
-        _edit_first(src, path, lambda r: r.get("type") == "session_meta",
-                    lambda r, odd=odd: r["payload"].update(dynamic_tools=odd))
+        _edit_first(
+            src,
+            path,
+            lambda r: r.get("type") == "session_meta",
+            lambda r, odd=odd: r["payload"].update(dynamic_tools=odd),
+        )
         out, whole = _report(capsys, path), _report(capsys, src)
         for report in (out, whole):
             report["source"].pop("path")
         assert out == whole
 
 
-def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp_path: Path,
-                                                               monkeypatch: Any) -> None:
+def test_a_followed_log_drops_its_byte_order_mark_as_load_does(
+    corpus: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
     """Live follow and the library (which follows the files of the last days) read a log
     saved with a byte order mark as ``load`` does: before, its first record was skipped."""
     from library_tree import fake_home
@@ -263,9 +293,9 @@ def test_a_followed_log_drops_its_byte_order_mark_as_load_does(corpus: Path, tmp
     assert row["skipped_records"] == len(load(str(corpus / CODEX)).skipped)
 
 
-def test_a_compressed_log_damaged_at_its_start_says_damaged_not_cut(corpus: Path,
-                                                                    tmp_path: Path,
-                                                                    capsys: Any) -> None:
+def test_a_compressed_log_damaged_at_its_start_says_damaged_not_cut(
+    corpus: Path, tmp_path: Path, capsys: Any
+) -> None:
     """A compressed log with nothing readable: cut before its first data, or damaged there
     (the magic intact, the rest of the header broken). Each says which, in one line."""
     packed = lzma.compress((corpus / CODEX).read_bytes())
@@ -292,10 +322,18 @@ def test_a_tool_call_id_of_another_type(corpus: Path, tmp_path: Path) -> None:
         use = next(b for b in record["message"]["content"] if b.get("type") == "tool_use")
         use["id"] = {"value": use["id"]}
 
-    _edit_first(corpus / SNIFFLY, damaged,
-                lambda r: r.get("type") == "assistant" and any(
-                    isinstance(b, dict) and b.get("type") == "tool_use"
-                    for b in r["message"].get("content") or []), odd)
+    _edit_first(
+        corpus / SNIFFLY,
+        damaged,
+        lambda r: (
+            r.get("type") == "assistant"
+            and any(
+                isinstance(b, dict) and b.get("type") == "tool_use"
+                for b in r["message"].get("content") or []
+            )
+        ),
+        odd,
+    )
     whole, session = load(str(corpus / SNIFFLY)), load(str(damaged))
     assert not [k for k in session.skipped if "reader error" in k.reason]
     assert len(session.requests) == len(whole.requests)

@@ -26,23 +26,37 @@ LAYOUTS = {
     "indented": lambda v: json.dumps(v, indent=1).encode().replace(b"\n", b""),
 }
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(-10**6, 10**6),
-                      st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12))
-json_value = st.recursive(json_leaf, lambda kids: st.one_of(
-    st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=6), kids, max_size=3)),
-    max_leaves=8)
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**6), 10**6),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=12),
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=3), st.dictionaries(st.text(max_size=6), kids, max_size=3)
+    ),
+    max_leaves=8,
+)
 message = st.one_of(
-    st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
-                           "content": st.one_of(st.text(max_size=30), st.lists(json_value,
-                                                                                max_size=3))}),
+    st.fixed_dictionaries(
+        {
+            "role": st.sampled_from(["user", "assistant"]),
+            "content": st.one_of(st.text(max_size=30), st.lists(json_value, max_size=3)),
+        }
+    ),
     json_value,  # arrays of anything: numbers that prefix each other, strings, nulls
 )
 
 
 def _record(messages: list, extra: dict | None = None) -> dict:
     body = {"model": "m", "messages": messages, "system": "s", "max_tokens": 5}
-    return {"request": {"url": "/v1/messages", **(extra or {}), "body": body},
-            "response": {"status_code": 200, "body": {"content": []}}}
+    return {
+        "request": {"url": "/v1/messages", **(extra or {}), "body": body},
+        "response": {"status_code": 200, "body": {"content": []}},
+    }
 
 
 def _lines(conversations: list[list], steps: list[tuple[int, int, bool]], dumps) -> list[bytes]:
@@ -71,13 +85,19 @@ def _decode(decoder: HistoryDecoder, line: bytes):
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(conversations=st.lists(st.lists(message, min_size=1, max_size=8), min_size=1,
-                              max_size=3),
-       steps=st.lists(st.tuples(st.integers(0, 2), st.integers(0, 8), st.booleans()),
-                      min_size=1, max_size=12),
-       layout=st.sampled_from(sorted(LAYOUTS)),
-       damage=st.lists(st.tuples(st.integers(0, 11), st.integers(0, 10**6),
-                                 st.sampled_from(["cut", "flip", "dup"])), max_size=3))
+@given(
+    conversations=st.lists(st.lists(message, min_size=1, max_size=8), min_size=1, max_size=3),
+    steps=st.lists(
+        st.tuples(st.integers(0, 2), st.integers(0, 8), st.booleans()), min_size=1, max_size=12
+    ),
+    layout=st.sampled_from(sorted(LAYOUTS)),
+    damage=st.lists(
+        st.tuples(
+            st.integers(0, 11), st.integers(0, 10**6), st.sampled_from(["cut", "flip", "dup"])
+        ),
+        max_size=3,
+    ),
+)
 def test_decode_equals_orjson_loads(conversations, steps, layout, damage):
     lines = _lines(conversations, steps, LAYOUTS[layout])
     for index, where, how in damage:  # truncated, corrupted and repeated lines
@@ -87,7 +107,9 @@ def test_decode_equals_orjson_loads(conversations, steps, layout, damage):
             if how == "cut":
                 lines[index] = line[:at]
             elif how == "flip":
-                lines[index] = line[:at] + bytes([line[at] ^ 0x21]) + line[at + 1:] if line else line
+                lines[index] = (
+                    line[:at] + bytes([line[at] ^ 0x21]) + line[at + 1 :] if line else line
+                )
             else:
                 lines.insert(index, line)
     decoder = HistoryDecoder(TRACE_ARRAYS)
@@ -98,9 +120,13 @@ def test_decode_equals_orjson_loads(conversations, steps, layout, damage):
 @pytest.mark.parametrize("layout", ["compact", "python", "python-utf8"])
 def test_repeated_history_is_reused_not_reparsed(layout):
     dumps = LAYOUTS[layout]
-    history = [{"role": "user" if i % 2 == 0 else "assistant",
-                "content": [{"type": "text", "text": f"turn {i} é ✓ " + "x" * 200}]}
-               for i in range(30)]
+    history = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": [{"type": "text", "text": f"turn {i} é ✓ " + "x" * 200}],
+        }
+        for i in range(30)
+    ]
     decoder = HistoryDecoder(TRACE_ARRAYS)
     previous = None
     for n in range(1, len(history) + 1):
@@ -130,8 +156,7 @@ def test_a_messages_key_before_the_body_is_not_taken_for_the_history():
     """The first ``"messages":[`` belongs to another object: parse whole, stay right."""
     decoder = HistoryDecoder(TRACE_ARRAYS)
     history = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
-    lines = [orjson.dumps(_record(history, {"meta": {"messages": history[:n]}}))
-             for n in (1, 2)]
+    lines = [orjson.dumps(_record(history, {"meta": {"messages": history[:n]}})) for n in (1, 2)]
     for line in lines:
         doc = decoder.decode(line)
         assert doc == orjson.loads(line)
@@ -147,9 +172,19 @@ def test_a_sentinel_in_the_input_is_only_data():
 def test_trace_reports_the_same_whatever_the_json_layout(tmp_path):
     """The same trace written compact (reused) and indented (never reused) reports the same."""
     big = tmp_path / "compact.jsonl"
-    subprocess.run([sys.executable, str(ROOT / "tools" / "make_big_trace.py"), str(big),
-                    "--requests", "40", "--peak-tokens", "30000"], check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tools" / "make_big_trace.py"),
+            str(big),
+            "--requests",
+            "40",
+            "--peak-tokens",
+            "30000",
+        ],
+        check=True,
+        capture_output=True,
+    )
     indented = tmp_path / "indented.jsonl"
     with open(big, "rb") as src, open(indented, "wb") as dst:
         for line in src:  # Python's layout with newlines removed: no reuse is possible
@@ -163,17 +198,28 @@ def test_trace_reports_the_same_whatever_the_json_layout(tmp_path):
     assert reports[0] == reports[1]
 
 
-TOOLS = [{"name": f"tool{i}", "description": "d" * 40, "input_schema": {"type": "object"}}
-         for i in range(5)]
+TOOLS = [
+    {"name": f"tool{i}", "description": "d" * 40, "input_schema": {"type": "object"}}
+    for i in range(5)
+]
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(conversations=st.lists(st.lists(message, min_size=1, max_size=6), min_size=1,
-                              max_size=2),
-       steps=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.booleans(),
-                                st.sampled_from(["same", "other", "none", "nested"]),
-                                st.sampled_from(["", "ok", "a longer answer"]), st.booleans()),
-                      min_size=1, max_size=10))
+@given(
+    conversations=st.lists(st.lists(message, min_size=1, max_size=6), min_size=1, max_size=2),
+    steps=st.lists(
+        st.tuples(
+            st.integers(0, 1),
+            st.integers(0, 6),
+            st.booleans(),
+            st.sampled_from(["same", "other", "none", "nested"]),
+            st.sampled_from(["", "ok", "a longer answer"]),
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=10,
+    ),
+)
 def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
     """The tool list, repeated whole, is reused; changed, missing, or also named inside
     a message (the marker elsewhere), followed by more or fewer bytes than last time, or
@@ -194,8 +240,12 @@ def test_repeated_tools_decode_equals_orjson_loads(conversations, steps):
             body["tools"] = TOOLS[:3]
         if tools_first and "tools" in body:
             body = {"tools": body.pop("tools"), **body}
-        line = orjson.dumps({"request": {"url": "/v1/messages", "body": body},
-                             "response": {"status_code": 200, "body": {"content": [answer]}}})
+        line = orjson.dumps(
+            {
+                "request": {"url": "/v1/messages", "body": body},
+                "response": {"status_code": 200, "body": {"content": [answer]}},
+            }
+        )
         assert decoder.decode(line) == orjson.loads(line)
 
 
@@ -203,8 +253,20 @@ def test_a_repeated_tool_list_is_one_object_parsed_once():
     from ctxviewer.ingest.trace.delta import TRACE_WHOLE
 
     decoder = HistoryDecoder(TRACE_ARRAYS, TRACE_WHOLE)
-    lines = [orjson.dumps({"request": {"body": {"model": "m", "tools": TOOLS, "messages": [
-        {"role": "user", "content": f"turn {i}"}]}}}) for i in range(3)]
+    lines = [
+        orjson.dumps(
+            {
+                "request": {
+                    "body": {
+                        "model": "m",
+                        "tools": TOOLS,
+                        "messages": [{"role": "user", "content": f"turn {i}"}],
+                    }
+                }
+            }
+        )
+        for i in range(3)
+    ]
     docs = [decoder.decode(line) for line in lines]
     assert [d == orjson.loads(line) for d, line in zip(docs, lines, strict=True)] == [True] * 3
     first = docs[0]["request"]["body"]["tools"]

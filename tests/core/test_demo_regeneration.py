@@ -20,20 +20,31 @@ def _first_difference(old: bytes, new: bytes) -> str:
     old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
     for i, (a, b) in enumerate(zip(old_lines, new_lines, strict=False), 1):
         if a != b:
-            at = next((k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
-            return (f"line {i}, byte {at}: bundled {a[max(0, at - 60):at + 60]!r}, "
-                    f"generated {b[max(0, at - 60):at + 60]!r}")
+            at = next(
+                (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)),
+            )
+            return (
+                f"line {i}, byte {at}: bundled {a[max(0, at - 60) : at + 60]!r}, "
+                f"generated {b[max(0, at - 60) : at + 60]!r}"
+            )
     return f"bundled {len(old_lines)} lines, generated {len(new_lines)}"
 
 
 def test_regenerating_the_demo_gives_the_same_bytes(tmp_path):
     out = tmp_path / "demo-session.jsonl.xz"
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "make_demo_session.py"), "--out", str(out)],
-                         capture_output=True, text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "make_demo_session.py"), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert run.returncode == 0, run.stderr
     bundled, generated = BUNDLED.read_bytes(), out.read_bytes()
     old, new = lzma.decompress(bundled), lzma.decompress(generated)
-    assert old == new, ("the generator no longer gives the bundled demo: run "
-                        "`python tools/make_demo_session.py` and check in the result; "
-                        + _first_difference(old, new))
+    assert old == new, (
+        "the generator no longer gives the bundled demo: run "
+        "`python tools/make_demo_session.py` and check in the result; "
+        + _first_difference(old, new)
+    )
     assert generated == bundled, "same JSONL, compressed differently (another liblzma?)"

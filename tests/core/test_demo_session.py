@@ -114,8 +114,16 @@ def test_compaction_is_inferred_where_the_summary_appears(session):
 def test_last_main_request_fills_every_category(analysis):
     b = analysis.breakdown(analysis.resolve_index("last"))
     assert b.mode == "B"
-    for name in ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
-                 "messages", "free_space", "autocompact_buffer"):
+    for name in (
+        "system_prompt",
+        "builtin_tools",
+        "mcp_tools",
+        "skills",
+        "memory_files",
+        "messages",
+        "free_space",
+        "autocompact_buffer",
+    ):
         cat = b.category(name)
         assert cat is not None and cat.tokens > 0, name
     assert sum(c.tokens for c in b.categories) == b.window
@@ -149,16 +157,21 @@ def test_content_tags_present(session):
 
 def test_compaction_drops_the_context(session, analysis):
     mains = [r for r in session.requests if r.role == MAIN and r not in _subagent_requests(session)]
-    first = next(i for i, r in enumerate(mains)
-                 if any(b.tag == COMPACTION_SUMMARY for m in r.messages for b in m.blocks))
+    first = next(
+        i
+        for i, r in enumerate(mains)
+        if any(b.tag == COMPACTION_SUMMARY for m in r.messages for b in m.blocks)
+    )
     before, after = mains[first - 1].api_prompt_tokens, mains[first].api_prompt_tokens
     assert after < before / 4
     assert mains[-1].api_prompt_tokens > after  # grows again
     # before the compaction the main conversation crossed the warn threshold
     assert before >= analysis.thresholds.warn
     # and every main request after it carries the summary
-    assert all(any(b.tag == COMPACTION_SUMMARY for m in r.messages for b in m.blocks)
-               for r in mains[first:])
+    assert all(
+        any(b.tag == COMPACTION_SUMMARY for m in r.messages for b in m.blocks)
+        for r in mains[first:]
+    )
 
 
 def test_peak_and_cache_usage(session, analysis):

@@ -31,16 +31,20 @@ def test_desktop_entry_is_valid():
     assert e["Categories"].endswith(";") and e["MimeType"].endswith(";")
     assert "application/x-ctxviewer-recording" in e["MimeType"].split(";")
     if shutil.which("desktop-file-validate"):
-        proc = subprocess.run(["desktop-file-validate", str(DESKTOP)], capture_output=True,
-                              text=True)
+        proc = subprocess.run(
+            ["desktop-file-validate", str(DESKTOP)], capture_output=True, text=True
+        )
         assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout
 
 
 def test_mime_types_are_valid_and_cover_the_entry():
     root = ET.parse(MIME).getroot()
     types = {t.get("type"): t for t in root.findall(f"{NS}mime-type")}
-    assert {"application/x-ctxviewer-recording", "application/x-ctxviewer-session",
-            "application/jsonl"} <= set(types)
+    assert {
+        "application/x-ctxviewer-recording",
+        "application/x-ctxviewer-session",
+        "application/jsonl",
+    } <= set(types)
     magic = [m.get("value") for m in types["application/x-ctxviewer-recording"].iter(f"{NS}match")]
     assert '{"ctxviewer":1' in magic  # how the proxy writes its first line (orjson)
     declared = set(_entry(DESKTOP)["MimeType"].strip(";").split(";"))
@@ -72,8 +76,7 @@ def test_install_and_uninstall_into_a_temporary_xdg_home(tmp_path, monkeypatch, 
         assert ":application/x-ctxviewer-chat:session-*.json" in globs
         assert "application/json:" not in globs
     if shutil.which("desktop-file-validate"):
-        proc = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True,
-                              text=True)
+        proc = subprocess.run(["desktop-file-validate", str(entry)], capture_output=True, text=True)
         assert proc.returncode == 0, proc.stdout
     assert main(["--uninstall-desktop"]) == 0
     assert not entry.exists()

@@ -17,9 +17,20 @@ from ctxviewer.ingest.discover import Root, decode_project_dir, discover_session
 DATA = Path(__file__).resolve().parents[1] / "data"
 NOW = 1_760_000_000.0
 HASH = "9126eddec7f67e038794657b4d517dd9cb5226468f30b5ee7296c27d65e84fde"
-CLAUDE_LINE = json.dumps({
-    "type": "user", "uuid": "u1", "parentUuid": None, "sessionId": "s-1", "cwd": "/work/app",
-    "timestamp": "2025-08-02T12:00:00Z", "message": {"role": "user", "content": "hi"}}) + "\n"
+CLAUDE_LINE = (
+    json.dumps(
+        {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "sessionId": "s-1",
+            "cwd": "/work/app",
+            "timestamp": "2025-08-02T12:00:00Z",
+            "message": {"role": "user", "content": "hi"},
+        }
+    )
+    + "\n"
+)
 
 
 def claude_dir(cwd: str, allowed: str = r"[^A-Za-z0-9-]") -> str:
@@ -52,39 +63,76 @@ def tree(home: Path) -> dict[str, Path]:
     return {
         "claude": put(cc / "s-1.jsonl", CLAUDE_LINE, age=30),
         "subagent": put(cc / "s-1" / "subagents" / "agent-a1.jsonl", CLAUDE_LINE, age=90),
-        "codex": put(home / ".codex" / "sessions" / "2025" / "12" / "10"
-                     / "rollout-2025-12-10T04-55-16-abc.jsonl",
-                     (DATA / "codex_tools.jsonl").read_bytes(), age=600),
-        "gemini": put(home / ".gemini" / "tmp" / HASH / "chats" / "session-2025-12-09T19-50-a.json",
-                      (DATA / "gemini_session.json").read_bytes(), age=1_200),
-        "gemini_named": put(home / ".gemini" / "tmp" / "my-app" / "chats" / "session-b.jsonl",
-                            (DATA / "gemini_updates.jsonl").read_bytes(), age=1_800),
-        "qwen": put(home / ".qwen" / "projects" / qwen_name / "chats" / "q-1.jsonl",
-                    (DATA / "qwen_session.jsonl").read_bytes(), age=100),
-        "qwen_junk": put(home / ".qwen" / "tmp" / HASH / "chats" / "session-x.json",
-                         "this is not a session\n", age=3_000),
+        "codex": put(
+            home
+            / ".codex"
+            / "sessions"
+            / "2025"
+            / "12"
+            / "10"
+            / "rollout-2025-12-10T04-55-16-abc.jsonl",
+            (DATA / "codex_tools.jsonl").read_bytes(),
+            age=600,
+        ),
+        "gemini": put(
+            home / ".gemini" / "tmp" / HASH / "chats" / "session-2025-12-09T19-50-a.json",
+            (DATA / "gemini_session.json").read_bytes(),
+            age=1_200,
+        ),
+        "gemini_named": put(
+            home / ".gemini" / "tmp" / "my-app" / "chats" / "session-b.jsonl",
+            (DATA / "gemini_updates.jsonl").read_bytes(),
+            age=1_800,
+        ),
+        "qwen": put(
+            home / ".qwen" / "projects" / qwen_name / "chats" / "q-1.jsonl",
+            (DATA / "qwen_session.jsonl").read_bytes(),
+            age=100,
+        ),
+        "qwen_junk": put(
+            home / ".qwen" / "tmp" / HASH / "chats" / "session-x.json",
+            "this is not a session\n",
+            age=3_000,
+        ),
         "empty": put(cc / "empty.jsonl", b"", age=4_000),
         "binary": put(cc / "blob.jsonl", b"\x00\x01\x02" * 100, age=5_000),
         # not session files: never listed
         "notes": put(cc / "notes.txt", "x", age=1),
-        "runtime": put(home / ".qwen" / "projects" / qwen_name / "chats" / "q-1.runtime.json",
-                       "{}", age=1),
+        "runtime": put(
+            home / ".qwen" / "projects" / qwen_name / "chats" / "q-1.runtime.json", "{}", age=1
+        ),
         "history": put(home / ".codex" / "history.jsonl", "{}\n", age=1),
     }
 
 
 def test_lists_every_agent_newest_first(tree: dict[str, Path], home: Path) -> None:
     found = discover_sessions(now=NOW)
-    order = ["claude", "subagent", "qwen", "codex", "gemini", "gemini_named", "qwen_junk",
-             "empty", "binary"]
+    order = [
+        "claude",
+        "subagent",
+        "qwen",
+        "codex",
+        "gemini",
+        "gemini_named",
+        "qwen_junk",
+        "empty",
+        "binary",
+    ]
     assert [s.path for s in found] == [str(tree[k]) for k in order]
     by = {s.path: s for s in found}
     agent = {k: by[str(tree[k])].agent for k in order}
-    assert agent == {"claude": "claude-code", "subagent": "claude-code", "qwen": "qwen-code",
-                     "codex": "codex", "gemini": "gemini-cli", "gemini_named": "gemini-cli",
-                     "qwen_junk": "qwen-code", "empty": "claude-code", "binary": "claude-code"}
-    assert [s.active for s in found] == [True, True, True, False, False, False, False, False,
-                                         False]
+    assert agent == {
+        "claude": "claude-code",
+        "subagent": "claude-code",
+        "qwen": "qwen-code",
+        "codex": "codex",
+        "gemini": "gemini-cli",
+        "gemini_named": "gemini-cli",
+        "qwen_junk": "qwen-code",
+        "empty": "claude-code",
+        "binary": "claude-code",
+    }
+    assert [s.active for s in found] == [True, True, True, False, False, False, False, False, False]
     assert [s.subagent for s in found] == [False, True] + [False] * 7
     assert found[0].size == len(CLAUDE_LINE) and found[0].mtime == pytest.approx(NOW - 30)
 
@@ -103,11 +151,18 @@ def test_projects_are_decoded_from_folder_names(tree: dict[str, Path], home: Pat
 def test_readers_are_checked_lazily_and_never_raise(tree: dict[str, Path]) -> None:
     found = {s.path: s for s in discover_sessions(now=NOW)}
     assert all(s._probe is None for s in found.values())  # listing reads no contents
-    readers = {k: found[str(tree[k])].reader for k in ("claude", "subagent", "codex", "gemini",
-                                                       "gemini_named", "qwen")}
-    assert readers == {"claude": "claude-code", "subagent": "claude-code", "codex": "codex",
-                       "gemini": "gemini-cli", "gemini_named": "gemini-cli-jsonl",
-                       "qwen": "qwen-code"}
+    readers = {
+        k: found[str(tree[k])].reader
+        for k in ("claude", "subagent", "codex", "gemini", "gemini_named", "qwen")
+    }
+    assert readers == {
+        "claude": "claude-code",
+        "subagent": "claude-code",
+        "codex": "codex",
+        "gemini": "gemini-cli",
+        "gemini_named": "gemini-cli-jsonl",
+        "qwen": "qwen-code",
+    }
     for key, why in (("qwen_junk", "unknown format"), ("empty", "empty"), ("binary", "binary")):
         info = found[str(tree[key])]
         assert not info.openable and why in info.error
@@ -125,13 +180,17 @@ def test_unreadable_file_is_not_openable(tree: dict[str, Path]) -> None:
     assert not info.openable and "cannot read" in info.error
 
 
-def test_env_overrides_limit_and_now(tree: dict[str, Path], home: Path, tmp_path: Path,
-                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_env_overrides_limit_and_now(
+    tree: dict[str, Path], home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     other = tmp_path / "profile"
     extra = put(other / "projects" / "-srv-api" / "s-9.jsonl", CLAUDE_LINE, age=5)
     codex_home = tmp_path / "codex-home"
-    rollout = put(codex_home / "sessions" / "2026" / "01" / "02" / "rollout-x.jsonl",
-                  (DATA / "codex_tools.jsonl").read_bytes(), age=10)
+    rollout = put(
+        codex_home / "sessions" / "2026" / "01" / "02" / "rollout-x.jsonl",
+        (DATA / "codex_tools.jsonl").read_bytes(),
+        age=10,
+    )
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(other))
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
     found = discover_sessions(now=NOW)
@@ -149,11 +208,12 @@ def test_env_overrides_limit_and_now(tree: dict[str, Path], home: Path, tmp_path
 
 def test_explicit_roots_and_missing_folders(tmp_path: Path) -> None:
     put(tmp_path / "logs" / "a" / "x.jsonl", CLAUDE_LINE, age=1)
-    roots = [Root("claude-code", tmp_path / "logs", ("*/*.jsonl",)),
-             Root("codex", tmp_path / "nowhere", ("*/*.jsonl",))]
+    roots = [
+        Root("claude-code", tmp_path / "logs", ("*/*.jsonl",)),
+        Root("codex", tmp_path / "nowhere", ("*/*.jsonl",)),
+    ]
     found = discover_sessions(now=NOW, roots=roots)
-    assert [(s.agent, s.project, s.reader) for s in found] == [("claude-code", None,
-                                                                 "claude-code")]
+    assert [(s.agent, s.project, s.reader) for s in found] == [("claude-code", None, "claude-code")]
     assert discover_sessions(now=NOW, roots=[]) == []
 
 
@@ -161,8 +221,7 @@ def test_decode_project_dir(tmp_path: Path) -> None:
     real = tmp_path / "a-b" / ".hidden dir" / "c_d"
     real.mkdir(parents=True)
     assert decode_project_dir(claude_dir(str(real))) == str(real)
-    assert decode_project_dir(re.sub(r"[^A-Za-z0-9]", "-", str(real)), r"[^A-Za-z0-9]") \
-        == str(real)
+    assert decode_project_dir(re.sub(r"[^A-Za-z0-9]", "-", str(real)), r"[^A-Za-z0-9]") == str(real)
     assert decode_project_dir("-no-such-place") == "/no/such/place"
     assert decode_project_dir("C--Users-me") == "C--Users-me"
 
@@ -179,8 +238,9 @@ def test_probe_reads_only_a_head(tmp_path: Path) -> None:
 # -- ctxviewer sessions ----------------------------------------------------------------
 
 
-def test_sessions_command_text_and_json(tree: dict[str, Path], home: Path,
-                                        capsys: pytest.CaptureFixture) -> None:
+def test_sessions_command_text_and_json(
+    tree: dict[str, Path], home: Path, capsys: pytest.CaptureFixture
+) -> None:
     for key in ("claude", "subagent", "qwen"):  # make some of them active for real
         os.utime(tree[key], None)
     assert main(["sessions"]) == 0
@@ -211,9 +271,9 @@ def test_decode_project_dir_backs_up_from_dead_ends(tmp_path: Path) -> None:
     assert decode_project_dir(claude_dir(str(real))) == str(real)
 
 
-def test_cline_roo_opencode_and_aider_are_found_where_they_write(home: Path,
-                                                                monkeypatch: pytest.MonkeyPatch
-                                                                ) -> None:
+def test_cline_roo_opencode_and_aider_are_found_where_they_write(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Each agent's default place: Cline in VS Code's global storage (Linux), Roo Code in
     Cursor's (macOS), Cline in %APPDATA% (Windows), OpenCode's database with its WAL, and
     an Aider chat history in a project under the home."""
@@ -223,26 +283,78 @@ def test_cline_roo_opencode_and_aider_are_found_where_they_write(home: Path,
     monkeypatch.setenv("APPDATA", str(home / "win-appdata"))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     monkeypatch.delenv("XDG_DATA_HOME", raising=False)
-    task = json.dumps([{"role": "user", "content": "<task>x</task>", "ts": 1},
-                       {"role": "assistant", "content": "a", "ts": 2,
-                        "metrics": {"tokens": {"prompt": 9, "completion": 1, "cached": 0}}}])
+    task = json.dumps(
+        [
+            {"role": "user", "content": "<task>x</task>", "ts": 1},
+            {
+                "role": "assistant",
+                "content": "a",
+                "ts": 2,
+                "metrics": {"tokens": {"prompt": 9, "completion": 1, "cached": 0}},
+            },
+        ]
+    )
     storage = "User/globalStorage"
     files = {
-        "cline": put(home / ".config" / "Code" / storage / "saoudrizwan.claude-dev" / "tasks"
-                     / "17" / "api_conversation_history.json", task, age=10),
-        "roo-code": put(home / "Library" / "Application Support" / "Cursor" / storage
-                        / "rooveterinaryinc.roo-cline" / "tasks" / "18"
-                        / "api_conversation_history.json", task, age=20),
-        "cline-win": put(home / "win-appdata" / "Code" / storage / "saoudrizwan.claude-dev"
-                         / "tasks" / "19" / "api_conversation_history.json", task, age=30),
-        "opencode": put(home / ".local" / "share" / "opencode" / "opencode.db", lzma.decompress(
-            (agents / "opencode-1.18.33" / "three-turns" / "opencode.db.xz").read_bytes()), age=40),
-        "aider": put(home / "src" / "app" / ".aider.chat.history.md", lzma.decompress(
-            (agents / "aider-0.86.2" / "two-turns" / "aider.chat.history.md.xz").read_bytes()),
-            age=50),
+        "cline": put(
+            home
+            / ".config"
+            / "Code"
+            / storage
+            / "saoudrizwan.claude-dev"
+            / "tasks"
+            / "17"
+            / "api_conversation_history.json",
+            task,
+            age=10,
+        ),
+        "roo-code": put(
+            home
+            / "Library"
+            / "Application Support"
+            / "Cursor"
+            / storage
+            / "rooveterinaryinc.roo-cline"
+            / "tasks"
+            / "18"
+            / "api_conversation_history.json",
+            task,
+            age=20,
+        ),
+        "cline-win": put(
+            home
+            / "win-appdata"
+            / "Code"
+            / storage
+            / "saoudrizwan.claude-dev"
+            / "tasks"
+            / "19"
+            / "api_conversation_history.json",
+            task,
+            age=30,
+        ),
+        "opencode": put(
+            home / ".local" / "share" / "opencode" / "opencode.db",
+            lzma.decompress(
+                (agents / "opencode-1.18.33" / "three-turns" / "opencode.db.xz").read_bytes()
+            ),
+            age=40,
+        ),
+        "aider": put(
+            home / "src" / "app" / ".aider.chat.history.md",
+            lzma.decompress(
+                (agents / "aider-0.86.2" / "two-turns" / "aider.chat.history.md.xz").read_bytes()
+            ),
+            age=50,
+        ),
     }
-    put(files["opencode"].with_name("opencode.db-wal"), lzma.decompress(
-        (agents / "opencode-1.18.33" / "three-turns" / "opencode.db-wal.xz").read_bytes()), age=40)
+    put(
+        files["opencode"].with_name("opencode.db-wal"),
+        lzma.decompress(
+            (agents / "opencode-1.18.33" / "three-turns" / "opencode.db-wal.xz").read_bytes()
+        ),
+        age=40,
+    )
     found = {s.path: s for s in discover_sessions(now=NOW)}
     for name, path in files.items():
         info = found[str(path)]

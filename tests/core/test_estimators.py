@@ -18,31 +18,43 @@ def test_registry_has_the_spec_estimators():
     assert {"qwen", "chars4", "shannon", "heuristic", "cl100k", "o200k"} <= set(names())
 
 
-@pytest.mark.parametrize("text,expected", [
-    (ASCII, 3),  # ceil(11/4)
-    (CJK, 8),  # ceil(5*1.5)
-    (MIXED, 5),  # ceil(6/4 + 2*1.5) = ceil(4.5)
-    (CODE, 10),  # ceil(39/4)
-    (JSON_TEXT, 12),  # ceil(45/4)
-    ("", 0),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (ASCII, 3),  # ceil(11/4)
+        (CJK, 8),  # ceil(5*1.5)
+        (MIXED, 5),  # ceil(6/4 + 2*1.5) = ceil(4.5)
+        (CODE, 10),  # ceil(39/4)
+        (JSON_TEXT, 12),  # ceil(45/4)
+        ("", 0),
+    ],
+)
 def test_qwen(text, expected):
     assert get_estimator("qwen").count(text) == expected
 
 
-@pytest.mark.parametrize("text,expected", [
-    (ASCII, 3), (CJK, 2), (MIXED, 2), (JSON_TEXT, 12),
-    ("😀😀", 1),  # JavaScript length counts UTF-16 units: 4 -> 1
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (ASCII, 3),
+        (CJK, 2),
+        (MIXED, 2),
+        (JSON_TEXT, 12),
+        ("😀😀", 1),  # JavaScript length counts UTF-16 units: 4 -> 1
+    ],
+)
 def test_chars4(text, expected):
     assert get_estimator("chars4").count(text) == expected
 
 
-@pytest.mark.parametrize("text,expected", [
-    (ASCII, 2),  # (11 // 4) * 1.1 = 3.3 -> 3? no: int(2 * 1.1) = 2
-    ("x" * 400, 110),  # 100 * 1.1
-    (CJK, 1),  # 5 runes // 4 = 1 -> 1.1 -> 1
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        (ASCII, 2),  # (11 // 4) * 1.1 = 3.3 -> 3? no: int(2 * 1.1) = 2
+        ("x" * 400, 110),  # 100 * 1.1
+        (CJK, 1),  # 5 runes // 4 = 1 -> 1.1 -> 1
+    ],
+)
 def test_shannon(text, expected):
     est = get_estimator("shannon")
     assert est.count(text) == expected

@@ -25,10 +25,24 @@ from ctxviewer.resources import demo_session_path
 
 CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"
 GEMINI = "gemini-cli/Mai0313__VibeCodingTracker__tests_fixtures_sessions_gemini.jsonl"
-REQUEST_KEYS = ("index", "timestamp", "model", "role", "sidechain", "api_prompt_tokens",
-                "estimated_prompt_tokens", "output_tokens", "cache_read_input_tokens",
-                "cache_creation_input_tokens", "tier", "events", "failure", "attributed_exact",
-                "estimated", "unattributed")
+REQUEST_KEYS = (
+    "index",
+    "timestamp",
+    "model",
+    "role",
+    "sidechain",
+    "api_prompt_tokens",
+    "estimated_prompt_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "tier",
+    "events",
+    "failure",
+    "attributed_exact",
+    "estimated",
+    "unattributed",
+)
 
 
 def _day(stamps: list[str | None]) -> date | None:
@@ -52,19 +66,26 @@ def _items(categories: list[dict[str, Any]]) -> list[tuple[str, str, int, str | 
     return out
 
 
-def _check_request(rows: dict[str, list[dict[str, Any]]], key: str,
-                   breakdown: dict[str, Any]) -> None:
+def _check_request(
+    rows: dict[str, list[dict[str, Any]]], key: str, breakdown: dict[str, Any]
+) -> None:
     """The categories and items rows of one request equal ``report --json``'s breakdown."""
     i = breakdown["request"]
-    cats = sorted((r for r in rows["categories"] if r["session_key"] == key
-                   and r["request"] == i), key=lambda r: r["position"])
-    assert [(c["category"], c["tokens"], c["estimated"], c["basis"]) for c in cats] == \
-        [(c["name"], c["tokens"], c["estimated"], c["basis"]) for c in breakdown["categories"]]
-    items = sorted((r for r in rows["items"] if r["session_key"] == key and r["request"] == i),
-                   key=lambda r: (r["category"], r["parent"] or "", r["position"]))
+    cats = sorted(
+        (r for r in rows["categories"] if r["session_key"] == key and r["request"] == i),
+        key=lambda r: r["position"],
+    )
+    assert [(c["category"], c["tokens"], c["estimated"], c["basis"]) for c in cats] == [
+        (c["name"], c["tokens"], c["estimated"], c["basis"]) for c in breakdown["categories"]
+    ]
+    items = sorted(
+        (r for r in rows["items"] if r["session_key"] == key and r["request"] == i),
+        key=lambda r: (r["category"], r["parent"] or "", r["position"]),
+    )
     expected = _items(breakdown["categories"])
-    assert sorted((r["category"], r["name"], r["tokens"], r["parent"]) for r in items) == \
-        sorted(expected)
+    assert sorted((r["category"], r["name"], r["tokens"], r["parent"]) for r in items) == sorted(
+        expected
+    )
 
 
 def _tables(dataset: Path) -> dict[str, list[dict[str, Any]]]:
@@ -83,14 +104,13 @@ def test_demo_rows_agree_with_report(tmp_path: Path) -> None:
     key = session["session_key"]
     assert len(rows["requests"]) == rep["source"]["requests"] == 55
     got = sorted(rows["requests"], key=lambda r: r["index"])
-    assert [{k: r[k] for k in REQUEST_KEYS} for r in got] == \
-        [{k: r[k] for k in REQUEST_KEYS} for r in rep["requests"]]
+    assert [{k: r[k] for k in REQUEST_KEYS} for r in got] == [
+        {k: r[k] for k in REQUEST_KEYS} for r in rep["requests"]
+    ]
     assert {r["agent"] for r in got} == {rep["agent"]["id"]} == {session["agent"]}
     assert {r["date"] for r in got} == {_day([r["timestamp"] for r in rep["requests"]])}
-    assert [r["index"] for r in got if r["compaction_observed"]] == \
-        rep["compactions"]["observed"]
-    assert [r["index"] for r in got if r["compaction_predicted"]] == \
-        rep["compactions"]["predicted"]
+    assert [r["index"] for r in got if r["compaction_observed"]] == rep["compactions"]["observed"]
+    assert [r["index"] for r in got if r["compaction_predicted"]] == rep["compactions"]["predicted"]
     # every request has its breakdown; two of them checked against report's, row by row
     assert len(rows["categories"]) == 55 * len(rep["breakdown"]["categories"])
     for breakdown in (rep["breakdown"], first["breakdown"]):
@@ -115,21 +135,30 @@ def test_corpus_sessions_agree_with_report(corpus: Path, tmp_path: Path) -> None
     rows = _tables(tmp_path / "ds")
     sessions = rows["sessions"]
     assert len(sessions) >= 17 and {s["agent"] for s in sessions} >= {
-        "claude-code", "codex", "gemini-cli", "anthropic-client", "openai-client"}
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "anthropic-client",
+        "openai-client",
+    }
     assert any(s["requests"] == 0 for s in sessions)  # a transcript with a summary only
     for s in sessions:
         rep = run_json("report", s["path"], "--json", "--session", str(s["session_number"]))
         mine = [r for r in rows["requests"] if r["session_key"] == s["session_key"]]
         assert len(mine) == s["requests"] == rep["source"]["requests"], s["path"]
-        assert {r["agent"] for r in mine} <= {rep["agent"]["id"]} and s["agent"] == \
-            rep["agent"]["id"]
+        assert {r["agent"] for r in mine} <= {rep["agent"]["id"]} and s["agent"] == rep["agent"][
+            "id"
+        ]
         if rep["breakdown"] is not None:
             _check_request(rows, s["session_key"], rep["breakdown"])
         assert s["date"] == _day([r["timestamp"] for r in rep["requests"]])
     # spotter, read from its Claude Code layout, carries its sub-agents' requests
     spotter = next(s for s in sessions if s["path"].endswith(f"{SPOTTER_ID}.jsonl"))
-    subs = {r["subagent_id"] for r in rows["requests"]
-            if r["session_key"] == spotter["session_key"] and r["role"] == "subagent"}
+    subs = {
+        r["subagent_id"]
+        for r in rows["requests"]
+        if r["session_key"] == spotter["session_key"] and r["role"] == "subagent"
+    }
     assert {"a93ccab", "acompact-70d8e7"} <= subs
     assert not any("subagents" in s["path"] and SPOTTER_ID in s["path"] for s in sessions)
     # a recording of two agents: two sessions of one file, numbered as report numbers them
@@ -145,12 +174,20 @@ def test_hive_partitions_read_with_pyarrow(corpus: Path, tmp_path: Path) -> None
     table = ds.dataset(tmp_path / "ds" / "requests", format="parquet", partitioning="hive")
     assert {"agent", "date"} <= set(table.schema.names)
     agents = table.to_table(columns=["agent"]).column("agent").to_pylist()
-    assert {a: agents.count(a) for a in set(agents)} == {"claude-code": 55, "codex": 19,
-                                                          "gemini-cli": 6}
-    parts = sorted(str(p.relative_to(tmp_path / "ds" / "requests").parent)
-                   for p in (tmp_path / "ds" / "requests").rglob("*.parquet"))
-    assert parts == ["agent=claude-code/date=2025-11-18", "agent=codex/date=2025-09-19",
-                     "agent=gemini-cli/date=2026-04-23"]
+    assert {a: agents.count(a) for a in set(agents)} == {
+        "claude-code": 55,
+        "codex": 19,
+        "gemini-cli": 6,
+    }
+    parts = sorted(
+        str(p.relative_to(tmp_path / "ds" / "requests").parent)
+        for p in (tmp_path / "ds" / "requests").rglob("*.parquet")
+    )
+    assert parts == [
+        "agent=claude-code/date=2025-11-18",
+        "agent=codex/date=2025-09-19",
+        "agent=gemini-cli/date=2026-04-23",
+    ]
     only = table.to_table(filter=ds.field("agent") == "codex")
     assert only.num_rows == 19  # a partition filter reads one folder
 
@@ -207,8 +244,9 @@ def test_bad_paths_are_listed_never_fatal(tmp_path: Path) -> None:
     assert out.startswith("exported 0 sessions") and "5 paths skipped" in out
     assert "1 other file in folders not read" in out
     # with one good file among them: exported, the bad ones still listed
-    status, out, err = run("export", *bad, str(demo_session_path()),
-                           "--parquet", str(tmp_path / "ds"))
+    status, out, err = run(
+        "export", *bad, str(demo_session_path()), "--parquet", str(tmp_path / "ds")
+    )
     assert status == 0 and len(err.splitlines()) == 5
     assert out.startswith("exported 1 session") and "5 paths skipped" in out
 
@@ -235,10 +273,14 @@ BLOCKED = (
 def test_without_the_team_extra(command: str, tmp_path: Path) -> None:
     sql = tmp_path / "q.sql"
     sql.write_text("SELECT 1")
-    argv = ["export", str(demo_session_path()), "--parquet", str(tmp_path / "ds")] \
-        if command == "export" else ["query", str(sql), str(tmp_path)]
-    done = subprocess.run([sys.executable, "-c", BLOCKED, *argv], capture_output=True,
-                          text=True, timeout=60)
+    argv = (
+        ["export", str(demo_session_path()), "--parquet", str(tmp_path / "ds")]
+        if command == "export"
+        else ["query", str(sql), str(tmp_path)]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED, *argv], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and "pip install 'ctxviewer[team]'" in done.stderr
     assert not (tmp_path / "ds").exists()
@@ -246,8 +288,9 @@ def test_without_the_team_extra(command: str, tmp_path: Path) -> None:
 
 def test_other_commands_need_no_team_extra() -> None:
     for argv in (["--help"], ["report", str(demo_session_path())], ["export", "--help"]):
-        done = subprocess.run([sys.executable, "-c", BLOCKED, *argv], capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-c", BLOCKED, *argv], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 0, done.stderr
 
 
@@ -276,8 +319,10 @@ def test_one_export_at_a_time_per_folder(tmp_path: Path) -> None:
     with ParquetStore(str(dataset)):  # another export holds the folder
         status, out, err = run("export", str(demo_session_path()), "--parquet", str(dataset))
         assert status == 2 and out == ""
-        assert err == (f"ctxviewer: --parquet {dataset}: another export is writing this "
-                       "folder; run one at a time\n")
+        assert err == (
+            f"ctxviewer: --parquet {dataset}: another export is writing this "
+            "folder; run one at a time\n"
+        )
         with pytest.raises(UsageError):
             ParquetStore(str(dataset))
     assert run("export", str(demo_session_path()), "--parquet", str(dataset))[0] == 0

@@ -13,8 +13,10 @@ from ctxviewer.ingest import load
 
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 CAPTURED = "captured/claude-code-2.1.197-tui.claude-trace.jsonl"
-SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
-           "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+SPOTTER = (
+    "claude-code/marot__spotter__test_fixtures_transcripts_"
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+)
 
 
 def _by_code(found, code):
@@ -28,9 +30,20 @@ def test_lemmy_unused_tools_worked_out_by_hand(corpus):
     unused, and the ide server's two tools both are: one unused-mcp-server finding."""
     found = findings(Analysis(load(corpus / LEMMY)))
     unused = {f.items[0] for f in _by_code(found, "unused-tool")}
-    assert unused == {"Glob", "Grep", "MultiEdit", "NotebookEdit", "NotebookRead", "Read",
-                      "Task", "TodoRead", "WebFetch", "WebSearch", "mcp__ide__executeCode",
-                      "mcp__ide__getDiagnostics"}
+    assert unused == {
+        "Glob",
+        "Grep",
+        "MultiEdit",
+        "NotebookEdit",
+        "NotebookRead",
+        "Read",
+        "Task",
+        "TodoRead",
+        "WebFetch",
+        "WebSearch",
+        "mcp__ide__executeCode",
+        "mcp__ide__getDiagnostics",
+    }
     servers = _by_code(found, "unused-mcp-server")
     assert [f.items[0] for f in servers] == ["ide"]
     # Read is the one tool the 17th tool list (a sub-agent's) also carries
@@ -113,20 +126,29 @@ def test_cli_json_and_fail_on(corpus, capsys):
     out = orjson.loads(capsys.readouterr().out)
     assert set(out) == {"findings"}
     first = out["findings"][0]
-    for key in ("code", "severity", "title", "items", "requests", "tokens_per_request",
-                "tokens_carried", "usd", "action"):
+    for key in (
+        "code",
+        "severity",
+        "title",
+        "items",
+        "requests",
+        "tokens_per_request",
+        "tokens_carried",
+        "usd",
+        "action",
+    ):
         assert key in first
     worst = max(rank(f["severity"]) for f in out["findings"])
     assert main(["findings", path, "--fail-on", "warn"]) == (3 if worst >= rank("warn") else 0)
     capsys.readouterr()
-    assert main(["findings", path, "--fail-on", "error"]) == (3 if worst >= rank("error")
-                                                              else 0)
+    assert main(["findings", path, "--fail-on", "error"]) == (3 if worst >= rank("error") else 0)
     text = capsys.readouterr().out
     assert "unused-tool" in text and "->" in text
 
 
-@pytest.mark.parametrize("argv", [["findings", "/nonexistent.jsonl"],
-                                  ["findings", "x", "--fail-on", "info"]])
+@pytest.mark.parametrize(
+    "argv", [["findings", "/nonexistent.jsonl"], ["findings", "x", "--fail-on", "info"]]
+)
 def test_cli_bad_input(argv, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -142,16 +164,31 @@ def test_the_forecast_says_when_the_threshold_is_already_reached() -> None:
     from ctxviewer.model import Request, Usage
 
     sizes = [160_000, 163_000, 166_000, 169_000, 172_000]
-    reqs = [Request(i, "claude-sonnet-4-5", f"2026-01-01T00:0{i}:00+00:00", (), (), (),
-                    Usage(input_tokens=n), True) for i, n in enumerate(sizes)]
+    reqs = [
+        Request(
+            i,
+            "claude-sonnet-4-5",
+            f"2026-01-01T00:0{i}:00+00:00",
+            (),
+            (),
+            (),
+            Usage(input_tokens=n),
+            True,
+        )
+        for i, n in enumerate(sizes)
+    ]
     t = thresholds(200_000, "claude-code")
     f = forecast_finding(reqs, t, 200_000, controls("claude-code"))
     assert f is not None and f.severity == "error"
-    assert f.title == ("Compaction forecast: the last request reached the auto-compaction "
-                       "threshold, the next one compacts")
+    assert f.title == (
+        "Compaction forecast: the last request reached the auto-compaction "
+        "threshold, the next one compacts"
+    )
     from ctxviewer.fmt import fmt_tokens
 
     assert t.auto < 172_000
-    assert f"{fmt_tokens(172_000 - t.auto)} tokens over the auto-compaction threshold " \
+    assert (
+        f"{fmt_tokens(172_000 - t.auto)} tokens over the auto-compaction threshold "
         f"({t.auto:,})" in f.detail
+    )
     assert f.tokens_per_request == 3_000 and f.focus == 4

@@ -24,13 +24,20 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"
 GEMINI_JSONL = "gemini-cli/Mai0313__VibeCodingTracker__tests_fixtures_sessions_gemini.jsonl"
 CLAUDE = "claude-code/Mai0313__VibeCodingTracker__tests_fixtures_sessions_claude_code.jsonl"
-GEMINI_DOC = ("gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d5"
-              "17dd9cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json")
+GEMINI_DOC = (
+    "gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d5"
+    "17dd9cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json"
+)
 
 
 def _rec(uuid: str, parent: str | None, kind: str, **extra: object) -> bytes:
-    rec: dict[str, object] = {"type": kind, "uuid": uuid, "parentUuid": parent,
-                              "sessionId": "s-1", "timestamp": "2025-08-02T12:00:00Z"}
+    rec: dict[str, object] = {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s-1",
+        "timestamp": "2025-08-02T12:00:00Z",
+    }
     rec.update(extra)
     return (json.dumps(rec) + "\n").encode()
 
@@ -39,12 +46,23 @@ def user(uuid: str, parent: str | None, text: str = "hello") -> bytes:
     return _rec(uuid, parent, "user", message={"role": "user", "content": text})
 
 
-def reply(uuid: str, parent: str, msg_id: str, prompt: int, output: int = 5,
-          request: str = "req-1") -> bytes:
+def reply(
+    uuid: str, parent: str, msg_id: str, prompt: int, output: int = 5, request: str = "req-1"
+) -> bytes:
     usage = {"input_tokens": 10, "cache_read_input_tokens": prompt - 10, "output_tokens": output}
-    return _rec(uuid, parent, "assistant", requestId=request,
-                message={"id": msg_id, "role": "assistant", "model": "claude-sonnet-4-5",
-                         "content": [{"type": "text", "text": "ok"}], "usage": usage})
+    return _rec(
+        uuid,
+        parent,
+        "assistant",
+        requestId=request,
+        message={
+            "id": msg_id,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+        },
+    )
 
 
 def append(path: Path, data: bytes) -> None:
@@ -103,8 +121,13 @@ def test_streamed_duplicate_replaces_usage_in_place(tmp_path: Path) -> None:
 
 def test_truncation_reloads(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
-    append(path, user("u1", None) + reply("a1", "u1", "msg_1", 1_000)
-           + user("u2", "a1") + reply("a2", "u2", "msg_2", 2_000, request="req-2"))
+    append(
+        path,
+        user("u1", None)
+        + reply("a1", "u1", "msg_1", 1_000)
+        + user("u2", "a1")
+        + reply("a2", "u2", "msg_2", 2_000, request="req-2"),
+    )
     f = Follower(path)
     old = f.poll().session
     assert len(old.requests) == 2
@@ -120,8 +143,12 @@ def test_replacement_reloads(tmp_path: Path) -> None:
     f = Follower(path)
     old = f.poll().session
     other = tmp_path / "new.jsonl"
-    other.write_bytes(user("v1", None, "another session") + reply("v2", "v1", "msg_5", 3_000)
-                      + user("v3", "v2") + reply("v4", "v3", "msg_6", 3_500, request="req-6"))
+    other.write_bytes(
+        user("v1", None, "another session")
+        + reply("v2", "v1", "msg_5", 3_000)
+        + user("v3", "v2")
+        + reply("v4", "v3", "msg_6", 3_500, request="req-6")
+    )
     os.replace(other, path)  # a new inode, longer than before
     up = f.poll()
     assert up.reloaded and up.session is not old and up.new == [0, 1]
@@ -222,8 +249,9 @@ def test_peek_leaves_the_parser_untouched() -> None:
 
 
 @pytest.mark.parametrize("name", [CODEX, GEMINI_JSONL, CLAUDE])
-def test_live_session_matches_load_of_what_was_written(corpus: Path, tmp_path: Path,
-                                                       name: str) -> None:
+def test_live_session_matches_load_of_what_was_written(
+    corpus: Path, tmp_path: Path, name: str
+) -> None:
     """After every poll, the followed session is what ``load`` makes of the complete lines."""
     data = (corpus / name).read_bytes()
     path, prefix = tmp_path / "live.jsonl", tmp_path / "prefix.jsonl"
@@ -233,7 +261,7 @@ def test_live_session_matches_load_of_what_was_written(corpus: Path, tmp_path: P
     pos, seen, provisional = 0, 0, 0
     while pos < len(data):
         step = rnd.randint(1, 9_000)
-        append(path, data[pos:pos + step])
+        append(path, data[pos : pos + step])
         pos += step
         up = f.poll()
         assert up.new == list(range(seen, seen + len(up.new)))
@@ -258,8 +286,9 @@ def test_a_reply_written_before_its_prompt_is_shown_then_completed(tmp_path: Pat
     every line the followed session is what ``load`` makes of the lines so far."""
     import lzma
 
-    data = lzma.decompress((DATA / "agents" / "claude-code-2.1.197" / "tui"
-                            / "transcript.jsonl.xz").read_bytes())
+    data = lzma.decompress(
+        (DATA / "agents" / "claude-code-2.1.197" / "tui" / "transcript.jsonl.xz").read_bytes()
+    )
     path, prefix = tmp_path / "live.jsonl", tmp_path / "prefix.jsonl"
     path.write_bytes(b"")
     f = Follower(path)
@@ -301,8 +330,12 @@ def test_gemini_document_from_corpus_matches_load(corpus: Path) -> None:
 
 def _session_file(tmp_path: Path) -> Path:
     path = tmp_path / "s.jsonl"
-    path.write_bytes(user("u1", None) + reply("a1", "u1", "msg_1", 20_000)
-                     + user("u2", "a1") + reply("a2", "u2", "msg_2", 21_234, request="req-2"))
+    path.write_bytes(
+        user("u1", None)
+        + reply("a1", "u1", "msg_1", 20_000)
+        + user("u2", "a1")
+        + reply("a2", "u2", "msg_2", 21_234, request="req-2")
+    )
     return path
 
 
@@ -319,8 +352,9 @@ def test_tail_once_prints_every_request(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_tail_once_json_and_new_only(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     path = _session_file(tmp_path)
-    assert main(["tail", str(path), "--once", "--json", "--window", "32000",
-                 "--policy", "qwen"]) == 0
+    assert (
+        main(["tail", str(path), "--once", "--json", "--window", "32000", "--policy", "qwen"]) == 0
+    )
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert rows[0]["type"] == "start" and rows[0]["window"] == 32_000
     assert [r["index"] for r in rows[1:]] == [0, 1]
@@ -344,7 +378,11 @@ def test_tail_follows_a_file_in_a_subprocess(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "ctxviewer", "tail", str(path), "--interval", "0.05"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
 
@@ -383,19 +421,23 @@ def test_compressed_log_is_reread_whole(tmp_path: Path) -> None:
     f = Follower(path)
     assert f.poll().new == [0] and f.format == "claude-code"
     session = f.session
-    path.write_bytes(gzip.compress(first + user("u2", "a1")
-                                   + reply("a2", "u2", "msg_2", 2_000, request="req-2")))
+    path.write_bytes(
+        gzip.compress(first + user("u2", "a1") + reply("a2", "u2", "msg_2", 2_000, request="req-2"))
+    )
     up = f.poll()
     assert up.session is session and up.new == [1] and not up.reloaded
 
 
-def test_an_in_place_rewrite_with_the_same_first_bytes_reloads(corpus: Path,
-                                                              tmp_path: Path) -> None:
+def test_an_in_place_rewrite_with_the_same_first_bytes_reloads(
+    corpus: Path, tmp_path: Path
+) -> None:
     """``cp`` over a followed recording (same inode; a recording of the same day starts
     with the same bytes) is a new file, not more lines."""
-    lines = (corpus / "claude-trace" /
-             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_bytes() \
+    lines = (
+        (corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl")
+        .read_bytes()
         .splitlines(keepends=True)
+    )
     path = tmp_path / "live.jsonl"
     path.write_bytes(b"".join(lines[:10]))
     f = Follower(path)

@@ -27,18 +27,49 @@ from ctxviewer.analysis.report import report_json  # noqa: E402
 from ctxviewer.ingest import READERS, Cancelled, LoadError, load  # noqa: E402
 from ctxviewer.ingest.loader import READER_ERROR  # noqa: E402
 
-SETTINGS = settings(max_examples=60, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 FORMATS = [None, *(r.name for r in READERS)]
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False)
-    | st.text(max_size=20) | st.sampled_from(["user", "assistant", "message", "tool_use",
-                                              "response_item", "event_msg", "exchange"]),
-    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(
-        st.sampled_from(["type", "role", "content", "message", "payload", "request",
-                         "response", "body", "messages", "usage", "id", "uuid", "timestamp",
-                         "parts", "text", "tokens", "model", "ctxviewer"]), kids, max_size=5),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.sampled_from(
+        ["user", "assistant", "message", "tool_use", "response_item", "event_msg", "exchange"]
+    ),
+    lambda kids: (
+        st.lists(kids, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "role",
+                    "content",
+                    "message",
+                    "payload",
+                    "request",
+                    "response",
+                    "body",
+                    "messages",
+                    "usage",
+                    "id",
+                    "uuid",
+                    "timestamp",
+                    "parts",
+                    "text",
+                    "tokens",
+                    "model",
+                    "ctxviewer",
+                ]
+            ),
+            kids,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 
@@ -81,12 +112,13 @@ def test_truncated_files_never_crash(tmp_path: Path, seed: int, cut: float) -> N
     path = tmp_path / "case.jsonl"
     make_case(random.Random(seed), path)
     data = path.read_bytes()
-    path.write_bytes(data[:int(len(data) * cut)])
+    path.write_bytes(data[: int(len(data) * cut)])
     _load_every_way(path)
 
 
-@pytest.mark.parametrize("name", ["codex_tools.jsonl", "qwen_session.jsonl",
-                                  "gemini_updates.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["codex_tools.jsonl", "qwen_session.jsonl", "gemini_updates.jsonl"]
+)
 def test_cancel_raises_cancelled(name: str) -> None:
     path = Path(__file__).resolve().parents[1] / "data" / name
     with pytest.raises(Cancelled):
@@ -96,35 +128,61 @@ def test_cancel_raises_cancelled(name: str) -> None:
 # Found by tests/fuzz/fuzz_readers.py: JSON types where text belongs.
 FOUND = {
     "codex type is a list": (
-        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": ["session_meta"], '
-                  '"payload": {"id": "x"}}']),
+        "codex",
+        ['{"timestamp": "2025-12-10T11:00:00Z", "type": ["session_meta"], "payload": {"id": "x"}}'],
+    ),
     "codex item type is a list": (
-        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", '
-                  '"payload": {"type": ["message"], "role": "user"}}']),
+        "codex",
+        [
+            '{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", '
+            '"payload": {"type": ["message"], "role": "user"}}'
+        ],
+    ),
     "codex call id is a list": (
-        "codex", ['{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", "payload": '
-                  '{"type": "message", "role": "user", "id": ["m"], "content": []}}']),
+        "codex",
+        [
+            '{"timestamp": "2025-12-10T11:00:00Z", "type": "response_item", "payload": '
+            '{"type": "message", "role": "user", "id": ["m"], "content": []}}'
+        ],
+    ),
     "qwen model is a list": (
-        None, ['{"uuid": "a", "parentUuid": null, "sessionId": "s", "timestamp": "2025-11-20T0'
-               '8:00:00Z", "type": "assistant", "model": ["qwen3-coder-plus"], "message": '
-               '{"role": "model", "parts": [{"text": "hi"}]}, "usageMetadata": '
-               '{"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}}']),
+        None,
+        [
+            '{"uuid": "a", "parentUuid": null, "sessionId": "s", "timestamp": "2025-11-20T0'
+            '8:00:00Z", "type": "assistant", "model": ["qwen3-coder-plus"], "message": '
+            '{"role": "model", "parts": [{"text": "hi"}]}, "usageMetadata": '
+            '{"promptTokenCount": 10, "candidatesTokenCount": 1, "totalTokenCount": 11}}'
+        ],
+    ),
     "gemini tool calls is true": (
-        "gemini-cli", ['{"sessionId": "s", "messages": [{"id": "g1", "timestamp": "2026-04-23T1'
-                       '2:01:00Z", "type": "gemini", "content": "x", "toolCalls": true, '
-                       '"tokens": {"input": 5, "output": 1, "total": 6}}]}']),
+        "gemini-cli",
+        [
+            '{"sessionId": "s", "messages": [{"id": "g1", "timestamp": "2026-04-23T1'
+            '2:01:00Z", "type": "gemini", "content": "x", "toolCalls": true, '
+            '"tokens": {"input": 5, "output": 1, "total": 6}}]}'
+        ],
+    ),
     "gemini message type is a list": (
-        "gemini-cli", ['{"id": "g1", "timestamp": "2026-04-23T12:01:00Z", "type": ["gemini"], '
-                       '"content": "x"}']),
+        "gemini-cli",
+        ['{"id": "g1", "timestamp": "2026-04-23T12:01:00Z", "type": ["gemini"], "content": "x"}'],
+    ),
     "openai chat messages is a number": (
-        "claude-trace", ['{"request": {"url": "https://api.deepseek.com/chat/completions", '
-                         '"body": {"model": "m", "messages": 0.5, "tools": []}}, '
-                         '"response": {"status_code": 200, "body": {"choices": []}}}']),
+        "claude-trace",
+        [
+            '{"request": {"url": "https://api.deepseek.com/chat/completions", '
+            '"body": {"model": "m", "messages": 0.5, "tools": []}}, '
+            '"response": {"status_code": 200, "body": {"choices": []}}}'
+        ],
+    ),
     "claude code message id is a list": (
-        None, ['{"uuid": "u1", "parentUuid": null, "sessionId": "s", "type": "assistant", '
-               '"timestamp": ["2025-01-01"], "message": {"id": ["m"], "role": "assistant", '
-               '"model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], '
-               '"usage": {"input_tokens": 10, "output_tokens": 1}}}']),
+        None,
+        [
+            '{"uuid": "u1", "parentUuid": null, "sessionId": "s", "type": "assistant", '
+            '"timestamp": ["2025-01-01"], "message": {"id": ["m"], "role": "assistant", '
+            '"model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "hi"}], '
+            '"usage": {"input_tokens": 10, "output_tokens": 1}}}'
+        ],
+    ),
 }
 
 
@@ -145,12 +203,24 @@ def test_found_by_fuzzing(tmp_path: Path, case: str) -> None:
 def test_damaged_streams_lose_their_response_not_the_request() -> None:
     from ctxviewer.ingest.api.sse import reassemble
 
-    huge = ('data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
-            '{"tool_calls": [{"index": 100000000000, "function": {"name": "a"}}]}}]}\n\n')
+    huge = (
+        'data: {"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": '
+        '{"tool_calls": [{"index": 100000000000, "function": {"name": "a"}}]}}]}\n\n'
+    )
     calls = reassemble(huge)["choices"][0]["message"]["tool_calls"]  # no 10^11 list
     assert [c["function"]["name"] for c in calls] == ["a"]
-    assert reassemble('data: {"object": "chat.completion.chunk", "choices": '
-                      '[{"index": [1], "delta": {"content": 5}}]}\n\n') is None
-    assert reassemble('data: {"type": "message_start", "message": {"usage": {}}}\n\n'
-                      'data: {"type": "content_block_delta", "index": {"a": 1}, '
-                      '"delta": {"type": "text_delta", "text": 3}}\n\n') is None
+    assert (
+        reassemble(
+            'data: {"object": "chat.completion.chunk", "choices": '
+            '[{"index": [1], "delta": {"content": 5}}]}\n\n'
+        )
+        is None
+    )
+    assert (
+        reassemble(
+            'data: {"type": "message_start", "message": {"usage": {}}}\n\n'
+            'data: {"type": "content_block_delta", "index": {"a": 1}, '
+            '"delta": {"type": "text_delta", "text": 3}}\n\n'
+        )
+        is None
+    )

@@ -32,16 +32,26 @@ def _load(name: str):
     return load(str(DATA / name))
 
 
-@pytest.mark.parametrize(("name", "fmt"), [("gemini_session.json", "gemini-cli"),
-                                           ("gemini_empty.json", "gemini-cli"),
-                                           ("gemini_updates.jsonl", "gemini-cli-jsonl")])
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("gemini_session.json", "gemini-cli"),
+        ("gemini_empty.json", "gemini-cli"),
+        ("gemini_updates.jsonl", "gemini-cli-jsonl"),
+    ],
+)
 def test_fixtures_are_detected(name: str, fmt: str) -> None:
     assert detect(read_head(str(DATA / name))).name == fmt
 
 
 def test_sniff_leaves_qwen_and_claude_records_alone() -> None:
-    qwen = {"uuid": "u", "parentUuid": None, "sessionId": "s", "type": "user",
-            "message": {"role": "user", "parts": [{"text": "hi"}]}}
+    qwen = {
+        "uuid": "u",
+        "parentUuid": None,
+        "sessionId": "s",
+        "type": "user",
+        "message": {"role": "user", "parts": [{"text": "hi"}]},
+    }
     assert not JSONL_READER.sniff(Head(path="x", text="{}", records=[qwen]))
     assert not READER.sniff(Head(path="x", text="{}", records=[qwen], document=qwen))
 
@@ -70,11 +80,17 @@ def test_document_context_blocks() -> None:
     assert (image.kind, image.fixed_tokens) == (IMAGE, 1600)
     assert [m.role for m in second.messages] == ["user", "user", "assistant", "user"]
     call = second.messages[2].blocks[1]
-    assert (call.kind, call.name, call.text) == (TOOL_USE, "read_file",
-                                                 '{"absolute_path":"/w/notes.txt"}')
+    assert (call.kind, call.name, call.text) == (
+        TOOL_USE,
+        "read_file",
+        '{"absolute_path":"/w/notes.txt"}',
+    )
     result = second.messages[3].blocks[0]
-    assert (result.kind, result.text, result.ref) == (TOOL_RESULT, "The picture is a cat.",
-                                                      "read_file-1")
+    assert (result.kind, result.text, result.ref) == (
+        TOOL_RESULT,
+        "The picture is a cat.",
+        "read_file-1",
+    )
     assert all(b.kind != THINKING for m in second.messages for b in m.blocks)
     assert first.response.blocks[0].kind == THINKING
 
@@ -115,9 +131,11 @@ def test_jsonl_skips_unknown_and_truncated_lines() -> None:
 
 def test_subagent_sessions_are_marked() -> None:
     parser = JSONL_READER.parser()
-    records = [{"sessionId": "s", "projectHash": "h", "kind": "subagent"},
-               {"id": "u", "type": "user", "content": "go"},
-               {"id": "g", "type": "gemini", "content": "ok", "tokens": {"input": 10, "output": 1}}]
+    records = [
+        {"sessionId": "s", "projectHash": "h", "kind": "subagent"},
+        {"id": "u", "type": "user", "content": "go"},
+        {"id": "g", "type": "gemini", "content": "ok", "tokens": {"input": 10, "output": 1}},
+    ]
     items = [i for n, r in enumerate(records, 1) for i in parser.feed(n, r)]
     items += list(parser.finish())
     (req,) = [i for i in items if isinstance(i, Request)]
@@ -134,9 +152,12 @@ def test_usage_thoughts_apart_or_inside_candidates() -> None:
 
 
 def test_parts_blocks() -> None:
-    parts = [{"text": "plan", "thought": True}, {"text": "hi"},
-             {"functionResponse": {"id": "1", "name": "x", "response": {"error": "boom"}}},
-             {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://a"}}]
+    parts = [
+        {"text": "plan", "thought": True},
+        {"text": "hi"},
+        {"functionResponse": {"id": "1", "name": "x", "response": {"error": "boom"}}},
+        {"fileData": {"mimeType": "application/pdf", "fileUri": "gs://a"}},
+    ]
     blocks = parts_blocks(parts)
     assert [b.kind for b in blocks] == ["text", TOOL_RESULT, DOCUMENT]
     assert blocks[1].is_error and blocks[1].text == "boom"
@@ -145,6 +166,7 @@ def test_parts_blocks() -> None:
 
 
 # -- real chat files ---------------------------------------------------------------------
+
 
 def _corpus_files() -> list[Path]:
     folder = CORPUS / "gemini-cli"
@@ -159,8 +181,11 @@ def _expected(path: Path) -> dict[str, int]:
     except json.JSONDecodeError:  # JSONL: the last version of each message id counts
         records = [json.loads(line) for line in text.splitlines() if line.strip()]
         messages = list({r["id"]: r for r in records if "id" in r}.values())
-    return {m["id"]: m["tokens"]["input"] for m in messages
-            if m.get("type") == "gemini" and m.get("tokens")}
+    return {
+        m["id"]: m["tokens"]["input"]
+        for m in messages
+        if m.get("type") == "gemini" and m.get("tokens")
+    }
 
 
 @pytest.mark.corpus
@@ -182,11 +207,16 @@ def test_tool_result_synced_as_its_own_turn_counts_once() -> None:
     parser = JSONL_READER.parser()
     result = [{"functionResponse": {"id": "c1", "name": "ls", "response": {"output": "a.py"}}}]
     call = {"id": "c1", "name": "ls", "args": {}, "result": result, "status": "success"}
-    history = [{"id": "u1", "type": "user", "content": [{"text": "ls"}]},
-               {"id": "g1", "type": "gemini", "content": "", "toolCalls": [call]},
-               {"id": "t1", "type": "user", "content": result}]
-    records = [{"sessionId": "s", "projectHash": "h"}, {"$set": {"messages": history}},
-               {"id": "g2", "type": "gemini", "content": "a.py", "tokens": {"input": 50}}]
+    history = [
+        {"id": "u1", "type": "user", "content": [{"text": "ls"}]},
+        {"id": "g1", "type": "gemini", "content": "", "toolCalls": [call]},
+        {"id": "t1", "type": "user", "content": result},
+    ]
+    records = [
+        {"sessionId": "s", "projectHash": "h"},
+        {"$set": {"messages": history}},
+        {"id": "g2", "type": "gemini", "content": "a.py", "tokens": {"input": 50}},
+    ]
     items = [i for n, r in enumerate(records, 1) for i in parser.feed(n, r)]
     items += list(parser.finish())
     (req,) = [i for i in items if isinstance(i, Request)]

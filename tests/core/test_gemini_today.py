@@ -22,8 +22,9 @@ TOKEN_LIMIT = 1_048_576  # core/tokenLimits.ts DEFAULT_TOKEN_LIMIT (0.61.0 bundl
 THRESHOLD = 0.5  # DEFAULT_COMPRESSION_TOKEN_THRESHOLD
 
 
-@pytest.mark.parametrize("log", ["direct/chat.jsonl.xz", "proxy/chat.jsonl.xz",
-                                 "proxy/recording.rec.jsonl.xz"])
+@pytest.mark.parametrize(
+    "log", ["direct/chat.jsonl.xz", "proxy/chat.jsonl.xz", "proxy/recording.rec.jsonl.xz"]
+)
 def test_window_and_threshold(log: str) -> None:
     a = Analysis(load(str(GEMINI / log)))
     assert a.identity.profile.id == "gemini-cli"
@@ -42,8 +43,9 @@ def test_the_recording_is_gemini_cli_and_matches_its_stats() -> None:
     assert {r["api"] for r in sent} == {"gemini"}
     stats = json.loads((GEMINI / "proxy" / "turn2.json").read_text())["stats"]["models"]
     roles = {model: next(iter(m["roles"])) for model, m in stats.items()}
-    assert [r.role for r in s.requests] == \
-        [AUXILIARY if roles[r.model] == "utility_router" else MAIN for r in s.requests]
+    assert [r.role for r in s.requests] == [
+        AUXILIARY if roles[r.model] == "utility_router" else MAIN for r in s.requests
+    ]
     # turn 2's -o json: one call of each model that turn, the last of each
     for model, m in stats.items():
         last = [r for r in s.requests if r.model == model][-1]
@@ -55,7 +57,9 @@ def test_the_recording_is_gemini_cli_and_matches_its_stats() -> None:
         body = r["request"]["body"]
         b = a.breakdown(i)
         system = est.count(body["systemInstruction"]["parts"][0]["text"])
-        tools = sum(est.count(js_dumps(d)) for t in body["tools"] for d in t["functionDeclarations"])
+        tools = sum(
+            est.count(js_dumps(d)) for t in body["tools"] for d in t["functionDeclarations"]
+        )
         assert abs(b.category("system_prompt").tokens - system) <= 0.05 * system
         assert abs(b.category("builtin_tools").tokens - tools) <= 0.05 * tools
         assert b.category("memory_files").tokens > 0  # GEMINI.md in its <session_context>
@@ -65,7 +69,7 @@ def test_the_chat_file_and_the_recording_agree() -> None:
     chat = load(str(GEMINI / "proxy" / "chat.jsonl.xz"))
     rec = load(str(GEMINI / "proxy" / "recording.rec.jsonl.xz"))
     main = [r.usage.prompt_tokens for r in rec.requests if r.role == MAIN and r.usage]
-    assert [r.usage.prompt_tokens for r in chat.requests if r.usage][:len(main)] == main
+    assert [r.usage.prompt_tokens for r in chat.requests if r.usage][: len(main)] == main
 
 
 def test_a_resumed_session_is_no_compaction(tmp_path: Path) -> None:

@@ -40,16 +40,30 @@ from ctxviewer.model import (
 
 SONNET = "claude-sonnet-4-5-20250929"
 QWEN = get_estimator("qwen")
-SUBAGENTS = ("claude-code/d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_"
-             "sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
-SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
-           "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+SUBAGENTS = (
+    "claude-code/d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_"
+    "sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+)
+SPOTTER = (
+    "claude-code/marot__spotter__test_fixtures_transcripts_"
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+)
 
 
-def req(i, messages=(), usage=None, model=SONNET, system=(), tools=(), complete=False,
-        **kw) -> Request:
-    return Request(i, model, f"2025-01-01T00:0{i % 10}:00Z", tuple(system), tuple(tools),
-                   tuple(messages), usage, complete, **kw)
+def req(
+    i, messages=(), usage=None, model=SONNET, system=(), tools=(), complete=False, **kw
+) -> Request:
+    return Request(
+        i,
+        model,
+        f"2025-01-01T00:0{i % 10}:00Z",
+        tuple(system),
+        tuple(tools),
+        tuple(messages),
+        usage,
+        complete,
+        **kw,
+    )
 
 
 def user(text, **kw) -> Message:
@@ -57,30 +71,45 @@ def user(text, **kw) -> Message:
 
 
 def call(name, ref, args) -> Message:
-    return Message("assistant", (Block(TOOL_USE, orjson.dumps(args).decode(), name=name,
-                                       ref=ref),))
+    return Message("assistant", (Block(TOOL_USE, orjson.dumps(args).decode(), name=name, ref=ref),))
 
 
 def result(ref, text) -> Message:
     return Message("user", (Block(TOOL_RESULT, text, ref=ref),))
 
 
-USAGE = Usage(input_tokens=1_000, cache_creation_input_tokens=2_000,
-              cache_read_input_tokens=10_000, output_tokens=500)
+USAGE = Usage(
+    input_tokens=1_000,
+    cache_creation_input_tokens=2_000,
+    cache_read_input_tokens=10_000,
+    output_tokens=500,
+)
 
 
 # --- prices (the catalogue, the tables and the gateways: tests/core/test_pricing.py) ---
 
+
 def test_user_price_file_is_merged_over_the_shipped_one(tmp_path, monkeypatch):
     monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
-    (tmp_path / "prices.json").write_text(orjson.dumps({"models": {
-        "my-model": {"input": 2.0, "output": 4.0},
-        "claude-sonnet-4-5": {"input": 1.0, "output": 2.0, "cache_read": 0.5}}}).decode())
+    (tmp_path / "prices.json").write_text(
+        orjson.dumps(
+            {
+                "models": {
+                    "my-model": {"input": 2.0, "output": 4.0},
+                    "claude-sonnet-4-5": {"input": 1.0, "output": 2.0, "cache_read": 0.5},
+                }
+            }
+        ).decode()
+    )
     t = load_prices()
     assert t.user_file == str(tmp_path / "prices.json")
     mine = t.lookup("my-model-20250101")
     assert (mine.input, mine.cache_write_5m, mine.cache_write_1h, mine.cache_read) == (
-        2.0, 2.5, 4.0, 0.2)
+        2.0,
+        2.5,
+        4.0,
+        0.2,
+    )
     assert t.lookup(SONNET).cache_read == 0.5  # the user's entry wins over the catalogue
     assert t.lookup("gpt-4o").input == 2.5  # the catalogue's prices stay
 
@@ -93,6 +122,7 @@ def test_bad_user_price_file_is_a_value_error(tmp_path, monkeypatch):
 
 
 # --- cost ---
+
 
 def test_request_cost_by_hand():
     c = request_cost(req(0, usage=USAGE), load_prices())
@@ -113,8 +143,16 @@ def test_one_hour_cache_writes_cost_twice_input():
 
 
 def test_session_cost_saved_and_unknown_models():
-    s = Session(None, "test", [req(0, usage=USAGE), req(1, usage=USAGE),
-                               req(2, usage=USAGE, model="mystery-1"), req(3, usage=None)])
+    s = Session(
+        None,
+        "test",
+        [
+            req(0, usage=USAGE),
+            req(1, usage=USAGE),
+            req(2, usage=USAGE, model="mystery-1"),
+            req(3, usage=None),
+        ],
+    )
     c = session_cost(s)
     assert c.total_usd is None  # one request has no price: the total is unknown, not $0.042
     assert c.priced_usd == pytest.approx(0.042)
@@ -149,8 +187,11 @@ def test_budget_warning_and_hard_limit():
 def test_task_budget_resets_at_each_prompt():
     m0, m1 = user("first task"), user("second task")
     a = Message("assistant", (Block(TEXT, "ok"),))
-    reqs = [req(0, [m0], USAGE), req(1, [m0, a, result("x", "r")], USAGE),
-            req(2, [m0, a, result("x", "r"), a, m1], USAGE)]
+    reqs = [
+        req(0, [m0], USAGE),
+        req(1, [m0, a, result("x", "r")], USAGE),
+        req(2, [m0, a, result("x", "r"), a, m1], USAGE),
+    ]
     s = Session(None, "test", reqs)
     b = evaluate_budget(session_cost(s), Budget(26_000, unit="tokens", scope="task"), reqs)
     assert b.tasks == 2
@@ -158,6 +199,7 @@ def test_task_budget_resets_at_each_prompt():
 
 
 # --- cache breaks ---
+
 
 def _tool(name):
     return ToolDef(name, BUILTIN, f'{{"name":"{name}","input_schema":{{}}}}')
@@ -169,8 +211,9 @@ TOOLS = (_tool("Read"), _tool("Edit"), _tool("Bash"))
 
 def _pair(messages_a, messages_b, tools_b=TOOLS, events_b=(), usage_b=None):
     a = req(0, messages_a, system=SYSTEM, tools=TOOLS, complete=True)
-    b = req(1, messages_b, system=SYSTEM, tools=tools_b, complete=True, events=events_b,
-            usage=usage_b)
+    b = req(
+        1, messages_b, system=SYSTEM, tools=tools_b, complete=True, events=events_b, usage=usage_b
+    )
     return Session(None, "test", [a, b])
 
 
@@ -189,14 +232,23 @@ def test_break_in_tools_when_reordered():
 
 
 def test_break_at_message_zero_when_a_reminder_is_edited():
-    r0 = Message("user", (Block(TEXT, "<system-reminder>today is Monday</system-reminder>",
-                                tag=SYSTEM_REMINDER), Block(TEXT, "fix the bug")))
-    r1 = Message("user", (Block(TEXT, "<system-reminder>today is Tuesday</system-reminder>",
-                                tag=SYSTEM_REMINDER), Block(TEXT, "fix the bug")))
+    r0 = Message(
+        "user",
+        (
+            Block(TEXT, "<system-reminder>today is Monday</system-reminder>", tag=SYSTEM_REMINDER),
+            Block(TEXT, "fix the bug"),
+        ),
+    )
+    r1 = Message(
+        "user",
+        (
+            Block(TEXT, "<system-reminder>today is Tuesday</system-reminder>", tag=SYSTEM_REMINDER),
+            Block(TEXT, "fix the bug"),
+        ),
+    )
     a = Message("assistant", (Block(TEXT, "looking"),))
     (b,) = cache_breaks(_pair([r0, a], [r1, a, user("go on")]), QWEN)
-    assert (b.section, b.position, b.block, b.kind) == ("messages", 0, 0,
-                                                        "system_reminder_edited")
+    assert (b.section, b.position, b.block, b.kind) == ("messages", 0, 0, "system_reminder_edited")
     # no usage: everything from message 0 on, estimated
     expected = sum(QWEN.block(x) for m in (r1, a, user("go on")) for x in m.blocks)
     assert (b.tokens, b.tokens_source) == (expected, "estimate")
@@ -205,8 +257,9 @@ def test_break_at_message_zero_when_a_reminder_is_edited():
 def test_break_in_messages_on_compaction():
     ms = [user(f"step {i}") for i in range(6)]
     summary = Message("user", (Block(TEXT, "summary of the work", tag=COMPACTION_SUMMARY),))
-    (b,) = cache_breaks(_pair(ms, [summary, user("next")],
-                              events_b=(Event(COMPACT_BOUNDARY),)), QWEN)
+    (b,) = cache_breaks(
+        _pair(ms, [summary, user("next")], events_b=(Event(COMPACT_BOUNDARY),)), QWEN
+    )
     assert (b.section, b.position, b.kind) == ("messages", 0, "compaction")
 
 
@@ -222,6 +275,7 @@ def test_transcript_break_from_usage_only():
 
 # --- redundancy ---
 
+
 def _read_edit_read_session():
     prompt = user("update a.py")
     read1 = call("Read", "r1", {"file_path": "/src/a.py"})
@@ -232,8 +286,13 @@ def _read_edit_read_session():
     out2 = result("r2", "def a():\n    return 2\n" * 20)
     done = Message("assistant", (Block(TEXT, "done"),))
     hist = [prompt, read1, out1, edit, ok, read2, out2, done, user("thanks")]
-    reqs = [req(0, hist[:1]), req(1, hist[:3]), req(2, hist[:5]), req(3, hist[:7]),
-            req(4, hist[:9])]
+    reqs = [
+        req(0, hist[:1]),
+        req(1, hist[:3]),
+        req(2, hist[:5]),
+        req(3, hist[:7]),
+        req(4, hist[:9]),
+    ]
     return Session(None, "test", reqs), out1
 
 
@@ -282,11 +341,17 @@ def test_duplicate_reminders():
 
 # --- diff ---
 
+
 def test_diff_requests_added_removed_changed():
     m0, m1 = user("hello"), user("a long tool output " * 10)
     a = req(0, [m0, m1], system=SYSTEM, tools=TOOLS[:2], complete=True)
-    b = req(1, [m0, user("a short one"), user("new")], system=SYSTEM,
-            tools=(TOOLS[1], TOOLS[2]), complete=True)
+    b = req(
+        1,
+        [m0, user("a short one"), user("new")],
+        system=SYSTEM,
+        tools=(TOOLS[1], TOOLS[2]),
+        complete=True,
+    )
     d = diff_requests(a, b, QWEN)
     got = {(c.section, c.status, c.label) for c in d.changes}
     assert ("tools", "removed", "tool Read") in got
@@ -294,13 +359,16 @@ def test_diff_requests_added_removed_changed():
     assert ("messages", "changed", "message 1 (user) block 0 text") in got
     assert ("messages", "added", "message 2 (user) block 0 text") in got
     assert d.unchanged_tokens == QWEN.block(SYSTEM[0]) + QWEN.tool(TOOLS[1]) + QWEN.block(
-        m0.blocks[0])
-    assert d.delta == sum(QWEN.block(x.blocks[0]) for x in b.messages) + QWEN.tool(TOOLS[2]) \
-        - sum(QWEN.block(x.blocks[0]) for x in a.messages) - QWEN.tool(TOOLS[0])
+        m0.blocks[0]
+    )
+    assert d.delta == sum(QWEN.block(x.blocks[0]) for x in b.messages) + QWEN.tool(TOOLS[2]) - sum(
+        QWEN.block(x.blocks[0]) for x in a.messages
+    ) - QWEN.tool(TOOLS[0])
     assert orjson.dumps(d.to_json())
 
 
 # --- corpus ---
+
 
 def test_subagent_runs_on_the_corpus(corpus):
     s = load(corpus / SUBAGENTS)
@@ -317,8 +385,10 @@ def test_subagent_runs_on_the_corpus(corpus):
 
 
 def test_cli_insights_json(corpus, capsys):
-    assert main(["insights", str(corpus / SPOTTER), "--json", "--budget", "5",
-                 "--diff", "0", "1"]) == 0
+    assert (
+        main(["insights", str(corpus / SPOTTER), "--json", "--budget", "5", "--diff", "0", "1"])
+        == 0
+    )
     out = orjson.loads(capsys.readouterr().out)
     assert {"cost", "cache", "redundancy", "subagents", "diff", "budgets"} <= set(out)
     assert out["cost"]["by_model"][0]["price"] == "claude-opus-4-6"

@@ -29,8 +29,15 @@ from ctxviewer.resources import demo_session_path
 DOC = Path(__file__).resolve().parents[2] / "docs" / "json.md"
 CAPTURED = "captured/claude-code-2.1.197-tui.claude-trace.jsonl"
 CAPTURED_CONTEXT = "captured/claude-code-2.1.197-tui.context.txt"
-TYPES = {"int": int, "float": (int, float), "number": (int, float), "string": str,
-         "bool": bool, "list": list, "object": dict}
+TYPES = {
+    "int": int,
+    "float": (int, float),
+    "number": (int, float),
+    "string": str,
+    "bool": bool,
+    "list": list,
+    "object": dict,
+}
 
 
 def doc_tables() -> dict[str, dict[str, str]]:
@@ -115,16 +122,28 @@ def demo() -> str:
 
 def test_every_section_of_the_page_is_checked_here() -> None:
     assert set(doc_tables()) == {
-        "report --json", "report --sessions --json", "compare --json", "compare --csv",
-        "compact --json", "insights --json", "findings --json", "sessions --json",
-        "library --json", "formats --json",
-        "tail --json", "query --json", "proxy"}
+        "report --json",
+        "report --sessions --json",
+        "compare --json",
+        "compare --csv",
+        "compact --json",
+        "insights --json",
+        "findings --json",
+        "sessions --json",
+        "library --json",
+        "formats --json",
+        "tail --json",
+        "query --json",
+        "proxy",
+    }
     assert not doc_tables()["proxy"]  # it prints no JSON: docs/recording-format.md
 
 
 def _reports(demo: str, capsys: pytest.CaptureFixture[str]) -> list[Any]:
-    return [run_json(capsys, "report", demo, "--json"),
-            run_json(capsys, "report", demo, "--json", "--request", "0")]
+    return [
+        run_json(capsys, "report", demo, "--json"),
+        run_json(capsys, "report", demo, "--json", "--request", "0"),
+    ]
 
 
 def test_report(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -133,8 +152,14 @@ def test_report(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_report_against(demo: str, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``against``: an agent's own /context output, which the demo does not come with."""
-    against = run_json(capsys, "report", str(corpus / CAPTURED), "--json",
-                       "--against", str(corpus / CAPTURED_CONTEXT))
+    against = run_json(
+        capsys,
+        "report",
+        str(corpus / CAPTURED),
+        "--json",
+        "--against",
+        str(corpus / CAPTURED_CONTEXT),
+    )
     check("report --json", [*_reports(demo, capsys), against])
 
 
@@ -150,7 +175,7 @@ def test_compare_csv_columns(demo: str, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["compare", demo, "--csv"]) == 0
     rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
     header = rows[0]
-    estimators = header[4:4 + (len(header) - 4) // 2]
+    estimators = header[4 : 4 + (len(header) - 4) // 2]
     as_doc = header[:4] + ["<estimator>"] + ["<estimator>_pct"]
     assert header == header[:4] + estimators + [f"{n}_pct" for n in estimators]
     assert list(doc_tables()["compare --csv"]) == as_doc
@@ -158,22 +183,42 @@ def test_compare_csv_columns(demo: str, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_compact(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
-    outputs = [run_json(capsys, "compact", demo, "--strategy", s, "--json")
-               for s in ("qwen", "slim+qwen", "trim")]
+    outputs = [
+        run_json(capsys, "compact", demo, "--strategy", s, "--json")
+        for s in ("qwen", "slim+qwen", "trim")
+    ]
     # usage: only a summary made by the Anthropic API has one (no network in the tests)
     check("compact --json", outputs, unseen_ok=("usage.",))
 
 
 def test_insights(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
-    out = run_json(capsys, "insights", demo, "--json", "--budget", "0.5", "--budget-tokens",
-                   "500000", "--budget-scope", "task", "--diff", "1", "3")
+    out = run_json(
+        capsys,
+        "insights",
+        demo,
+        "--json",
+        "--budget",
+        "0.5",
+        "--budget-tokens",
+        "500000",
+        "--budget-scope",
+        "task",
+        "--diff",
+        "1",
+        "3",
+    )
     check("insights --json", [out])
 
 
 def test_findings(demo: str, corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     lemmy = next((corpus / "claude-trace").glob("badlogic__lemmy__*.jsonl"))
-    check("findings --json", [run_json(capsys, "findings", demo, "--json"),
-                              run_json(capsys, "findings", str(lemmy), "--json")])
+    check(
+        "findings --json",
+        [
+            run_json(capsys, "findings", demo, "--json"),
+            run_json(capsys, "findings", str(lemmy), "--json"),
+        ],
+    )
 
 
 def test_query(demo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -191,9 +236,14 @@ def test_formats(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def _claude(uuid: str, parent: str | None, kind: str, **extra: object) -> bytes:
-    rec: dict[str, object] = {"type": kind, "uuid": uuid, "parentUuid": parent,
-                              "sessionId": "s-1", "cwd": "/work/app",
-                              "timestamp": "2025-08-02T12:00:00Z"}
+    rec: dict[str, object] = {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s-1",
+        "cwd": "/work/app",
+        "timestamp": "2025-08-02T12:00:00Z",
+    }
     rec.update(extra)
     return (json.dumps(rec) + "\n").encode()
 
@@ -204,17 +254,33 @@ def _user(uuid: str, parent: str | None) -> bytes:
 
 def _reply(uuid: str, parent: str, msg_id: str, prompt: int) -> bytes:
     usage = {"input_tokens": 10, "cache_read_input_tokens": prompt - 10, "output_tokens": 5}
-    return _claude(uuid, parent, "assistant", requestId=f"req-{msg_id}",
-                   message={"id": msg_id, "role": "assistant", "model": "claude-sonnet-4-5",
-                            "content": [{"type": "text", "text": "ok"}], "usage": usage})
+    return _claude(
+        uuid,
+        parent,
+        "assistant",
+        requestId=f"req-{msg_id}",
+        message={
+            "id": msg_id,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": "ok"}],
+            "usage": usage,
+        },
+    )
 
 
-def test_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     home = tmp_path / "home"
     monkeypatch.setenv("HOME", str(home))
-    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_RUNTIME_DIR",
-                 "XDG_CONFIG_HOME"):
+    for name in (
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GEMINI_CLI_HOME",
+        "QWEN_RUNTIME_DIR",
+        "XDG_CONFIG_HOME",
+    ):
         monkeypatch.delenv(name, raising=False)
     folder = home / ".claude" / "projects" / "-work-app"
     (folder / "s-1" / "subagents").mkdir(parents=True)
@@ -225,8 +291,9 @@ def test_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     check("sessions --json", [out])
 
 
-def test_library(demo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_library(
+    demo: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The demo in a folder the user added, a Claude Code session in its agent folder,
     and a bad file beside it; a plain listing and a search."""
     home = tmp_path / "home"
@@ -258,8 +325,9 @@ def test_tail(demo: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     printer = TailPrinter(get_estimator("qwen"), "agent", None, as_json=True)
     printer.show(follower.poll())
     with open(path, "ab") as f:
-        f.write(_reply("a1", "u1", "m1", 1_000) + _user("u2", "a1")
-                + _reply("a2", "u2", "m2", 2_000))
+        f.write(
+            _reply("a1", "u1", "m1", 1_000) + _user("u2", "a1") + _reply("a2", "u2", "m2", 2_000)
+        )
     printer.show(follower.poll())
     path.write_bytes(_user("x1", None) + _reply("x2", "x1", "m9", 900))
     printer.show(follower.poll())

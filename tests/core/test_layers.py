@@ -30,7 +30,9 @@ def test_no_qt_outside_gui():
         for name in _imports(path):
             if name.split(".")[0] in QT or name.startswith("ctxviewer.gui"):
                 # the CLI may start the GUI lazily, inside a function
-                if rel.parts[-1] in ("cli.py", "snapshot_cli.py") and name.startswith("ctxviewer.gui"):
+                if rel.parts[-1] in ("cli.py", "snapshot_cli.py") and name.startswith(
+                    "ctxviewer.gui"
+                ):
                     continue
                 offenders.append(f"{rel}: {name}")
     assert not offenders, offenders
@@ -50,17 +52,23 @@ for mod in pkgutil.walk_packages(ctxviewer.__path__, "ctxviewer."):
 from ctxviewer.cli import main
 sys.exit(main(["formats"]))
 """
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
 
 def test_the_window_starts_without_the_proxy_stack():
     """aiohttp (a tenth of a second to import) loads when the proxy is first started."""
-    code = ("import sys, ctxviewer.gui.app, ctxviewer.cli; "
-            "print(sorted(m for m in ('aiohttp', 'ctxviewer.proxy.server') if m in sys.modules))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    code = (
+        "import sys, ctxviewer.gui.app, ctxviewer.cli; "
+        "print(sorted(m for m in ('aiohttp', 'ctxviewer.proxy.server') if m in sys.modules))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
 
@@ -72,8 +80,16 @@ def test_the_layers_hold():
 
     pytest.importorskip("importlinter", reason="import-linter is a test dependency")
     root = PACKAGE.parent
-    done = subprocess.run([str(Path(sys.executable).parent / "lint-imports"),
-                           "--config", str(root / "pyproject.toml")],
-                          capture_output=True, text=True, cwd=root, timeout=300)
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "lint-imports"),
+            "--config",
+            str(root / "pyproject.toml"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     assert "0 broken" in done.stdout

@@ -44,8 +44,9 @@ def agrees(row: dict, rep: dict) -> None:
     assert row["agent"] == rep["agent"]["id"]
 
 
-def test_every_agent_layout_agrees_with_report(corpus: Path, home: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_every_agent_layout_agrees_with_report(
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     recs = recordings(corpus, tmp_path / "recordings")
     with Library() as lib:
@@ -64,15 +65,18 @@ def test_every_agent_layout_agrees_with_report(corpus: Path, home: Path, tmp_pat
     spotter = rows[str(files["spotter"])][0]
     assert {r["agent_id"] for r in spotter["subagent_runs"]} >= {"a93ccab", "acompact-70d8e7"}
     assert spotter["compactions_observed"] >= 1 and spotter["project"]
-    assert max(spotter["prompt_series"]) == spotter["peak_prompt_tokens"] or \
-        spotter["peak_request"] is not None
+    assert (
+        max(spotter["prompt_series"]) == spotter["peak_prompt_tokens"]
+        or spotter["peak_request"] is not None
+    )
     assert 0 < len(spotter["prompt_series"]) <= 48
     # a project from the folder name when the log records none (Gemini CLI's named folder)
     assert rows[str(files["gemini_jsonl"])][0]["project"] == "vibe"
 
 
-def test_a_recording_of_several_sessions_lists_each(corpus: Path, home: Path, tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_recording_of_several_sessions_lists_each(
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A proxy log holding two clients' conversations: one row per session, as
     ``report --session N`` shows each."""
     folder = tmp_path / "logs"
@@ -94,8 +98,9 @@ def _split(src: Path, head_lines: int) -> tuple[bytes, bytes]:
     return b"".join(lines[:head_lines]), b"".join(lines[head_lines:])
 
 
-def test_a_grown_file_is_read_from_where_it_stopped(corpus: Path, home: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_grown_file_is_read_from_where_it_stopped(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     path = files["vibe"]
     first, rest = _split(path, 40)
@@ -116,8 +121,9 @@ def test_a_grown_file_is_read_from_where_it_stopped(corpus: Path, home: Path,
         assert nothing.read == 0 and nothing.bytes_read == 0
 
 
-def test_a_grown_sub_agent_file_updates_its_session(corpus: Path, home: Path,
-                                                    capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_grown_sub_agent_file_updates_its_session(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     sub = files["spotter_explore"]
     first, rest = _split(sub, 30)
@@ -136,8 +142,9 @@ def test_a_grown_sub_agent_file_updates_its_session(corpus: Path, home: Path,
         agrees(by_path(lib)[str(files["spotter"])][0], report(capsys, files["spotter"]))
 
 
-def test_truncated_and_rewritten_files_are_read_whole(corpus: Path, home: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_truncated_and_rewritten_files_are_read_whole(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     path = files["vibe"]
     with Library() as lib:
@@ -170,8 +177,9 @@ def test_deleted_files_leave_the_index_and_its_search(corpus: Path, home: Path) 
         _consistent(lib.path)
 
 
-def test_bad_files_are_listed_with_their_reason(corpus: Path, home: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_files_are_listed_with_their_reason(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     folder = home / ".claude" / "projects" / "-home-u-junk"
     folder.mkdir()
@@ -243,15 +251,17 @@ def test_process_pool_gives_the_same_rows(corpus: Path, home: Path, tmp_path: Pa
         pooled = {e["path"] + str(e["part"]): e for e in lib.sessions()}
     assert pooled.keys() == here.keys()
     for k, e in here.items():
-        assert {x: y for x, y in pooled[k].items() if x != "id"} == \
-            {x: y for x, y in e.items() if x != "id"}
+        assert {x: y for x, y in pooled[k].items() if x != "id"} == {
+            x: y for x, y in e.items() if x != "id"
+        }
 
 
 def _consistent(db_file: Path) -> None:
     db = sqlite3.connect(str(db_file))
     try:
-        orphans = db.execute("SELECT count(*) FROM sessions WHERE path NOT IN "
-                             "(SELECT path FROM files)").fetchone()[0]
+        orphans = db.execute(
+            "SELECT count(*) FROM sessions WHERE path NOT IN (SELECT path FROM files)"
+        ).fetchone()[0]
         ids = {i for (i,) in db.execute("SELECT id FROM sessions")}
         texts = {r >> REQUEST_BITS for (r,) in db.execute("SELECT id FROM bodies")}
         assert orphans == 0 and texts <= ids
@@ -276,8 +286,9 @@ def test_state_is_kept_only_for_recent_files(corpus: Path, home: Path) -> None:
         assert str(old) in {p for (p,) in lib.db.execute("SELECT path FROM states")}
 
 
-def test_a_scan_killed_half_way_leaves_a_consistent_index(corpus: Path, home: Path,
-                                                         tmp_path: Path) -> None:
+def test_a_scan_killed_half_way_leaves_a_consistent_index(
+    corpus: Path, home: Path, tmp_path: Path
+) -> None:
     import signal
     import subprocess
     import sys
@@ -322,8 +333,9 @@ def test_a_scan_killed_half_way_leaves_a_consistent_index(corpus: Path, home: Pa
     _consistent(db_file)
 
 
-def test_the_listing_fits_the_terminal(corpus: Path, home: Path,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_listing_fits_the_terminal(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Wide: one line per session. Narrower than that line: the file on a line of its own.
     Too narrow for the columns too: unpadded, the project and compactions with the file. Piped (no
     terminal, as here): one line per session, whatever its length."""
@@ -342,7 +354,7 @@ def test_the_listing_fits_the_terminal(corpus: Path, home: Path,
     assert render(e, len(wide)) == wide
     narrower = render(e, len(wide) - 1).split("\n")
     assert len(narrower) == 2 and narrower[1].strip().startswith(path)
-    assert narrower[0] == wide[:wide.index(path)].rstrip()
+    assert narrower[0] == wide[: wide.index(path)].rstrip()
     tight = render(e, 80).split("\n")
     assert len(tight) == 2 and len(tight[0]) <= 80 and "  " + f"{e['requests']:,}" in tight[0]
     assert tight[1].strip().startswith(_home(e["project"])) and path in tight[1]

@@ -31,8 +31,9 @@ def paths(lib: Library) -> set[str]:
     return {e["path"] for e in lib.sessions()}
 
 
-def test_a_file_name_that_is_no_utf8_is_indexed(corpus: Path, home: Path, tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_file_name_that_is_no_utf8_is_indexed(
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     files = lay_out(corpus, home)
     recs = recordings(None, tmp_path / "rec")
     odd = os.fsdecode(os.fsencode(str(tmp_path / "rec")) + b"/caf\xe9-session.jsonl")
@@ -88,18 +89,18 @@ def _smash(db_file: Path, how: str) -> list[str]:
     """Damage the index as ``how`` says; the command line that finds it."""
     data = bytearray(db_file.read_bytes())
     if how == "truncated":
-        db_file.write_bytes(data[:len(data) // 3])
+        db_file.write_bytes(data[: len(data) // 3])
     elif how == "zero-length":
         db_file.write_bytes(b"")
     elif how == "garbage header":
         db_file.write_bytes(b"this is no database, it was overwritten" * 3 + data[117:])
     elif how == "bad page":  # the sessions table's first page: every listing reads it
         at, size = _page_of(db_file, "sessions")
-        data[at:at + size] = bytes(range(256)) * (size // 256)
+        data[at : at + size] = bytes(range(256)) * (size // 256)
         db_file.write_bytes(bytes(data))
     elif how == "bad page, rescan":
         at, size = _page_of(db_file, "files")
-        data[at:at + size] = b"\xff" * size
+        data[at : at + size] = b"\xff" * size
         db_file.write_bytes(bytes(data))
         return ["library", "--rescan", "--json"]
     elif how == "bad text":
@@ -111,11 +112,13 @@ def _smash(db_file: Path, how: str) -> list[str]:
     return ["library", "--json"]
 
 
-@pytest.mark.parametrize("how", ["truncated", "zero-length", "garbage header", "bad page",
-                                 "bad page, rescan", "bad text"])
+@pytest.mark.parametrize(
+    "how",
+    ["truncated", "zero-length", "garbage header", "bad page", "bad page, rescan", "bad text"],
+)
 def test_a_smashed_index_is_built_again_and_the_folders_kept(
-        corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        how: str) -> None:
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
     db_file, counts = _indexed(corpus, home, tmp_path)
     with Library() as lib:
         searched = {e["path"] for e in lib.sessions(search="TodoWrite")}
@@ -137,7 +140,8 @@ def test_a_smashed_index_is_built_again_and_the_folders_kept(
 
 
 def test_a_damaged_index_another_connection_holds_is_not_deleted(
-        corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from ctxviewer.library.index_file import IndexDamaged
 
     db_file, _ = _indexed(corpus, home, tmp_path)
@@ -153,8 +157,9 @@ def test_a_damaged_index_another_connection_holds_is_not_deleted(
     assert "damaged" in capsys.readouterr().err
 
 
-def test_the_folders_an_earlier_index_held_move_beside_it(corpus: Path, home: Path,
-                                                          tmp_path: Path) -> None:
+def test_the_folders_an_earlier_index_held_move_beside_it(
+    corpus: Path, home: Path, tmp_path: Path
+) -> None:
     db_file, counts = _indexed(corpus, home, tmp_path)
     (db_file.parent / "folders.json").unlink()  # as an index of schema 3 kept them:
     db = sqlite3.connect(str(db_file))  # in a table of its own
@@ -179,17 +184,21 @@ def _edit_in_place(path: Path) -> None:
     m = re.search(rb'"output_tokens": ?(\d+)', data)
     assert m is not None
     digit = m.start(1)
-    new = b"7" if data[digit:digit + 1] != b"7" else b"3"
-    path.write_bytes(data[:digit] + new + data[digit + 1:])
+    new = b"7" if data[digit : digit + 1] != b"7" else b"3"
+    path.write_bytes(data[:digit] + new + data[digit + 1 :])
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
     after = path.stat()
-    assert (after.st_size, after.st_mtime_ns, after.st_ino) == \
-        (st.st_size, st.st_mtime_ns, st.st_ino)
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (
+        st.st_size,
+        st.st_mtime_ns,
+        st.st_ino,
+    )
 
 
 @pytest.mark.parametrize("recent", [True, False], ids=["state kept", "old file"])
 def test_a_file_changed_in_place_with_its_size_and_time_is_read_again(
-        corpus: Path, home: Path, recent: bool) -> None:
+    corpus: Path, home: Path, recent: bool
+) -> None:
     from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.analysis.session_summary import summarize
     from ctxviewer.ingest.loader import load
@@ -209,8 +218,7 @@ def test_a_file_changed_in_place_with_its_size_and_time_is_read_again(
     assert after["cost_usd"] == want["cost_usd"] != before["cost_usd"]
 
 
-def test_an_index_of_schema_3_notes_the_ctimes_without_reading(corpus: Path,
-                                                              home: Path) -> None:
+def test_an_index_of_schema_3_notes_the_ctimes_without_reading(corpus: Path, home: Path) -> None:
     files = lay_out(corpus, home)
     with Library() as lib:
         lib.scan()
@@ -222,18 +230,30 @@ def test_an_index_of_schema_3_notes_the_ctimes_without_reading(corpus: Path,
     db.close()
     with Library() as lib:
         assert lib.scan().read == 0  # nothing read again, the ctimes noted
-        assert lib.db.execute("SELECT count(*) FROM files WHERE ctime_ns IS NULL").fetchone() \
-            == (0,)
+        assert lib.db.execute("SELECT count(*) FROM files WHERE ctime_ns IS NULL").fetchone() == (
+            0,
+        )
         _edit_in_place(files["codex"])
         assert lib.scan().read_paths == [str(files["codex"])]
 
 
-def _cli(*args: str, preexec: object = None, wrap: list[str] | None = None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str,
+    preexec: object = None,
+    wrap: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     """``ctxviewer ARGS`` in a process of its own, with this test's environment."""
     command = [*(wrap or []), sys.executable, "-m", "ctxviewer", *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False,
-                          preexec_fn=preexec, env={**os.environ, **(env or {})})  # type: ignore[arg-type]
+    return subprocess.run(
+        command,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        preexec_fn=preexec,
+        env={**os.environ, **(env or {})},
+    )  # type: ignore[arg-type]
 
 
 def _read_only(folder: Path) -> list[str] | None:
@@ -245,17 +265,21 @@ def _read_only(folder: Path) -> list[str] | None:
         return []
     if shutil.which("unshare") is None:
         return None
-    script = (f'mount --bind "{folder}" "{folder}" && mount -o remount,bind,ro "{folder}" '
-              f'"{folder}" && exec "$0" "$@"')
+    script = (
+        f'mount --bind "{folder}" "{folder}" && mount -o remount,bind,ro "{folder}" '
+        f'"{folder}" && exec "$0" "$@"'
+    )
     wrap = ["unshare", "-m", "sh", "-c", script]
-    probe = subprocess.run([*wrap, "touch", str(folder / "probe")], capture_output=True,
-                           check=False)
+    probe = subprocess.run(
+        [*wrap, "touch", str(folder / "probe")], capture_output=True, check=False
+    )
     return wrap if probe.returncode != 0 and b"Read-only" in probe.stderr else None
 
 
 @pytest.mark.parametrize("existing", [False, True], ids=["no index yet", "an index"])
-def test_a_read_only_library_folder_is_one_line(corpus: Path, home: Path, tmp_path: Path,
-                                                existing: bool) -> None:
+def test_a_read_only_library_folder_is_one_line(
+    corpus: Path, home: Path, tmp_path: Path, existing: bool
+) -> None:
     lay_out(corpus, home)
     folder = tmp_path / "library"
     folder.mkdir()
@@ -280,7 +304,8 @@ def _small_disk() -> None:  # in the child: files may not grow past 1.5 MB (a fu
 
 
 def test_a_full_disk_stops_the_scan_and_lists_what_the_index_holds(
-        corpus: Path, home: Path, tmp_path: Path) -> None:
+    corpus: Path, home: Path, tmp_path: Path
+) -> None:
     files = lay_out(corpus, home)
     folder = tmp_path / "many"
     folder.mkdir()
@@ -291,8 +316,11 @@ def test_a_full_disk_stops_the_scan_and_lists_what_the_index_holds(
     full = _cli("library", "--json", preexec=_small_disk)
     assert full.returncode == 1, full.stderr
     said = full.stderr.splitlines()
-    assert len(said) == 1 and said[0].startswith("ctxviewer: library: the index could not be "
-                                                 "written (") and "not read" in said[0]
+    assert (
+        len(said) == 1
+        and said[0].startswith("ctxviewer: library: the index could not be written (")
+        and "not read" in said[0]
+    )
     scan = json.loads(full.stdout)["scan"]
     assert scan["failed"] and scan["read"] < len(files) - 2 + 6
     done = _cli("library", "--json")  # room again: the rest is read
@@ -304,8 +332,7 @@ def test_a_full_disk_stops_the_scan_and_lists_what_the_index_holds(
     db.close()
 
 
-def test_two_scans_at_once_read_each_file_once(corpus: Path, home: Path,
-                                                tmp_path: Path) -> None:
+def test_two_scans_at_once_read_each_file_once(corpus: Path, home: Path, tmp_path: Path) -> None:
     files = lay_out(corpus, home)
     folder = tmp_path / "many"
     folder.mkdir()
@@ -354,8 +381,9 @@ def _index_texts_ended(timeout: float = 120) -> None:
     raise AssertionError(f"the second pass did not end: {now}")
 
 
-def test_an_added_folder_that_was_deleted_is_said(corpus: Path, home: Path, tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_added_folder_that_was_deleted_is_said(
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     lay_out(corpus, home)
     recs = recordings(corpus, tmp_path / "rec")
     with Library() as lib:
@@ -367,7 +395,9 @@ def test_an_added_folder_that_was_deleted_is_said(corpus: Path, home: Path, tmp_
     listing = json.loads(out)
     assert listing["scan"]["removed"] == len(recs) and before.read > len(recs)
     assert listing["scan"]["missing_folders"] == listing["folders"] == [str(tmp_path / "rec")]
-    assert err == f"ctxviewer: library: the folder {tmp_path / 'rec'} you added is not there " \
-        f"any more: its sessions left the library (--remove-folder {tmp_path / 'rec'} " \
+    assert (
+        err == f"ctxviewer: library: the folder {tmp_path / 'rec'} you added is not there "
+        f"any more: its sessions left the library (--remove-folder {tmp_path / 'rec'} "
         "forgets it)\n"
+    )
     assert not any(e["path"].startswith(str(tmp_path / "rec")) for e in listing["sessions"])

@@ -25,10 +25,30 @@ from ctxviewer.library import Library
 SCAN = importlib.import_module("ctxviewer.library.scan")
 
 SEARCHES = ("TodoWrite", "the file", '"git status"', "function return")
-ROW_KEYS = ("agent", "agent_label", "project", "model", "start", "end", "requests",
-            "main_requests", "peak_prompt_tokens", "peak_request", "window", "peak_share",
-            "compactions_observed", "compactions_predicted", "cost_usd", "cache_hit_rate",
-            "path", "part", "parts", "size", "mtime", "prompt_series")
+ROW_KEYS = (
+    "agent",
+    "agent_label",
+    "project",
+    "model",
+    "start",
+    "end",
+    "requests",
+    "main_requests",
+    "peak_prompt_tokens",
+    "peak_request",
+    "window",
+    "peak_share",
+    "compactions_observed",
+    "compactions_predicted",
+    "cost_usd",
+    "cache_hit_rate",
+    "path",
+    "part",
+    "parts",
+    "size",
+    "mtime",
+    "prompt_series",
+)
 
 
 @pytest.fixture
@@ -54,14 +74,14 @@ def _one_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: Path) -> 
     with Library() as lib:
         lib.add_folder(str(folder))
         lib.scan(two_pass=False)
-        out = (_by_file(lib.sessions()),
-               {q: _by_file(lib.sessions(search=q)) for q in SEARCHES})
+        out = (_by_file(lib.sessions()), {q: _by_file(lib.sessions(search=q)) for q in SEARCHES})
     monkeypatch.setenv("CTXVIEWER_LIBRARY_DIR", str(tmp_path / "library"))
     return out
 
 
-def test_the_rows_come_first_and_the_text_after(corpus: Path, home: Path, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rows_come_first_and_the_text_after(
+    corpus: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = _tree(corpus, home, tmp_path)
     rows, found = _one_pass(tmp_path, monkeypatch, folder)
     assert all(found.values())
@@ -85,8 +105,9 @@ def test_the_rows_come_first_and_the_text_after(corpus: Path, home: Path, tmp_pa
         assert lib.scan().read == 0 and lib.index_texts().read == 0  # nothing left
 
 
-def test_a_stopped_second_pass_resumes(corpus: Path, home: Path, tmp_path: Path,
-                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stopped_second_pass_resumes(
+    corpus: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = _tree(corpus, home, tmp_path)
     rows, found = _one_pass(tmp_path, monkeypatch, folder)
     with Library() as lib:
@@ -125,8 +146,12 @@ def test_a_killed_second_pass_resumes(corpus: Path, home: Path, tmp_path: Path) 
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and proc.poll() is None:
             with sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=5) as db:
-                if db.execute("SELECT count(*) FROM files WHERE pending = 0 AND parent IS "
-                              "NULL").fetchone()[0] >= 3:
+                if (
+                    db.execute(
+                        "SELECT count(*) FROM files WHERE pending = 0 AND parent IS NULL"
+                    ).fetchone()[0]
+                    >= 3
+                ):
                     break
             time.sleep(0.05)
         assert proc.poll() is None, "the second pass ended before it could be killed"
@@ -158,8 +183,12 @@ def _wait_indexed(timeout: float = 120) -> dict:
 
 
 def test_the_command_indexes_the_text_in_the_background(
-        corpus: Path, home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    corpus: Path,
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     folder = _tree(corpus, home, tmp_path)
     rows, found = _one_pass(tmp_path, monkeypatch, folder)
     monkeypatch.setattr(SCAN, "POOL_MIN_BYTES", 1)  # a large scan, for this small tree
@@ -173,8 +202,9 @@ def test_the_command_indexes_the_text_in_the_background(
         assert main(["library", "--no-scan", "--search", "TodoWrite"]) == 0
         text = capsys.readouterr().out
         if "still indexing" in text:  # the background pass may already be done
-            assert "session files done): the sessions not indexed yet are not in these " \
-                "results" in text
+            assert (
+                "session files done): the sessions not indexed yet are not in these results" in text
+            )
     finally:
         now = _wait_indexed()
     assert now["pending"] == 0 and not now["running"]
@@ -186,8 +216,9 @@ def test_the_command_indexes_the_text_in_the_background(
     assert "indexing" not in capsys.readouterr().out
 
 
-def test_index_text_does_it_in_the_foreground(corpus: Path, home: Path, tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_index_text_does_it_in_the_foreground(
+    corpus: Path, home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _tree(corpus, home, tmp_path)
     with Library() as lib:
         lib.scan(two_pass=True)
@@ -206,8 +237,14 @@ def test_the_row_readers_give_the_full_reads_numbers(corpus: Path, data: Path) -
     from ctxviewer.library.reading import FileJob, Job, read_group
     from ctxviewer.library.rows import Declined, lean_session
 
-    logs = sorted([*corpus.glob("claude-code/*.jsonl"), *corpus.glob("gemini-cli/*"),
-                   *data.glob("gemini_*"), *data.glob("qwen_*.jsonl")])
+    logs = sorted(
+        [
+            *corpus.glob("claude-code/*.jsonl"),
+            *corpus.glob("gemini-cli/*"),
+            *data.glob("gemini_*"),
+            *data.glob("qwen_*.jsonl"),
+        ]
+    )
     read = declined = 0
     for log in logs:
         try:
@@ -219,11 +256,16 @@ def test_the_row_readers_give_the_full_reads_numbers(corpus: Path, data: Path) -
         rows = read_group(Job((FileJob(str(log)),), full=False))
         assert not rows.full and len(rows.parts) == len(whole.parts), log.name
         for r, w in zip(rows.parts, whole.parts, strict=True):
-            assert {k: r.summary[k] for k in ROW_KEYS if k in r.summary} == \
-                {k: w.summary[k] for k in ROW_KEYS if k in w.summary}, log.name
+            assert {k: r.summary[k] for k in ROW_KEYS if k in r.summary} == {
+                k: w.summary[k] for k in ROW_KEYS if k in w.summary
+            }, log.name
             assert r.series == w.series and r.texts == [], log.name
-            assert r.summary["top_categories"] == r.summary["subagent_runs"] == \
-                r.summary["top_sources"] == []
+            assert (
+                r.summary["top_categories"]
+                == r.summary["subagent_runs"]
+                == r.summary["top_sources"]
+                == []
+            )
         read += 1
     assert read >= 15 and declined <= 2, (read, declined)
     with pytest.raises(Declined, match="no row reader for codex"):  # read in full

@@ -36,8 +36,11 @@ def oracle(texts: dict[int, str], query: str) -> dict[int, int]:
     mem = sqlite3.connect(":memory:")
     mem.execute(f"CREATE VIRTUAL TABLE t USING fts5(body, {TOKENIZE})")
     mem.executemany("INSERT INTO t (rowid, body) VALUES (?, ?)", texts.items())
-    return dict(mem.execute(f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM t WHERE t MATCH ? "
-                            "GROUP BY 1", (query,)).fetchall())
+    return dict(
+        mem.execute(
+            f"SELECT rowid >> {REQUEST_BITS}, count(*) FROM t WHERE t MATCH ? GROUP BY 1", (query,)
+        ).fetchall()
+    )
 
 
 def oracle_heads(texts: dict[int, str], query: str, n: int = 3) -> dict[int, list[int]]:
@@ -68,8 +71,10 @@ def chunks_agree(path: Path) -> None:
     db.close()
     mem = sqlite3.connect(":memory:")
     mem.execute(f"CREATE VIRTUAL TABLE c USING fts5(body, content='', {TOKENIZE})")
-    mem.executemany("INSERT INTO c (rowid, body) VALUES (?, ?)",
-                    [(c, BREAK.join(t for _, t in sorted(rows))) for c, rows in groups.items()])
+    mem.executemany(
+        "INSERT INTO c (rowid, body) VALUES (?, ?)",
+        [(c, BREAK.join(t for _, t in sorted(rows))) for c, rows in groups.items()],
+    )
     mem.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, 'c', 'instance')")
     want = sorted(mem.execute("SELECT term, doc, offset FROM temp.v"))
     assert have == want and have
@@ -86,20 +91,36 @@ def queries(texts: dict[int, str]) -> dict[str, str]:
                 where[w].add(r)
     common = max(where, key=lambda w: (len(where[w]), w))
     rare = min(where, key=lambda w: (len(where[w]), w))
-    apart = next(f"{a} {b}" for a in sorted(where, key=lambda w: -len(where[w]))[:300]
-                 for b in sorted(where, key=lambda w: -len(where[w]))[:300]
-                 if a < b and not where[a] & where[b] and
-                 {r >> CHUNK_BITS for r in where[a]} & {r >> CHUNK_BITS for r in where[b]})
-    across = next(f'"{tokens(texts[r])[-1]} {tokens(texts[r + 1])[0]}"' for r in sorted(texts)
-                  if r + 1 in texts and (r + 1) >> CHUNK_BITS == r >> CHUNK_BITS
-                  and tokens(texts[r]) and tokens(texts[r + 1]) and
-                  not oracle(texts, f'"{tokens(texts[r])[-1]} {tokens(texts[r + 1])[0]}"'))
-    return {"common": common, "apart": apart, "across": across, "rare": rare,
-            "two": f"{common} {rare}", "none": "zzqqxxnotaword"}
+    apart = next(
+        f"{a} {b}"
+        for a in sorted(where, key=lambda w: -len(where[w]))[:300]
+        for b in sorted(where, key=lambda w: -len(where[w]))[:300]
+        if a < b
+        and not where[a] & where[b]
+        and {r >> CHUNK_BITS for r in where[a]} & {r >> CHUNK_BITS for r in where[b]}
+    )
+    across = next(
+        f'"{tokens(texts[r])[-1]} {tokens(texts[r + 1])[0]}"'
+        for r in sorted(texts)
+        if r + 1 in texts
+        and (r + 1) >> CHUNK_BITS == r >> CHUNK_BITS
+        and tokens(texts[r])
+        and tokens(texts[r + 1])
+        and not oracle(texts, f'"{tokens(texts[r])[-1]} {tokens(texts[r + 1])[0]}"')
+    )
+    return {
+        "common": common,
+        "apart": apart,
+        "across": across,
+        "rare": rare,
+        "two": f"{common} {rare}",
+        "none": "zzqqxxnotaword",
+    }
 
 
-def test_every_path_gives_what_one_row_per_request_gives(corpus: Path, home: Path,
-                                                          tmp_path: Path) -> None:
+def test_every_path_gives_what_one_row_per_request_gives(
+    corpus: Path, home: Path, tmp_path: Path
+) -> None:
     lay_out(corpus, home)
     recordings(corpus, tmp_path / "recordings")
     with Library() as lib:
@@ -109,8 +130,9 @@ def test_every_path_gives_what_one_row_per_request_gives(corpus: Path, home: Pat
         asked = queries(texts)
         start = {e["id"]: i for i, e in enumerate(lib.sessions())}  # newest first
         for name, q in asked.items():
-            quoted = " ".join(f'"{w}"' if not w.startswith('"') else w
-                              for w in re.findall(r'"[^"]*"|\S+', q))
+            quoted = " ".join(
+                f'"{w}"' if not w.startswith('"') else w for w in re.findall(r'"[^"]*"|\S+', q)
+            )
             want, heads = oracle(texts, quoted), oracle_heads(texts, quoted)
             assert lib.matching(q) == set(want), name
             assert lib.search_counts(q) == want, name
@@ -119,32 +141,33 @@ def test_every_path_gives_what_one_row_per_request_gives(corpus: Path, home: Pat
                 listed = lib.sessions(search=q, limit=limit)
                 ids = sorted(want, key=start.__getitem__)[:limit]
                 assert [e["id"] for e in listed] == ids, (name, limit)
-                assert all(e["match_count"] == want[e["id"]] and e["matches"]
-                           for e in listed), name
-                assert all([m["request"] for m in e["matches"]] == heads[e["id"]]
-                           for e in listed), (name, limit)  # the first three, in order
+                assert all(e["match_count"] == want[e["id"]] and e["matches"] for e in listed), name
+                assert all(
+                    [m["request"] for m in e["matches"]] == heads[e["id"]] for e in listed
+                ), (name, limit)  # the first three, in order
             ranked = lib.sessions(search=q, sort="matches", limit=3)
-            assert [e["match_count"] for e in ranked] == \
-                sorted(want.values(), reverse=True)[:3], name
+            assert [e["match_count"] for e in ranked] == sorted(want.values(), reverse=True)[:3], (
+                name
+            )
         # the cases a coarser index would get wrong
         assert asked["apart"] and not lib.matching(asked["apart"])
         assert candidates(lib.db, asked["apart"])  # one chunk holds both words
-        assert not lib.matching(asked["across"]) and not lib.sessions(search=asked["across"],
-                                                                      limit=5)
+        assert not lib.matching(asked["across"]) and not lib.sessions(
+            search=asked["across"], limit=5
+        )
         assert len(lib.matching(asked["common"])) > 1
 
 
-def test_the_chunk_index_follows_growth_rewrites_and_deletion(corpus: Path,
-                                                              home: Path) -> None:
+def test_the_chunk_index_follows_growth_rewrites_and_deletion(corpus: Path, home: Path) -> None:
     files = lay_out(corpus, home)
     path = files["spotter"]
     lines = path.read_bytes().splitlines(keepends=True)
-    path.write_bytes(b"".join(lines[:len(lines) // 3]))
+    path.write_bytes(b"".join(lines[: len(lines) // 3]))
     with Library() as lib:
         lib.scan()
         chunks_agree(lib.path)
         with open(path, "ab") as f:  # grows: its last chunk and new ones are written again
-            f.write(b"".join(lines[len(lines) // 3:]))
+            f.write(b"".join(lines[len(lines) // 3 :]))
         assert lib.scan().resumed >= 1
         chunks_agree(lib.path)
         files["qwen"].write_bytes(files["codex"].read_bytes())  # rewritten: other texts
@@ -159,8 +182,9 @@ def test_the_chunk_index_follows_growth_rewrites_and_deletion(corpus: Path,
         chunks_agree(lib.path)
 
 
-def test_an_index_of_schema_2_gets_its_chunks_without_reading_again(corpus: Path,
-                                                                    home: Path) -> None:
+def test_an_index_of_schema_2_gets_its_chunks_without_reading_again(
+    corpus: Path, home: Path
+) -> None:
     lay_out(corpus, home)
     with Library() as lib:
         lib.scan()
@@ -189,17 +213,20 @@ def test_an_index_of_schema_2_gets_its_chunks_without_reading_again(corpus: Path
         chunks_agree(path)
 
 
-def test_the_command_lists_the_newest_matches_first(corpus: Path, home: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_command_lists_the_newest_matches_first(
+    corpus: Path, home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import json
 
     lay_out(corpus, home)
     assert main(["library", "--search", "TodoWrite", "--json", "--limit", "2"]) == 0
     newest = json.loads(capsys.readouterr().out)["sessions"]
-    assert main(["library", "--search", "TodoWrite", "--json", "--no-scan", "--sort",
-                 "matches"]) == 0
+    assert (
+        main(["library", "--search", "TodoWrite", "--json", "--no-scan", "--sort", "matches"]) == 0
+    )
     ranked = json.loads(capsys.readouterr().out)["sessions"]
-    assert [e["match_count"] for e in ranked] == sorted((e["match_count"] for e in ranked),
-                                                        reverse=True)
+    assert [e["match_count"] for e in ranked] == sorted(
+        (e["match_count"] for e in ranked), reverse=True
+    )
     by_start = sorted(ranked, key=lambda e: e["start"] or "", reverse=True)
     assert [e["id"] for e in newest] == [e["id"] for e in by_start[:2]]

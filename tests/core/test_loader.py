@@ -10,15 +10,32 @@ from ctxviewer.ingest import load
 
 
 def _assistant(uuid, parent, msg_id, req_id, usage, text="hi"):
-    return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
-            "requestId": req_id, "timestamp": "2026-01-01T00:00:00Z",
-            "message": {"id": msg_id, "role": "assistant", "model": "claude-sonnet-4-5",
-                        "content": [{"type": "text", "text": text}], "usage": usage}}
+    return {
+        "type": "assistant",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "requestId": req_id,
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {
+            "id": msg_id,
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [{"type": "text", "text": text}],
+            "usage": usage,
+        },
+    }
 
 
 def _user(uuid, parent, text):
-    return {"type": "user", "uuid": uuid, "parentUuid": parent, "sessionId": "s",
-            "timestamp": "2026-01-01T00:00:00Z", "message": {"role": "user", "content": text}}
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": "s",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {"role": "user", "content": text},
+    }
 
 
 def _write(path, records, tail=""):
@@ -29,11 +46,13 @@ def _write(path, records, tail=""):
 def test_streamed_duplicates_count_once_keeping_largest_usage(tmp_path):
     small = {"input_tokens": 3, "cache_read_input_tokens": 100, "output_tokens": 1}
     large = {"input_tokens": 3, "cache_read_input_tokens": 100, "output_tokens": 250}
-    recs = [_user("u1", None, "hello"),
-            _assistant("a1", "u1", "msg_1", "req_1", small, "part one"),
-            _assistant("a2", "a1", "msg_1", "req_1", large, "part two"),
-            _user("u2", "a2", "next"),
-            _assistant("a3", "u2", "msg_2", "req_2", small)]
+    recs = [
+        _user("u1", None, "hello"),
+        _assistant("a1", "u1", "msg_1", "req_1", small, "part one"),
+        _assistant("a2", "a1", "msg_1", "req_1", large, "part two"),
+        _user("u2", "a2", "next"),
+        _assistant("a3", "u2", "msg_2", "req_2", small),
+    ]
     s = load(_write(tmp_path / "t.jsonl", recs))
     assert len(s.requests) == 2
     assert s.requests[0].usage.output_tokens == 250
@@ -44,9 +63,11 @@ def test_streamed_duplicates_count_once_keeping_largest_usage(tmp_path):
 
 
 def test_truncated_last_line_and_unknown_types_are_counted(tmp_path):
-    recs = [_user("u1", None, "hello"),
-            _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1}),
-            {"type": "brand-new-type", "uuid": "x", "sessionId": "s"}]
+    recs = [
+        _user("u1", None, "hello"),
+        _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1}),
+        {"type": "brand-new-type", "uuid": "x", "sessionId": "s"},
+    ]
     s = load(_write(tmp_path / "t.jsonl", recs, tail='{"type": "user", "mess'))
     assert len(s.requests) == 1
     reasons = sorted(k.reason for k in s.skipped)
@@ -56,20 +77,24 @@ def test_truncated_last_line_and_unknown_types_are_counted(tmp_path):
 
 def test_rewind_follows_the_parent_chain(tmp_path):
     u = {"input_tokens": 5, "output_tokens": 1}
-    recs = [_user("u1", None, "first"),
-            _assistant("a1", "u1", "m1", "r1", u),
-            _user("u2", "a1", "abandoned branch"),
-            _assistant("a2", "u2", "m2", "r2", u),
-            _user("u3", "a1", "rewritten prompt"),  # the user rewound to a1
-            _assistant("a3", "u3", "m3", "r3", u)]
+    recs = [
+        _user("u1", None, "first"),
+        _assistant("a1", "u1", "m1", "r1", u),
+        _user("u2", "a1", "abandoned branch"),
+        _assistant("a2", "u2", "m2", "r2", u),
+        _user("u3", "a1", "rewritten prompt"),  # the user rewound to a1
+        _assistant("a3", "u3", "m3", "r3", u),
+    ]
     s = load(_write(tmp_path / "t.jsonl", recs))
     texts = [m.text for m in s.requests[2].messages]
     assert texts == ["first", "hi", "rewritten prompt"]
 
 
 def test_gzip_is_detected_by_content(tmp_path):
-    recs = [_user("u1", None, "hello"),
-            _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1})]
+    recs = [
+        _user("u1", None, "hello"),
+        _assistant("a1", "u1", "m", "r", {"input_tokens": 5, "output_tokens": 1}),
+    ]
     path = tmp_path / "session.log"  # no telling extension
     with gzip.open(path, "wt") as f:
         f.write("".join(json.dumps(r) + "\n" for r in recs))
@@ -99,20 +124,34 @@ def test_progress_and_cancel(tmp_path):
 def test_partial_compaction_keeps_preserved_messages_only(tmp_path):
     """Newer Claude Code keeps some messages across a boundary (preservedMessages)."""
     u = {"input_tokens": 5, "output_tokens": 1}
-    summary = _user("s1", "b1", "This session is being continued from a previous conversation "
-                    "that ran out of context. Summary: ...")
+    summary = _user(
+        "s1",
+        "b1",
+        "This session is being continued from a previous conversation "
+        "that ran out of context. Summary: ...",
+    )
     summary["isCompactSummary"] = True
-    recs = [_user("u0", None, "dropped prompt"),
-            _assistant("a0", "u0", "m0", "r0", u, "dropped reply"),
-            _user("k1", "a0", "kept prompt"),
-            _assistant("a1", "k1", "m1", "r1", u, "kept reply"),
-            {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "parentUuid": None,
-             "sessionId": "s", "compactMetadata": {"trigger": "auto", "preTokens": 9000,
-                                                   "preservedMessages": {"anchorUuid": "a0",
-                                                                         "uuids": ["k1", "a1"]}}},
-            summary,
-            _user("u2", "a1", "new prompt"),
-            _assistant("a2", "u2", "m2", "r2", u)]
+    recs = [
+        _user("u0", None, "dropped prompt"),
+        _assistant("a0", "u0", "m0", "r0", u, "dropped reply"),
+        _user("k1", "a0", "kept prompt"),
+        _assistant("a1", "k1", "m1", "r1", u, "kept reply"),
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "uuid": "b1",
+            "parentUuid": None,
+            "sessionId": "s",
+            "compactMetadata": {
+                "trigger": "auto",
+                "preTokens": 9000,
+                "preservedMessages": {"anchorUuid": "a0", "uuids": ["k1", "a1"]},
+            },
+        },
+        summary,
+        _user("u2", "a1", "new prompt"),
+        _assistant("a2", "u2", "m2", "r2", u),
+    ]
     s = load(_write(tmp_path / "t.jsonl", recs))
     last = s.requests[-1]
     texts = [m.text for m in last.messages]
@@ -133,11 +172,12 @@ def test_head_session_reads_the_first_bytes_of_a_line_log(tmp_path, corpus):
     plain = head_session(str(src), limit)
     lines = src.read_bytes().splitlines(keepends=True)
     fit = 0
-    while sum(map(len, lines[:fit + 1])) <= limit:
+    while sum(map(len, lines[: fit + 1])) <= limit:
         fit += 1
     assert plain is not None and 0 < len(plain.requests) < len(whole.requests)
-    assert [r.usage for r in plain.requests] == [r.usage for r in load(str(src)).requests
-                                                 if r.line <= fit]
+    assert [r.usage for r in plain.requests] == [
+        r.usage for r in load(str(src)).requests if r.line <= fit
+    ]
     packed = tmp_path / "trace.jsonl.gz"
     packed.write_bytes(gzip.compress(src.read_bytes()))
     assert limit > packed.stat().st_size // 3  # the limit counts decompressed bytes
@@ -159,8 +199,9 @@ def test_a_truncated_gzip_log_loads_what_is_intact(corpus, tmp_path, cut):
 
     from ctxviewer.cli import main
 
-    data = (corpus / "claude-trace" /
-            "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_bytes()
+    data = (
+        corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
+    ).read_bytes()
     whole = gzip.compress(data)
     assert len(whole) > cut
     path = tmp_path / "cut.jsonl.gz"
@@ -175,8 +216,11 @@ def test_a_first_line_longer_than_the_sniffed_head(corpus, tmp_path):
     """A trace can start with one request longer than what format detection reads."""
     from ctxviewer.ingest.loader import HEAD_BYTES
 
-    lines = (corpus / "claude-trace" /
-             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_text().splitlines()
+    lines = (
+        (corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl")
+        .read_text()
+        .splitlines()
+    )
     first = json.loads(lines[-1])
     first["request"]["body"]["messages"][0]["content"] = "x" * (HEAD_BYTES + 100_000)
     path = tmp_path / "long.jsonl"
@@ -188,8 +232,11 @@ def test_a_first_line_longer_than_the_sniffed_head(corpus, tmp_path):
 def test_a_lone_surrogate_keeps_its_call(corpus, tmp_path):
     """A client that cut an emoji in half writes a lone surrogate escape: orjson refuses
     the line; the call stays, the half character shown as U+FFFD."""
-    lines = (corpus / "claude-trace" /
-             "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl").read_text().splitlines()
+    lines = (
+        (corpus / "claude-trace" / "badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl")
+        .read_text()
+        .splitlines()
+    )
     record = json.loads(lines[-1])
     record["request"]["body"]["messages"][0]["content"] = "smile \ud83d please"
     path = tmp_path / "surrogate.jsonl"

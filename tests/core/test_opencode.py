@@ -58,8 +58,11 @@ def storage(tmp_path: Path) -> Path:
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.iterdir()) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.iterdir())
+        if p.is_file()
+    }
 
 
 def test_118_database_with_its_wal_reads_every_call(database: Path) -> None:
@@ -76,7 +79,9 @@ def test_118_database_with_its_wal_reads_every_call(database: Path) -> None:
     assert prompts == _server_prompts(V118 / "openai_requests.jsonl.xz") == [7727, 7873, 7931, 7960]
     assert [r.usage.output_tokens for r in session.requests if r.usage] == [33, 25, 11, 11]
     last = session.requests[-1]
-    assert last.messages[-1].text == '"One more: is it Python 3 only?"'  # the last turn, from the WAL
+    assert (
+        last.messages[-1].text == '"One more: is it Python 3 only?"'
+    )  # the last turn, from the WAL
     assert [m.role for m in session.requests[1].messages] == ["user", "assistant", "tool"]
     ident = identify(session)
     assert ident.profile.label == "OpenCode" and ident.label == "OpenCode 1.18.33"
@@ -119,8 +124,11 @@ def test_report_lists_the_database_sessions(database: Path, capsys: Any) -> None
 
 
 def _step(tokens: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"type": "step-start"}, {"type": "text", "text": "ok"},
-            {"type": "step-finish", "tokens": tokens}]
+    return [
+        {"type": "step-start"},
+        {"type": "text", "text": "ok"},
+        {"type": "step-finish", "tokens": tokens},
+    ]
 
 
 def test_a_compaction_restarts_the_history_and_pruned_outputs_show_cleared() -> None:
@@ -128,9 +136,17 @@ def test_a_compaction_restarts_the_history_and_pruned_outputs_show_cleared() -> 
     state.time.compacted), built small: the call after the summary sends only the
     compaction request and the summary; a pruned output is OpenCode's placeholder."""
     tok = {"input": 100, "output": 5, "reasoning": 2, "cache": {"read": 50, "write": 10}}
-    tool = {"type": "tool", "tool": "read", "callID": "c1",
-            "state": {"status": "completed", "input": {"filePath": "a"}, "output": "A" * 400,
-                      "time": {"start": 1, "end": 2, "compacted": 2500}}}
+    tool = {
+        "type": "tool",
+        "tool": "read",
+        "callID": "c1",
+        "state": {
+            "status": "completed",
+            "input": {"filePath": "a"},
+            "output": "A" * 400,
+            "time": {"start": 1, "end": 2, "compacted": 2500},
+        },
+    }
     messages = [
         {"id": "msg_1", "role": "user", "time": {"created": 1000}},
         {"id": "msg_2", "role": "assistant", "time": {"created": 1100}},
@@ -139,12 +155,17 @@ def test_a_compaction_restarts_the_history_and_pruned_outputs_show_cleared() -> 
         {"id": "msg_5", "role": "assistant", "time": {"created": 3100}, "summary": True},
         {"id": "msg_6", "role": "assistant", "time": {"created": 4000}},
     ]
-    parts = {"msg_1": [{"type": "text", "text": "read a"}],
-             "msg_2": [{"type": "step-start"}, tool, {"type": "step-finish", "tokens": tok}],
-             "msg_3": _step(tok), "msg_4": [{"type": "compaction", "auto": True}],
-             "msg_5": _step(tok), "msg_6": _step(tok)}
-    items = SessionBuilder().requests([Stored({"id": "ses_1", "version": "1.18.33"},
-                                              messages, parts)])
+    parts = {
+        "msg_1": [{"type": "text", "text": "read a"}],
+        "msg_2": [{"type": "step-start"}, tool, {"type": "step-finish", "tokens": tok}],
+        "msg_3": _step(tok),
+        "msg_4": [{"type": "compaction", "auto": True}],
+        "msg_5": _step(tok),
+        "msg_6": _step(tok),
+    }
+    items = SessionBuilder().requests(
+        [Stored({"id": "ses_1", "version": "1.18.33"}, messages, parts)]
+    )
     reqs = [i for i in items if hasattr(i, "usage")]
     assert [r.usage.prompt_tokens for r in reqs] == [160] * 4  # 100 + 50 read + 10 write
     assert reqs[0].usage.reasoning_tokens == 2 and reqs[0].usage.output_tokens == 7
@@ -177,5 +198,8 @@ def test_a_compressed_database_reads_with_its_compressed_wal(database: Path) -> 
     was still compressed)."""
     plain = load(str(database))
     packed = load(str(V118 / "opencode.db.xz"))
-    assert [r.usage.prompt_tokens for r in packed.requests if r.usage] == \
-        [r.usage.prompt_tokens for r in plain.requests if r.usage] == [7727, 7873, 7931, 7960]
+    assert (
+        [r.usage.prompt_tokens for r in packed.requests if r.usage]
+        == [r.usage.prompt_tokens for r in plain.requests if r.usage]
+        == [7727, 7873, 7931, 7960]
+    )

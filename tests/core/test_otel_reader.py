@@ -33,19 +33,27 @@ EXPECTED = json.loads((DATA / "expected.json").read_text())
 
 def _usage(r: Any) -> dict[str, int]:
     u = r.usage
-    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-            "cache_read_input_tokens": u.cache_read_input_tokens,
-            "cache_creation_input_tokens": u.cache_creation_input_tokens}
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+    }
 
 
 def _want(name: str) -> list[dict[str, int]]:
-    keys = ("input_tokens", "output_tokens", "cache_read_input_tokens",
-            "cache_creation_input_tokens")
+    keys = (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+    )
     return [{k: call[k] for k in keys} for call in EXPECTED[name]]
 
 
-@pytest.mark.parametrize("name", ["inline.jsonl.xz", "inline-json.jsonl.xz",
-                                  "big-inline.jsonl.xz", "file.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["inline.jsonl.xz", "inline-json.jsonl.xz", "big-inline.jsonl.xz", "file.jsonl"]
+)
 def test_captures_are_detected(name: str) -> None:
     assert detect(read_head(str(DATA / name))).name == "otel"
 
@@ -68,8 +76,7 @@ def test_inline_bodies_cut_in_the_tools_keep_messages_and_system() -> None:
         assert not req.complete and req.tools == ()
         assert len(req.messages) == call["messages"]  # every message survived the cut
         assert req.system and "You are" in "".join(b.text for b in req.system)
-        assert any("in `tools`" in n and "inferred from the API's count" in n
-                   for n in req.notes)
+        assert any("in `tools`" in n and "inferred from the API's count" in n for n in req.notes)
     a = Analysis(session)
     first = session.requests[0]
     est = a.estimator
@@ -86,8 +93,7 @@ def test_inline_bodies_cut_in_the_tools_keep_messages_and_system() -> None:
 
 def test_a_cut_inside_the_messages_is_marked_and_not_taken_as_overhead() -> None:
     session = load(str(DATA / "big-inline.jsonl.xz"))
-    cut = [r for r in session.requests if any(n.startswith(MESSAGES_CUT_NOTE)
-                                              for n in r.notes)]
+    cut = [r for r in session.requests if any(n.startswith(MESSAGES_CUT_NOTE) for n in r.notes)]
     assert cut, "the 90 KB tool result pushes the later bodies past 60 KB of messages"
     for req in cut:
         call = EXPECTED["big-inline"][req.index]
@@ -103,8 +109,10 @@ def test_a_cut_inside_the_messages_is_marked_and_not_taken_as_overhead() -> None
     assert lost.estimated == whole.usage.prompt_tokens - est.messages(whole.messages)
     msgs = b.category("messages")
     assert msgs is not None and msgs.tokens == b.total - sum(
-        c.tokens for c in b.categories if c.name not in ("messages", "free_space",
-                                                         "autocompact_buffer"))
+        c.tokens
+        for c in b.categories
+        if c.name not in ("messages", "free_space", "autocompact_buffer")
+    )
     assert any(i.kind == "unattributed" and i.tokens > 15_000 for i in msgs.items)
 
 
@@ -153,10 +161,11 @@ def test_a_body_file_where_it_was_written_is_read(tmp_path: Path) -> None:
     assert [r.complete for r in session.requests] == [True, True, False, False, False]
 
 
-@pytest.mark.parametrize("command", [["report", "--json"], ["compare", "--json"],
-                                     ["findings", "--json"], ["insights", "--json"]])
-def test_commands_read_the_captures(command: list[str],
-                                    capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "command",
+    [["report", "--json"], ["compare", "--json"], ["findings", "--json"], ["insights", "--json"]],
+)
+def test_commands_read_the_captures(command: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     for name in ("inline.jsonl.xz", "file.jsonl"):
         assert main([command[0], str(DATA / name), *command[1:]]) == 0
         out = json.loads(capsys.readouterr().out)
@@ -170,8 +179,13 @@ def test_report_says_what_the_log_lost(capsys: pytest.CaptureFixture[str]) -> No
     assert f"from the log: {MESSAGES_CUT_NOTE}" in out
     session = load(str(DATA / "big-inline.jsonl.xz"))
     data = report_json(Analysis(session))
-    assert data["source"] == {"path": str(DATA / "big-inline.jsonl.xz"), "format": "otel",
-                              "skipped_records": 0, "complete": False, "requests": 5}
+    assert data["source"] == {
+        "path": str(DATA / "big-inline.jsonl.xz"),
+        "format": "otel",
+        "skipped_records": 0,
+        "complete": False,
+        "requests": 5,
+    }
 
 
 def test_following_the_file_as_it_grows_ends_as_load(tmp_path: Path) -> None:
@@ -190,12 +204,12 @@ def test_following_the_file_as_it_grows_ends_as_load(tmp_path: Path) -> None:
     whole = load(str(path))
     assert follower.session is not None
     assert [_usage(r) for r in follower.session.requests] == [_usage(r) for r in whole.requests]
-    assert [r.messages for r in follower.session.requests] == \
-        [r.messages for r in whole.requests]
+    assert [r.messages for r in follower.session.requests] == [r.messages for r in whole.requests]
     assert seen[-1] == len(whole.requests) and max(seen) == seen[-1]
 
 
 # --- the pairing rules, on events written here ------------------------------------------
+
 
 def _kv(key: str, value: Any) -> dict[str, Any]:
     if isinstance(value, bool):
@@ -214,31 +228,81 @@ class Log:
         self.seq = 0
 
     def event(self, name: str, prompt: str = "p1", session: str = "s1", **attrs: Any) -> None:
-        base = {"session.id": session, "prompt.id": prompt, "event.name": name,
-                "event.timestamp": f"2026-01-01T00:00:{self.seq:02d}.000Z",
-                "event.sequence": self.seq}
+        base = {
+            "session.id": session,
+            "prompt.id": prompt,
+            "event.name": name,
+            "event.timestamp": f"2026-01-01T00:00:{self.seq:02d}.000Z",
+            "event.sequence": self.seq,
+        }
         self.seq += 1
-        self.records.append({"timeUnixNano": "1", "body": {"stringValue": f"claude_code.{name}"},
-                             "attributes": [_kv(k, v) for k, v in {**base, **attrs}.items()]})
+        self.records.append(
+            {
+                "timeUnixNano": "1",
+                "body": {"stringValue": f"claude_code.{name}"},
+                "attributes": [_kv(k, v) for k, v in {**base, **attrs}.items()],
+            }
+        )
 
-    def body(self, messages: list[dict[str, Any]], source: str = "sdk", prompt: str = "p1",
-             session: str = "s1", **extra: Any) -> None:
-        body = {"model": "claude-opus-4-8", "messages": messages, "system": "You are Claude Code",
-                "tools": [{"name": "Read", "input_schema": {}}], "max_tokens": 32000, **extra}
+    def body(
+        self,
+        messages: list[dict[str, Any]],
+        source: str = "sdk",
+        prompt: str = "p1",
+        session: str = "s1",
+        **extra: Any,
+    ) -> None:
+        body = {
+            "model": "claude-opus-4-8",
+            "messages": messages,
+            "system": "You are Claude Code",
+            "tools": [{"name": "Read", "input_schema": {}}],
+            "max_tokens": 32000,
+            **extra,
+        }
         text = json.dumps(body, separators=(",", ":"))
-        self.event("api_request_body", prompt, session, body=text,
-                   body_length=str(len(text)), model="claude-opus-4-8", query_source=source)
+        self.event(
+            "api_request_body",
+            prompt,
+            session,
+            body=text,
+            body_length=str(len(text)),
+            model="claude-opus-4-8",
+            query_source=source,
+        )
 
     def call(self, rid: str, tokens: int, source: str = "sdk", session: str = "s1") -> None:
-        self.event("api_request", session=session, model="claude-opus-4-8",
-                   input_tokens=tokens, output_tokens=5, cache_read_tokens=0,
-                   cache_creation_tokens=0, request_id=rid, query_source=source)
+        self.event(
+            "api_request",
+            session=session,
+            model="claude-opus-4-8",
+            input_tokens=tokens,
+            output_tokens=5,
+            cache_read_tokens=0,
+            cache_creation_tokens=0,
+            request_id=rid,
+            query_source=source,
+        )
 
     def flush(self) -> None:
-        export = {"resourceLogs": [{"resource": {"attributes": [
-            _kv("service.name", "claude-code"), _kv("service.version", "2.1.197")]},
-            "scopeLogs": [{"scope": {"name": "com.anthropic.claude_code.events"},
-                           "logRecords": self.records}]}]}
+        export = {
+            "resourceLogs": [
+                {
+                    "resource": {
+                        "attributes": [
+                            _kv("service.name", "claude-code"),
+                            _kv("service.version", "2.1.197"),
+                        ]
+                    },
+                    "scopeLogs": [
+                        {
+                            "scope": {"name": "com.anthropic.claude_code.events"},
+                            "logRecords": self.records,
+                        }
+                    ],
+                }
+            ]
+        }
         with open(self.path, "a") as f:
             f.write(json.dumps(export) + "\n")
         self.records = []
@@ -281,18 +345,25 @@ def test_two_calls_of_one_source_at_once_pair_in_order(tmp_path: Path) -> None:
     log.call("r2", 200, source="agent:builtin:general-purpose")
     log.flush()
     reqs = load(str(log.path)).requests
-    assert [(r.request_id, r.messages[0].text) for r in reqs] == [("r1", "task one"),
-                                                                  ("r2", "task two")]
+    assert [(r.request_id, r.messages[0].text) for r in reqs] == [
+        ("r1", "task one"),
+        ("r2", "task two"),
+    ]
     assert reqs[0].agent != reqs[1].agent  # two runs of one agent type: two conversations
 
 
 def test_errors_compactions_and_bodies_left_over(tmp_path: Path) -> None:
     log = Log(tmp_path / "otel.jsonl")
     log.body([_user("first")])
-    log.event("api_error", model="claude-opus-4-8", error="Overloaded", status_code=529,
-              query_source="sdk", request_id="r_err")
-    log.event("compaction", trigger="auto", success="true", pre_tokens="150000",
-              post_tokens="9000")
+    log.event(
+        "api_error",
+        model="claude-opus-4-8",
+        error="Overloaded",
+        status_code=529,
+        query_source="sdk",
+        request_id="r_err",
+    )
+    log.event("compaction", trigger="auto", success="true", pre_tokens="150000", post_tokens="9000")
     log.body([_user("second")])
     log.call("r2", 9000)
     log.body([_user("third")], prompt="p2")  # under way when the log ends
@@ -302,8 +373,9 @@ def test_errors_compactions_and_bodies_left_over(tmp_path: Path) -> None:
     assert reqs[0].usage is None and reqs[0].failure == "HTTP 529: Overloaded"
     assert reqs[0].status == 529
     compaction = [e for e in reqs[1].events if e.kind == COMPACT_BOUNDARY]
-    assert [(e.pre_tokens, e.post_tokens, e.trigger) for e in compaction] == \
-        [(150000, 9000, "auto")]
+    assert [(e.pre_tokens, e.post_tokens, e.trigger) for e in compaction] == [
+        (150000, 9000, "auto")
+    ]
     assert reqs[2].usage is None
     assert [(e.kind, e.detail) for e in reqs[2].events] == [(API_ERROR, ORPHAN_DETAIL)]
 
@@ -322,47 +394,100 @@ def test_calls_without_bodies_keep_their_usage(tmp_path: Path) -> None:
 
 def test_other_lines_are_skipped_and_metrics_ignored(tmp_path: Path) -> None:
     path = tmp_path / "otel.jsonl"
-    path.write_text(json.dumps({"resourceMetrics": [{"scopeMetrics": []}]}) + "\n"
-                    + json.dumps({"something": "else"}) + "\n"
-                    + json.dumps({"resourceSpans": []}) + "\n")
+    path.write_text(
+        json.dumps({"resourceMetrics": [{"scopeMetrics": []}]})
+        + "\n"
+        + json.dumps({"something": "else"})
+        + "\n"
+        + json.dumps({"resourceSpans": []})
+        + "\n"
+    )
     session = load(str(path))
     assert session.format == "otel" and session.requests == []
     assert [s.line for s in session.skipped] == [2]
 
 
-@pytest.mark.parametrize(("source", "role"), [
-    ("repl_main_thread", MAIN), ("repl_main_thread:outputStyle:Explanatory", MAIN),
-    ("sdk", MAIN), (None, MAIN), ("agent:builtin:Explore", SUBAGENT), ("hook_agent", SUBAGENT),
-    ("compact", AUXILIARY), ("generate_session_title", AUXILIARY)])
+@pytest.mark.parametrize(
+    ("source", "role"),
+    [
+        ("repl_main_thread", MAIN),
+        ("repl_main_thread:outputStyle:Explanatory", MAIN),
+        ("sdk", MAIN),
+        (None, MAIN),
+        ("agent:builtin:Explore", SUBAGENT),
+        ("hook_agent", SUBAGENT),
+        ("compact", AUXILIARY),
+        ("generate_session_title", AUXILIARY),
+    ],
+)
 def test_roles_follow_claude_codes_own_sorting(source: str | None, role: str) -> None:
     assert role_of(source) == role
 
 
 # --- odd values where Claude Code writes text or numbers ----------------------------------
 
-odd = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | \
-    st.text(max_size=30) | st.sampled_from(["[1,2", '{"model":"m","messages":[{"role":',
-                                            "[" * 3000, "1e400", "NaN", "true"])
+odd = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats()
+    | st.text(max_size=30)
+    | st.sampled_from(
+        ["[1,2", '{"model":"m","messages":[{"role":', "[" * 3000, "1e400", "NaN", "true"]
+    )
+)
 EVENTS = ["api_request_body", "api_request", "api_error", "api_response_body", "compaction"]
-KEYS = ["body", "body_ref", "body_length", "body_truncated", "query_source", "request_id",
-        "input_tokens", "output_tokens", "cache_read_tokens", "event.sequence", "prompt.id",
-        "session.id", "model", "status_code", "pre_tokens", "success", "event.timestamp"]
-VALUE_KINDS = ["stringValue", "intValue", "doubleValue", "boolValue", "arrayValue",
-               "kvlistValue", "bytesValue"]
+KEYS = [
+    "body",
+    "body_ref",
+    "body_length",
+    "body_truncated",
+    "query_source",
+    "request_id",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "event.sequence",
+    "prompt.id",
+    "session.id",
+    "model",
+    "status_code",
+    "pre_tokens",
+    "success",
+    "event.timestamp",
+]
+VALUE_KINDS = [
+    "stringValue",
+    "intValue",
+    "doubleValue",
+    "boolValue",
+    "arrayValue",
+    "kvlistValue",
+    "bytesValue",
+]
 
 
-@settings(max_examples=80, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 # found by random runs: a body_ref holding a NUL reached os.stat ("embedded null byte"),
 # and one holding a lone surrogate could not be encoded as a file name
 @example(events=[("api_request_body", {"body_ref": ("stringValue", "\x00")})], cut=0.0)
-@example(events=[("api_response_body", {"body_ref": ("stringValue", "a/\ud800.json")})],
-         cut=1.0)
-@given(events=st.lists(st.tuples(st.sampled_from(EVENTS), st.dictionaries(
-    st.sampled_from(KEYS), st.tuples(st.sampled_from(VALUE_KINDS), odd), max_size=8)),
-    min_size=1, max_size=8), cut=st.floats(0, 1))
-def test_odd_events_never_trip_the_reader(tmp_path: Path, events: list[Any],
-                                          cut: float) -> None:
+@example(events=[("api_response_body", {"body_ref": ("stringValue", "a/\ud800.json")})], cut=1.0)
+@given(
+    events=st.lists(
+        st.tuples(
+            st.sampled_from(EVENTS),
+            st.dictionaries(
+                st.sampled_from(KEYS), st.tuples(st.sampled_from(VALUE_KINDS), odd), max_size=8
+            ),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    cut=st.floats(0, 1),
+)
+def test_odd_events_never_trip_the_reader(tmp_path: Path, events: list[Any], cut: float) -> None:
     records = []
     for name, attrs in events:
         kvs = [{"key": "event.name", "value": {"stringValue": name}}]
@@ -370,14 +495,15 @@ def test_odd_events_never_trip_the_reader(tmp_path: Path, events: list[Any],
         records.append({"timeUnixNano": "1", "attributes": kvs})
     line = json.dumps({"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]})
     path = tmp_path / "odd.jsonl"
-    path.write_text(line + "\n" + line[:int(len(line) * cut)])
+    path.write_text(line + "\n" + line[: int(len(line) * cut)])
     session = load(str(path))
     assert not [s.reason for s in session.skipped if s.reason.startswith(READER_ERROR)]
     report_json(Analysis(session))
 
 
-def test_a_collector_file_splits_by_session(tmp_path: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_collector_file_splits_by_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = Log(tmp_path / "team.jsonl")
     log.body([_user("alice asks")], session="alice-1")
     log.body([_user("bob asks")], session="bob-1")
@@ -386,8 +512,10 @@ def test_a_collector_file_splits_by_session(tmp_path: Path,
     log.flush()
     assert main(["report", str(log.path), "--sessions", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
-    assert [(s["conversation"], s["requests"]) for s in listed["sessions"]] == \
-        [("bob-1", 1), ("alice-1", 1)]
+    assert [(s["conversation"], s["requests"]) for s in listed["sessions"]] == [
+        ("bob-1", 1),
+        ("alice-1", 1),
+    ]
     assert main(["report", str(log.path), "--session", "1", "--json"]) == 0
     one = json.loads(capsys.readouterr().out)
     assert [r["api_prompt_tokens"] for r in one["requests"]] == [500]

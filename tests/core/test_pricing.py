@@ -24,12 +24,17 @@ def req(model: str, usage: Usage, at: str = "2026-01-02T00:00:00Z") -> Request:
 def genai_usd(model: str, u: Usage, at: str, provider: str | None = None) -> float:
     """What genai-prices itself bills for ``u``: its input counts every prompt token."""
     w1h = u.cache_creation_1h_tokens
-    gu = GUsage(input_tokens=u.prompt_tokens, cache_read_tokens=u.cache_read_input_tokens,
-                cache_write_tokens=u.cache_creation_input_tokens,
-                output_tokens=u.output_tokens, **({"cache_write_1h_tokens": w1h} if w1h else {}))
+    gu = GUsage(
+        input_tokens=u.prompt_tokens,
+        cache_read_tokens=u.cache_read_input_tokens,
+        cache_write_tokens=u.cache_creation_input_tokens,
+        output_tokens=u.output_tokens,
+        **({"cache_write_1h_tokens": w1h} if w1h else {}),
+    )
     when = datetime.fromisoformat(at)
-    return float(calc_price(gu, model, provider_id=provider, genai_request_timestamp=when)
-                 .total_price)
+    return float(
+        calc_price(gu, model, provider_id=provider, genai_request_timestamp=when).total_price
+    )
 
 
 # the models the issue found at $0, and the shapes of usage each agent reports
@@ -63,8 +68,10 @@ def test_request_cost_is_what_genai_prices_bills(model, usage, at):
 def test_long_prompts_cost_more_and_old_prices_stay_old():
     t = load_prices()
     small, big = Usage(0, 0, 150_000, 0), Usage(0, 0, 250_000, 0)
-    per_token = [request_cost(req("claude-sonnet-4-5", u), t).total_usd / u.prompt_tokens
-                 for u in (small, big)]
+    per_token = [
+        request_cost(req("claude-sonnet-4-5", u), t).total_usd / u.prompt_tokens
+        for u in (small, big)
+    ]
     assert per_token[1] == pytest.approx(2 * per_token[0])  # over 200k: $0.60 not $0.30
     # Opus 4.6 billed long prompts higher until 2026-03-13 and not after
     early = t.lookup("claude-opus-4-6", "2026-03-01T00:00:00Z")
@@ -75,8 +82,15 @@ def test_long_prompts_cost_more_and_old_prices_stay_old():
 def test_every_catalogue_model_is_found_as_genai_prices_finds_it():
     cat, snap = Catalogue(snapshot()), get_snapshot()
     names = {m.id for p in snap.providers for m in p.models}
-    names |= {"claude-sonnet-4-5-20250929", "gpt-5.1-codex-max", "gpt-5-codex", "aide-gpt-5",
-              "gemini-3.1-pro-preview-customtools", "gpt-5.2-20251211", "qwen3-coder-plus"}
+    names |= {
+        "claude-sonnet-4-5-20250929",
+        "gpt-5.1-codex-max",
+        "gpt-5-codex",
+        "aide-gpt-5",
+        "gemini-3.1-pro-preview-customtools",
+        "gpt-5.2-20251211",
+        "qwen3-coder-plus",
+    }
     for name in sorted(names):
         try:
             provider, model = snap.find_provider_model(name, None, None, None)
@@ -98,13 +112,16 @@ def test_ctxviewer_table_prices_what_the_catalogue_lacks():
     assert t.lookup("gpt-6.2-sol") is None and t.lookup("aide-gpt-5") is None
 
 
-@pytest.mark.parametrize(("name", "same_as"), [
-    ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
-    ("openai/gpt-5.3-codex", "gpt-5.3-codex"),
-    ("models/gemini-2.5-pro", "gemini-2.5-pro"),
-    ("claude-opus-4-1@20250805", "claude-opus-4-1"),
-    ("claude-opus-4-6[1m]", "claude-opus-4-6"),
-])
+@pytest.mark.parametrize(
+    ("name", "same_as"),
+    [
+        ("anthropic/claude-sonnet-4-5", "claude-sonnet-4-5"),
+        ("openai/gpt-5.3-codex", "gpt-5.3-codex"),
+        ("models/gemini-2.5-pro", "gemini-2.5-pro"),
+        ("claude-opus-4-1@20250805", "claude-opus-4-1"),
+        ("claude-opus-4-6[1m]", "claude-opus-4-6"),
+    ],
+)
 def test_gateway_names_price_as_the_model(name, same_as):
     t = load_prices()
     assert t.lookup(name) == t.lookup(same_as)
@@ -113,19 +130,24 @@ def test_gateway_names_price_as_the_model(name, same_as):
 def test_bedrock_ids_get_bedrock_prices():
     p = load_prices().lookup("us.anthropic.claude-sonnet-4-5-20250929-v1:0")
     theirs = get_snapshot().find_provider_model(
-        "us.anthropic.claude-sonnet-4-5-20250929-v1:0", None, "aws", None)[1]
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0", None, "aws", None
+    )[1]
     assert p is not None and p.key == theirs.id and "Bedrock" in p.source
 
 
 def test_snapshot_is_built_once_then_read_without_genai_prices(tmp_path):
     env = {"CTXVIEWER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    code = ("import sys; from ctxviewer.analysis.pricing import load_prices; "
-            "p = load_prices().lookup('gpt-5.3-codex'); "
-            "print(p.input, 'genai_prices' in sys.modules)")
-    first = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                           text=True, check=True).stdout.split()
-    second = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                            text=True, check=True).stdout.split()
+    code = (
+        "import sys; from ctxviewer.analysis.pricing import load_prices; "
+        "p = load_prices().lookup('gpt-5.3-codex'); "
+        "print(p.input, 'genai_prices' in sys.modules)"
+    )
+    first = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    second = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.split()
     assert first == ["1.75", "True"]  # built from the package
     assert second == ["1.75", "False"]  # read from the snapshot: the package is not imported
     assert len(list((tmp_path / "cache").glob("genai-prices-*.json"))) == 1

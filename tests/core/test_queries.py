@@ -55,23 +55,33 @@ def _session(path: str, number: int) -> Expected:
     a = Analysis(split(load(path))[number])
     assert report_json(a, None) == rep
     breakdowns = [report_json(a, i)["breakdown"] for i in range(len(a.session.requests))]
-    return Expected(rep["agent"]["id"], _day([r["timestamp"] for r in rep["requests"]]), rep,
-                    breakdowns, cost)
+    return Expected(
+        rep["agent"]["id"], _day([r["timestamp"] for r in rep["requests"]]), rep, breakdowns, cost
+    )
 
 
 @pytest.fixture(scope="module")
-def team(tmp_path_factory: pytest.TempPathFactory,
-         corpus: Path) -> Iterator[tuple[Path, list[Expected]]]:
+def team(
+    tmp_path_factory: pytest.TempPathFactory, corpus: Path
+) -> Iterator[tuple[Path, list[Expected]]]:
     root = tmp_path_factory.mktemp("team")
     tree = corpus_tree(corpus, root / "tree")
     dataset = root / "ds"
-    status, _, err = run("export", str(tree), str(demo_session_path()), "--parquet",
-                         str(dataset))
+    status, _, err = run("export", str(tree), str(demo_session_path()), "--parquet", str(dataset))
     assert status == 0, err
     listing = io.StringIO()
     with contextlib.redirect_stdout(listing):
-        assert main(["query", str(_sql(root, "SELECT path, session_number FROM sessions")),
-                     str(dataset), "--json"]) == 0
+        assert (
+            main(
+                [
+                    "query",
+                    str(_sql(root, "SELECT path, session_number FROM sessions")),
+                    str(dataset),
+                    "--json",
+                ]
+            )
+            == 0
+        )
     sessions = [_session(p, n) for p, n in json.loads(listing.getvalue())["rows"]]
     yield dataset, sessions
 
@@ -82,8 +92,9 @@ def _sql(root: Path, text: str) -> Path:
     return path
 
 
-def _requests(sessions: list[Expected]) -> Iterator[tuple[Expected, dict[str, Any],
-                                                         dict[str, Any], dict[str, Any]]]:
+def _requests(
+    sessions: list[Expected],
+) -> Iterator[tuple[Expected, dict[str, Any], dict[str, Any], dict[str, Any]]]:
     """(session, request row, its breakdown, its cost) of every request the API counted."""
     for s in sessions:
         for r, b, c in zip(s.report["requests"], s.breakdowns, s.cost["requests"], strict=True):
@@ -93,8 +104,7 @@ def _requests(sessions: list[Expected]) -> Iterator[tuple[Expected, dict[str, An
 
 def _prompt_usd(cost: dict[str, Any]) -> float | None:
     usd = cost["usd"]
-    return None if usd is None else usd["uncached_input"] + usd["cache_write"] + \
-        usd["cache_read"]
+    return None if usd is None else usd["uncached_input"] + usd["cache_write"] + usd["cache_read"]
 
 
 def _share(tokens: int, r: dict[str, Any], cost: dict[str, Any]) -> float | None:
@@ -111,7 +121,7 @@ def _sum(values: list[float | None]) -> float | None:
 def _close(got: float | None, want: float | None, places: int) -> bool:
     if got is None or want is None:
         return got is want
-    return abs(got - want) <= 0.6 * 10 ** -places
+    return abs(got - want) <= 0.6 * 10**-places
 
 
 def check_biggest_overheads(rows: list[dict[str, Any]], sessions: list[Expected]) -> None:
@@ -122,8 +132,7 @@ def check_biggest_overheads(rows: list[dict[str, Any]], sessions: list[Expected]
             if cat["name"] in OVERHEAD:
                 tokens[cat["name"]].append(cat["tokens"])
                 usd[cat["name"]].append(_share(cat["tokens"], r, c))
-    assert [row["category"] for row in rows] == \
-        sorted(tokens, key=lambda k: (-sum(tokens[k]), k))
+    assert [row["category"] for row in rows] == sorted(tokens, key=lambda k: (-sum(tokens[k]), k))
     for row in rows:
         values = tokens[row["category"]]
         assert row["tokens_carried"] == sum(values) and row["max_tokens"] == max(values)
@@ -141,8 +150,9 @@ def check_biggest_items(rows: list[dict[str, Any]], sessions: list[Expected]) ->
                     carried[(cat["name"], item["name"])].append(item["tokens"])
     top = sorted(carried, key=lambda k: (-sum(carried[k]), k))[:25]
     assert [(r["category"], r["name"]) for r in rows] == top
-    assert [(r["requests"], r["tokens_carried"]) for r in rows] == \
-        [(len(carried[k]), sum(carried[k])) for k in top]
+    assert [(r["requests"], r["tokens_carried"]) for r in rows] == [
+        (len(carried[k]), sum(carried[k])) for k in top
+    ]
 
 
 def check_cost_by_mcp_server(rows: list[dict[str, Any]], sessions: list[Expected]) -> None:
@@ -157,8 +167,11 @@ def check_cost_by_mcp_server(rows: list[dict[str, Any]], sessions: list[Expected
             usd[server["name"]].append(_share(server["tokens"], r, c))
             tools[server["name"]] = max(tools[server["name"]], len(server.get("items", [])))
             keys[server["name"]].add(id(s))
-    assert {r["server"] for r in rows} == set(tokens) >= {"github", "postgres", "ide",
-                                                           "notes-weather", "codegraph"}
+    assert (
+        {r["server"] for r in rows}
+        == set(tokens)
+        >= {"github", "postgres", "ide", "notes-weather", "codegraph"}
+    )
     for row in rows:
         name = row["server"]
         assert row["requests"] == len(tokens[name]) and row["sessions"] == len(keys[name])
@@ -188,11 +201,18 @@ def check_compaction_rate(rows: list[dict[str, Any]], sessions: list[Expected]) 
     assert {r["agent"] for r in rows} == set(want)
     for row in rows:
         w = want[row["agent"]]
-        for key in ("sessions", "sessions_compacted", "main_requests", "compactions",
-                    "predicted", "auto", "manual", "inferred"):
+        for key in (
+            "sessions",
+            "sessions_compacted",
+            "main_requests",
+            "compactions",
+            "predicted",
+            "auto",
+            "manual",
+            "inferred",
+        ):
             assert row[key] == w[key], (row["agent"], key)
-        assert _close(row["per_100_main_requests"],
-                      100 * w["compactions"] / w["main_requests"], 2)
+        assert _close(row["per_100_main_requests"], 100 * w["compactions"] / w["main_requests"], 2)
     assert sum(r["compactions"] for r in rows) >= 3  # the demo, lemmy, spotter
 
 
@@ -217,8 +237,11 @@ def check_cache_miss_cost(rows: list[dict[str, Any]], sessions: list[Expected]) 
     assert {r["agent"] for r in rows} == set(want)
     for row in rows:
         w = want[row["agent"]]
-        assert (row["requests"], row["prompt_tokens"], row["missed_tokens"]) == \
-            (w["requests"], w["prompt_tokens"], w["missed_tokens"])
+        assert (row["requests"], row["prompt_tokens"], row["missed_tokens"]) == (
+            w["requests"],
+            w["prompt_tokens"],
+            w["missed_tokens"],
+        )
         assert _close(row["hit_rate"], w["cache_read"] / w["prompt_tokens"], 4)
         for key in ("cost_usd", "cache_miss_usd", "no_cache_usd"):
             assert _close(row[key], w[key], 4), (row["agent"], key)
@@ -235,26 +258,32 @@ def check_cost_by_day(rows: list[dict[str, Any]], sessions: list[Expected]) -> N
         w["requests"] += len(s.report["requests"])
         priced = any(c["usd"] is not None for c in s.cost["requests"])
         w["costs"].append(s.cost["total_usd"] if priced else None)
-    assert [(r["date"], r["agent"]) for r in rows] == \
-        sorted(want, key=lambda k: (k[0] is None, k[0] or "", k[1]))
+    assert [(r["date"], r["agent"]) for r in rows] == sorted(
+        want, key=lambda k: (k[0] is None, k[0] or "", k[1])
+    )
     for row in rows:
         w = want[(row["date"], row["agent"])]
         assert (row["sessions"], row["requests"]) == (w["sessions"], w["requests"])
         assert _close(row["cost_usd"], _sum(w["costs"]), 4)
 
 
-def check_sessions_near_the_window(rows: list[dict[str, Any]],
-                                   sessions: list[Expected]) -> None:
-    shares = sorted((round(s.report["peak_prompt_tokens"] / s.report["window"], 4)
-                     for s in sessions if s.report["peak_prompt_tokens"] is not None),
-                    reverse=True)
+def check_sessions_near_the_window(rows: list[dict[str, Any]], sessions: list[Expected]) -> None:
+    shares = sorted(
+        (
+            round(s.report["peak_prompt_tokens"] / s.report["window"], 4)
+            for s in sessions
+            if s.report["peak_prompt_tokens"] is not None
+        ),
+        reverse=True,
+    )
     assert [r["peak_share"] for r in rows] == shares[:20]
     top = rows[0]
     assert top["peak_share"] == round(top["peak_prompt_tokens"] / top["window_tokens"], 4)
 
 
 CHECKS: dict[str, Callable[[list[dict[str, Any]], list[Expected]], None]] = {
-    name.removeprefix("check_") + ".sql": f for name, f in globals().items()
+    name.removeprefix("check_") + ".sql": f
+    for name, f in globals().items()
     if name.startswith("check_")
 }
 
@@ -279,8 +308,7 @@ def test_query_divides_as_trino_does(name: str, team: tuple[Path, list[Expected]
 
     dataset, _ = team
     sql = (QUERIES / name).read_text()
-    assert run_query("SET integer_division = true;\n" + sql, dataset) == \
-        run_query(sql, dataset)
+    assert run_query("SET integer_division = true;\n" + sql, dataset) == run_query(sql, dataset)
 
 
 def _round_calls(sql: str) -> Iterator[tuple[str, str]]:
@@ -295,15 +323,14 @@ def _round_calls(sql: str) -> Iterator[tuple[str, str]]:
                 commas.append(end)
             end += 1
         assert len(commas) == 1, sql[start:end]
-        yield " ".join(sql[start:commas[0]].split()), sql[commas[0] + 1:end - 1].strip()
+        yield " ".join(sql[start : commas[0]].split()), sql[commas[0] + 1 : end - 1].strip()
 
 
 def test_every_round_goes_through_a_decimal() -> None:
     """docs/parquet.md, "Rounding": a shipped query rounds ``CAST(x AS DECIMAL(38, 8))``,
     never a double."""
     for path in sorted(QUERIES.glob("*.sql")):
-        sql = "\n".join(line for line in path.read_text().splitlines()
-                        if not line.startswith("--"))
+        sql = "\n".join(line for line in path.read_text().splitlines() if not line.startswith("--"))
         calls = list(_round_calls(sql))
         assert calls, path.name
         for inner, places in calls:
@@ -320,19 +347,31 @@ def test_decimal_rounding_rounds_a_half_up(team: tuple[Path, list[Expected]]) ->
     from ctxviewer.commands.query import run_query
 
     dataset, _ = team
-    columns = ("cost_usd", "uncached_input_usd", "cache_write_usd", "cache_read_usd",
-               "output_usd", "no_cache_usd")
+    columns = (
+        "cost_usd",
+        "uncached_input_usd",
+        "cache_write_usd",
+        "cache_read_usd",
+        "output_usd",
+        "no_cache_usd",
+    )
     halves = 0
     for places in (4, 6):
         unit = Decimal(1).scaleb(-places)
-        sql = "SELECT " + ", ".join(f"{c}, ROUND(CAST({c} AS DECIMAL(38, 8)), {places})"
-                                    for c in columns) + " FROM requests WHERE price IS NOT NULL"
+        sql = (
+            "SELECT "
+            + ", ".join(f"{c}, ROUND(CAST({c} AS DECIMAL(38, 8)), {places})" for c in columns)
+            + " FROM requests WHERE price IS NOT NULL"
+        )
         _, rows = run_query(sql, dataset)
         assert rows
         for row in rows:
             for raw, rounded in zip(row[::2], row[1::2], strict=True):
-                spark = Decimal(repr(raw)).quantize(EIGHT_PLACES, ROUND_HALF_UP) \
+                spark = (
+                    Decimal(repr(raw))
+                    .quantize(EIGHT_PLACES, ROUND_HALF_UP)
                     .quantize(unit, ROUND_HALF_UP)
+                )
                 assert rounded == spark, (raw, places)
                 halves += Decimal(raw).quantize(unit, ROUND_HALF_UP) != spark
     assert halves  # the dataset has halves that a double's ROUND gets wrong

@@ -13,9 +13,11 @@ from team_data import run
 from ctxviewer.analysis.dataset.schema import PARTITION, TABLES
 from ctxviewer.resources import demo_session_path
 
-SQL = ("SELECT agent, date, COUNT(*) AS requests, SUM(cost_usd) AS cost_usd,\n"
-       "       MIN(sent_at) AS first_sent, MAX(failure) AS failure\n"
-       "FROM requests GROUP BY agent, date")
+SQL = (
+    "SELECT agent, date, COUNT(*) AS requests, SUM(cost_usd) AS cost_usd,\n"
+    "       MIN(sent_at) AS first_sent, MAX(failure) AS failure\n"
+    "FROM requests GROUP BY agent, date"
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,16 +58,20 @@ def test_a_table_without_files_is_an_empty_view(tmp_path: Path) -> None:
     dataset = tmp_path / "ds"
     (dataset / "items").mkdir(parents=True)
     for table, columns in TABLES.items():
-        status, out, err = run("query", _sql(tmp_path, f"SELECT * FROM {table}"),
-                               str(dataset), "--csv")
+        status, out, err = run(
+            "query", _sql(tmp_path, f"SELECT * FROM {table}"), str(dataset), "--csv"
+        )
         assert status == 0, err
         assert out.splitlines() == [",".join(c.name for c in (*columns, *PARTITION))]
 
 
-@pytest.mark.parametrize(("sql", "message"), [
-    ("SELECT nosuch FROM requests", "Referenced column \"nosuch\" not found"),
-    ("SELEC 1", "syntax error"),
-])
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        ("SELECT nosuch FROM requests", 'Referenced column "nosuch" not found'),
+        ("SELEC 1", "syntax error"),
+    ],
+)
 def test_sql_errors_are_one_line(dataset: Path, tmp_path: Path, sql: str, message: str) -> None:
     path = _sql(tmp_path, sql)
     status, out, err = run("query", path, str(dataset))

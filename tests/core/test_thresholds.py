@@ -30,8 +30,9 @@ def test_qwen_reference_table(window, warn, auto, hard, effective):
 
 
 @pytest.mark.parametrize("policy", [p for p in POLICIES if p != "agent"])
-@pytest.mark.parametrize("window", [1_000, 10_000, 32_000, 64_000, 128_000, 200_000, 256_000,
-                                    1_000_000])
+@pytest.mark.parametrize(
+    "window", [1_000, 10_000, 32_000, 64_000, 128_000, 200_000, 256_000, 1_000_000]
+)
 def test_ladder_is_ordered_for_every_policy(policy, window):
     t = thresholds(window, policy)
     assert 0 < t.warn <= t.auto <= t.hard <= window
@@ -62,7 +63,13 @@ def test_custom_policy_keeps_order():
 def test_tiers():
     t = thresholds(200_000)
     assert [tier(x, t) for x in (0, 146_999, 147_000, 167_000, 176_999, 177_000)] == [
-        "safe", "safe", "warn", "auto", "auto", "hard"]
+        "safe",
+        "safe",
+        "warn",
+        "auto",
+        "auto",
+        "hard",
+    ]
 
 
 @pytest.mark.parametrize("policy", [p for p in POLICIES if p != "agent"])

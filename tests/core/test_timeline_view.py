@@ -23,8 +23,10 @@ from ctxviewer.analysis.timeline_view.whatif import replay, request_events
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY
 
-SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
-           "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+SPOTTER = (
+    "claude-code/marot__spotter__test_fixtures_transcripts_"
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+)
 QWEN = thresholds(200_000, "qwen")
 
 
@@ -32,10 +34,24 @@ def climb() -> list[Point]:
     """Main requests climbing 10k a step past the qwen ladder, a compaction at 18,
     a sub-agent call and a side call."""
     sizes = [20_000 + 10_000 * i for i in range(18)] + [30_000 + 10_000 * i for i in range(6)]
-    pts = [Point(i, f"2026-02-12T15:{i:02d}:00+00:00", "m", "main", False, s, s - 1_000,
-                 50 + i, s - 500, 400, 100, tier(s, QWEN),
-                 (COMPACT_BOUNDARY,) if i == 18 else ())
-           for i, s in enumerate(sizes)]
+    pts = [
+        Point(
+            i,
+            f"2026-02-12T15:{i:02d}:00+00:00",
+            "m",
+            "main",
+            False,
+            s,
+            s - 1_000,
+            50 + i,
+            s - 500,
+            400,
+            100,
+            tier(s, QWEN),
+            (COMPACT_BOUNDARY,) if i == 18 else (),
+        )
+        for i, s in enumerate(sizes)
+    ]
     n = len(pts)
     pts.append(Point(n, None, "m", "subagent", True, 5_000, 4_800, 10, 0, 0, 5_000, "safe", ()))
     pts.append(Point(n + 1, None, "h", "auxiliary", False, 300, 280, 5, 0, 0, 300, "safe", ()))
@@ -108,8 +124,11 @@ def test_predicted_and_budget_spots():
     assert w.predicted_y == (float(v.data.main.y[9]), float(v.data.main.y[18]))
     b = with_budget(w, [(12, "limit", "limit"), (5, "warn", "warn"), (99, "warn", "x")])
     # on the index axis a mark stands at its index; neighbours alternate their labels
-    assert [(s.index, s.x, s.slot) for s in b.budget_lines] == \
-        [(5, 5.0, 0), (12, 12.0, 1), (99, 99.0, 0)]
+    assert [(s.index, s.x, s.slot) for s in b.budget_lines] == [
+        (5, 5.0, 0),
+        (12, 12.0, 1),
+        (99, 99.0, 0),
+    ]
     # on the time axis only requests that have a time
     assert [s.index for s in with_x_mode(b, "time").budget_lines] == [5, 12]
     assert b.predicted_x is w.predicted_x and b.data is v.data
@@ -146,7 +165,8 @@ def test_from_analysis(spotter):
     assert w.data is v.data and w.marks is v.marks
     assert {ln.key: ln.value for ln in w.lines}["auto"] == 150_000
     # another estimator, or another x axis: a new series
-    heur = Analysis(spotter.session, estimator_name="heuristic", policy="qwen",
-                    window_override=200_000)
+    heur = Analysis(
+        spotter.session, estimator_name="heuristic", policy="qwen", window_override=200_000
+    )
     assert from_analysis(heur, previous=v).data is not v.data
     assert from_analysis(spotter, x_mode="time", previous=v).data is not v.data

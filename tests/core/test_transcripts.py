@@ -19,29 +19,62 @@ SID = "0c0ffee0-0000-4000-8000-000000000001"
 
 
 def _record(kind: str, uuid: str, parent: str | None, **fields) -> dict:
-    return {"type": kind, "uuid": uuid, "parentUuid": parent, "sessionId": SID,
-            "version": "2.1.197", "timestamp": f"2026-11-20T10:00:{len(uuid):02d}.000Z",
-            "isSidechain": False, **fields}
+    return {
+        "type": kind,
+        "uuid": uuid,
+        "parentUuid": parent,
+        "sessionId": SID,
+        "version": "2.1.197",
+        "timestamp": f"2026-11-20T10:00:{len(uuid):02d}.000Z",
+        "isSidechain": False,
+        **fields,
+    }
 
 
 def _transcript(tmp_path: Path) -> Path:
     listing = "- notes: Take notes.\n- review: Review the diff.\n  It reads every file first."
     records = [
         _record("user", "u1", None, message={"role": "user", "content": "Hello there"}),
-        _record("attachment", "a1", "u1", attachment={"type": "skill_listing",
-                                                       "content": listing, "isInitial": True}),
-        _record("attachment", "a2", "a1", attachment={
-            "type": "nested_memory",
-            "content": {"path": "/p/sub/CLAUDE.md", "content": "# Rules\n- be brief\n" * 20}}),
-        _record("attachment", "a3", "a2", attachment={
-            "type": "hook_additional_context", "hookName": "UserPromptSubmit",
-            "content": ["HOOK CONTEXT " * 50]}),
+        _record(
+            "attachment",
+            "a1",
+            "u1",
+            attachment={"type": "skill_listing", "content": listing, "isInitial": True},
+        ),
+        _record(
+            "attachment",
+            "a2",
+            "a1",
+            attachment={
+                "type": "nested_memory",
+                "content": {"path": "/p/sub/CLAUDE.md", "content": "# Rules\n- be brief\n" * 20},
+            },
+        ),
+        _record(
+            "attachment",
+            "a3",
+            "a2",
+            attachment={
+                "type": "hook_additional_context",
+                "hookName": "UserPromptSubmit",
+                "content": ["HOOK CONTEXT " * 50],
+            },
+        ),
         _record("attachment", "a4", "a3", attachment={"type": "hook_non_blocking_error"}),
         _record("attachment", "a5", "a4", attachment={"type": "brand_new_kind", "x": "y"}),
-        _record("assistant", "m1", "a5", requestId="req_1", message={
-            "id": "msg_1", "role": "assistant", "model": "claude-opus-4-6",
-            "content": [{"type": "text", "text": "Hi."}],
-            "usage": {"input_tokens": 12_000, "output_tokens": 5}}),
+        _record(
+            "assistant",
+            "m1",
+            "a5",
+            requestId="req_1",
+            message={
+                "id": "msg_1",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": "Hi."}],
+                "usage": {"input_tokens": 12_000, "output_tokens": 5},
+            },
+        ),
     ]
     path = tmp_path / f"{SID}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -74,16 +107,18 @@ def _spotter_layout(corpus: Path, tmp_path: Path) -> Path:
     folder = tmp_path / SPOTTER_ID / "subagents"
     folder.mkdir(parents=True)
     for agent in ("a93ccab", "acompact-70d8e7"):
-        shutil.copy(corpus / f"{SPOTTER}_subagents_agent-{agent}.jsonl",
-                    folder / f"agent-{agent}.jsonl")
+        shutil.copy(
+            corpus / f"{SPOTTER}_subagents_agent-{agent}.jsonl", folder / f"agent-{agent}.jsonl"
+        )
     return main_file
 
 
 def test_subagents_join_their_session(corpus, tmp_path):
     s = load(str(_spotter_layout(corpus, tmp_path)))
     timestamps = [r.timestamp for r in s.requests]
-    assert timestamps == sorted(timestamps) and [r.index for r in s.requests] == \
-        list(range(len(s.requests)))
+    assert timestamps == sorted(timestamps) and [r.index for r in s.requests] == list(
+        range(len(s.requests))
+    )
     keys = [r.key for r in s.requests]
     assert len(keys) == len(set(keys))  # a call in both a file and progress records: once
     runs = {r.agent: r for r in subagent_runs(s, session_cost(s))}
@@ -100,8 +135,11 @@ def test_subagents_join_their_session(corpus, tmp_path):
     a = Analysis(s)
     b = a.breakdown(compaction.requests[0])
     main_b = a.breakdown(a.resolve_index("last"))
-    assert b.category("unrecorded_overhead").tokens == \
-        main_b.category("unrecorded_overhead").tokens < 40_000
+    assert (
+        b.category("unrecorded_overhead").tokens
+        == main_b.category("unrecorded_overhead").tokens
+        < 40_000
+    )
     assert any("compaction call" in n for n in b.source_notes)
 
 
@@ -133,8 +171,9 @@ def test_every_prompt_splits_into_exact_estimated_and_unattributed(corpus, capsy
     assert main(["report", str(corpus / f"{SPOTTER}.jsonl"), "--json", "--request", "20"]) == 0
     out = json.loads(capsys.readouterr().out)
     last = out["requests"][out["breakdown"]["request"]]
-    assert {k: last[k] for k in ("attributed_exact", "estimated", "unattributed")} == \
-        out["breakdown"]["attribution"]
+    assert {k: last[k] for k in ("attributed_exact", "estimated", "unattributed")} == out[
+        "breakdown"
+    ]["attribution"]
     assert last["attributed_exact"] > 0 and last["estimated"] > 0
     messages = next(c for c in out["breakdown"]["categories"] if c["name"] == "messages")
     assert any(x["name"] == THINKING_CAUSE for x in messages["items"])  # evidence: thinking
@@ -151,8 +190,7 @@ def test_what_a_real_compaction_kept_and_dropped(corpus, capsys):
     assert ("summary", "summary") in kinds and ("reattached", "file read again") in kinds
     assert any(k == "kept" and w.startswith("memory file") for k, w in kinds)
     assert c.tokens("dropped") > c.tokens("kept") > 0 and c.summary.startswith("This session")
-    [spotter] = compaction_outcomes(load(str(corpus / f"{SPOTTER}.jsonl")),
-                                    get_estimator("qwen"))
+    [spotter] = compaction_outcomes(load(str(corpus / f"{SPOTTER}.jsonl")), get_estimator("qwen"))
     assert spotter.before_tokens == 166_874 and spotter.tokens("dropped") > 100_000
     assert main(["insights", str(lemmy), "--json"]) == 0
     [out] = json.loads(capsys.readouterr().out)["compactions"]
@@ -168,16 +206,27 @@ def test_overhead_read_from_disk_when_the_project_is_here(tmp_path, monkeypatch)
     (home / ".claude" / "CLAUDE.md").write_text("# Mine\n- short answers\n")
     (project / "CLAUDE.md").write_text("# Project\n" + "- rule\n" * 30)
     (project / ".claude" / "skills" / "notes" / "SKILL.md").write_text(
-        "---\nname: notes\ndescription: Take notes.\n---\nBody.\n")
+        "---\nname: notes\ndescription: Take notes.\n---\nBody.\n"
+    )
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"weather": {}}}))
     monkeypatch.setenv("HOME", str(home))
     records = [
-        _record("user", "u1", None, cwd=str(project),
-                message={"role": "user", "content": "Hello"}),
-        _record("assistant", "m1", "u1", requestId="r1", cwd=str(project), message={
-            "id": "m1", "role": "assistant", "model": "claude-opus-4-6",
-            "content": [{"type": "text", "text": "Hi."}],
-            "usage": {"input_tokens": 9_000, "output_tokens": 2}})]
+        _record("user", "u1", None, cwd=str(project), message={"role": "user", "content": "Hello"}),
+        _record(
+            "assistant",
+            "m1",
+            "u1",
+            requestId="r1",
+            cwd=str(project),
+            message={
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-opus-4-6",
+                "content": [{"type": "text", "text": "Hi."}],
+                "usage": {"input_tokens": 9_000, "output_tokens": 2},
+            },
+        ),
+    ]
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     s = load(str(path))

@@ -9,8 +9,10 @@ import pytest
 
 from ctxviewer.cli import main
 
-ROLLOUT = ("codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-"
-           "2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl")
+ROLLOUT = (
+    "codex/lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_rollout-"
+    "2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-a4c2de66058c.jsonl"
+)
 
 
 @pytest.fixture

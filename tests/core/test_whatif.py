@@ -18,17 +18,26 @@ from ctxviewer.model import COMPACT_BOUNDARY, Event, Request, Session, Usage
 QWEN_200K = thresholds(200_000, "qwen")  # auto 167,000
 
 
-def point(i: int, api: int | None, est: int | None = None, role: str = "main",
-          events: tuple[str, ...] = (), sidechain: bool = False) -> Point:
+def point(
+    i: int,
+    api: int | None,
+    est: int | None = None,
+    role: str = "main",
+    events: tuple[str, ...] = (),
+    sidechain: bool = False,
+) -> Point:
     est = est if est is not None else (api if api is not None else 0)
     size = api if api is not None else est
-    return Point(i, None, "m", role, sidechain, api, est, 10, None, None, None,
-                 tier(size, QWEN_200K), events)
+    return Point(
+        i, None, "m", role, sidechain, api, est, 10, None, None, None, tier(size, QWEN_200K), events
+    )
 
 
 def curve(values: list[int], compact_at: tuple[int, ...] = ()) -> list[Point]:
-    return [point(i, v, events=(COMPACT_BOUNDARY,) if i in compact_at else ())
-            for i, v in enumerate(values)]
+    return [
+        point(i, v, events=(COMPACT_BOUNDARY,) if i in compact_at else ())
+        for i, v in enumerate(values)
+    ]
 
 
 def climb(start: int, step: int, n: int) -> list[int]:
@@ -88,8 +97,18 @@ def test_a_real_compaction_alone_is_not_a_fire():
 
 def test_log_events_give_before_and_after_counts():
     values = climb(100_000, 5_000, 13) + climb(40_000, 5_000, 10)
-    logged = [(13, Event(COMPACT_BOUNDARY, "2026-01-01T00:00:00Z", pre_tokens=167_117,
-                         post_tokens=31_000, trigger="auto"))]
+    logged = [
+        (
+            13,
+            Event(
+                COMPACT_BOUNDARY,
+                "2026-01-01T00:00:00Z",
+                pre_tokens=167_117,
+                post_tokens=31_000,
+                trigger="auto",
+            ),
+        )
+    ]
     [c] = real_compactions(curve(values), logged)  # the log alone marks it
     assert (c.index, c.pre_tokens, c.post_tokens, c.trigger) == (13, 167_117, 31_000, "auto")
     w = replay(curve(values), QWEN_200K, events=logged)
@@ -112,9 +131,13 @@ def test_estimate_is_used_where_the_api_count_is_unknown():
 
 
 def test_only_main_requests_take_part():
-    pts = [point(0, 100_000), point(1, 190_000, role="subagent"),
-           point(2, 180_000, sidechain=True), point(3, 190_000, role="auxiliary"),
-           point(4, 110_000)]
+    pts = [
+        point(0, 100_000),
+        point(1, 190_000, role="subagent"),
+        point(2, 180_000, sidechain=True),
+        point(3, 190_000, role="auxiliary"),
+        point(4, 110_000),
+    ]
     w = replay(pts, QWEN_200K)
     assert w.count == 0
     assert [i for i, _ in w.simulated] == [0, 4]
@@ -143,21 +166,30 @@ def test_targets():
     assert w.target == QWEN_200K.auto  # capped: a compaction always removes something
 
 
-@pytest.mark.parametrize("policy,window,fired", [
-    ("qwen", 200_000, 1), ("claude-code", 200_000, 1), ("qwen-legacy", 128_000, 2),
-])
+@pytest.mark.parametrize(
+    "policy,window,fired",
+    [
+        ("qwen", 200_000, 1),
+        ("claude-code", 200_000, 1),
+        ("qwen-legacy", 128_000, 2),
+    ],
+)
 def test_spotter_transcript(corpus, policy, window, fired):
     from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
-    path = corpus / "claude-code" / (
-        "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    path = (
+        corpus
+        / "claude-code"
+        / ("marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    )
     a = Analysis(load(str(path)), policy=policy, window_override=window)
     w = replay(a.timeline, a.thresholds, events=request_events(a.session))
     assert w.count == fired
     boundary = next(r.index for r in a.session.requests if r.events)
     assert [(c.index, c.pre_tokens, c.post_tokens, c.trigger) for c in w.real] == [
-        (boundary, 167_117, 32_015, "auto")]
+        (boundary, 167_117, 32_015, "auto")
+    ]
     if policy == "claude-code":
         [fired_at] = w.fired_indices
         assert a.session.requests[fired_at].api_prompt_tokens == 154_364  # >= 150,000
@@ -170,8 +202,11 @@ def test_the_agents_own_compaction_is_one_its_policy_would_fire(corpus):
     from ctxviewer.analysis.analysis import Analysis
     from ctxviewer.ingest import load
 
-    path = corpus / "claude-code" / (
-        "marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    path = (
+        corpus
+        / "claude-code"
+        / ("marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    )
     a = Analysis(load(str(path)))
     w = replay(a.timeline, a.thresholds, events=request_events(a.session))
     boundary = next(r.index for r in a.session.requests if r.events)

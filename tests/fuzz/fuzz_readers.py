@@ -86,8 +86,11 @@ def main(argv: list[str] | None = None) -> int:
             what = make_case(rnd, path)
             cases += 1
             for how, exc in check(path, args.analysis):
-                key = (str(exc)[len(READER_ERROR) + 2:][:70] if isinstance(exc, ReaderError)
-                       else f"{type(exc).__name__} at {_where(exc)}")
+                key = (
+                    str(exc)[len(READER_ERROR) + 2 :][:70]
+                    if isinstance(exc, ReaderError)
+                    else f"{type(exc).__name__} at {_where(exc)}"
+                )
                 if key not in groups:
                     keep.mkdir(parents=True, exist_ok=True)
                     repro = keep / f"crash-{len(groups):03d}{path.suffix}"

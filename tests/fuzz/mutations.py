@@ -82,28 +82,63 @@ def random_json(rnd: random.Random, depth: int = 0) -> Any:
     if kind == "bool":
         return rnd.random() < 0.5
     if kind == "int":
-        return rnd.choice([0, 1, -1, 7, 2**31, -(2**40), rnd.randint(-10**6, 10**6)])
+        return rnd.choice([0, 1, -1, 7, 2**31, -(2**40), rnd.randint(-(10**6), 10**6)])
     if kind == "bigint":
         return rnd.choice([2**63 - 1, -(2**63), 2**64 - 1])
     if kind == "float":
         return rnd.choice([0.0, -0.5, 1.5, 1e300, -1e300, 1e-300, rnd.random()])
     if kind == "str":
-        return rnd.choice(["", "x", "user", "assistant", "tool_use", "text", "message",
-                           "2025-01-01T00:00:00Z", "not a date", "\u2028", "é中文",
-                           "<system-reminder>Contents of /a/CLAUDE.md:\nx</system-reminder>",
-                           "mcp__srv__tool", "data: {}\n\n", "event: message_start\n"])
+        return rnd.choice(
+            [
+                "",
+                "x",
+                "user",
+                "assistant",
+                "tool_use",
+                "text",
+                "message",
+                "2025-01-01T00:00:00Z",
+                "not a date",
+                "\u2028",
+                "é中文",
+                "<system-reminder>Contents of /a/CLAUDE.md:\nx</system-reminder>",
+                "mcp__srv__tool",
+                "data: {}\n\n",
+                "event: message_start\n",
+            ]
+        )
     if kind == "list":
         return [random_json(rnd, depth + 1) for _ in range(rnd.randint(0, 3))]
-    keys = ["type", "role", "content", "text", "message", "usage", "id", "timestamp",
-            "payload", "request", "response", "body", "messages", "tools", "name",
-            "input_tokens", "output_tokens", "model", "parts", "info", "tokens"]
+    keys = [
+        "type",
+        "role",
+        "content",
+        "text",
+        "message",
+        "usage",
+        "id",
+        "timestamp",
+        "payload",
+        "request",
+        "response",
+        "body",
+        "messages",
+        "tools",
+        "name",
+        "input_tokens",
+        "output_tokens",
+        "model",
+        "parts",
+        "info",
+        "tokens",
+    ]
     return {rnd.choice(keys): random_json(rnd, depth + 1) for _ in range(rnd.randint(0, 4))}
 
 
 def _containers(value: Any, out: list[Any]) -> list[Any]:
     if isinstance(value, (dict, list)):
         out.append(value)
-        for child in (value.values() if isinstance(value, dict) else value):
+        for child in value.values() if isinstance(value, dict) else value:
             _containers(child, out)
     return out
 
@@ -113,7 +148,7 @@ def _new_value(rnd: random.Random, old: Any) -> Any:
     if op == 0:
         return None
     if op == 1 and isinstance(old, str):
-        return old[:rnd.randint(0, len(old))]
+        return old[: rnd.randint(0, len(old))]
     if op == 2:
         return [old]
     if op == 3 and isinstance(old, (dict, list)) and old:
@@ -171,23 +206,25 @@ def make_case(rnd: random.Random, path: Path) -> str:
     """Write one fuzz file at ``path``; returns a short description of the case."""
     pool = seeds()
     name, doc, recs = rnd.choice(pool)
-    kind = rnd.choice(["mutated", "mutated", "mutated", "random", "truncated",
-                       "interleaved", "duplicated"])
+    kind = rnd.choice(
+        ["mutated", "mutated", "mutated", "random", "truncated", "interleaved", "duplicated"]
+    )
     if kind == "random":
         records = [random_json(rnd) for _ in range(rnd.randint(1, 8))]
         doc = doc and rnd.random() < 0.5
     else:
         start = rnd.randrange(len(recs))
-        records = recs[start:start + rnd.randint(1, 12)] if not doc else list(recs)
+        records = recs[start : start + rnd.randint(1, 12)] if not doc else list(recs)
         if kind == "mutated":
-            records = [mutate(r, rnd, rnd.randint(1, 5)) if rnd.random() < 0.6 else r
-                       for r in records]
+            records = [
+                mutate(r, rnd, rnd.randint(1, 5)) if rnd.random() < 0.6 else r for r in records
+            ]
         elif kind == "interleaved":
             _other, other_doc, other = rnd.choice(pool)
             extra = other if not other_doc else [other[0]]
             merged = []
             for i in range(max(len(records), len(extra[:12]))):
-                merged += records[i:i + 1] + extra[i:i + 1]
+                merged += records[i : i + 1] + extra[i : i + 1]
             records, doc = merged, False
         elif kind == "duplicated":
             records = [r for r in records for _ in range(rnd.randint(1, 3))]
@@ -196,5 +233,5 @@ def make_case(rnd: random.Random, path: Path) -> str:
     write_records(path, records, doc)
     if kind == "truncated":
         data = path.read_bytes()
-        path.write_bytes(data[:rnd.randint(0, len(data))])
+        path.write_bytes(data[: rnd.randint(0, len(data))])
     return f"{kind} from {name} ({len(records)} records)"

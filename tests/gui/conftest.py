@@ -14,9 +14,11 @@ from PySide6.QtGui import QGuiApplication
 
 # The offscreen platform says these whenever a top-level window is shown or a popup
 # (a completer's list) opens: harmless.
-IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints",
-                       "This plugin does not support raise",
-                       "This plugin does not support grabbing the keyboard")
+IGNORED_QT_MESSAGES = (
+    "This plugin does not support propagateSizeHints",
+    "This plugin does not support raise",
+    "This plugin does not support grabbing the keyboard",
+)
 
 TRACE = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 TRANSCRIPT = "claude-code/marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
@@ -34,6 +36,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def _gc_on_gui_thread(qapp):
     """As in the app: the cyclic GC never runs on a loader thread (see gui/widgets/gc_guard.py)."""
     from ctxviewer.gui.widgets import gc_guard
+
     gc_guard.install(qapp)
     yield
 
@@ -92,8 +95,7 @@ def window(qtbot):
     w.ask_save_path = lambda title, name, filter_: ""
     w.confirms = []  # (title, message) of each question; answered w.confirm_answer
     w.confirm_answer = True
-    w.confirm = lambda title, message: (w.confirms.append((title, message)),
-                                        w.confirm_answer)[1]
+    w.confirm = lambda title, message: (w.confirms.append((title, message)), w.confirm_answer)[1]
     qtbot.addWidget(w)
     yield w
     w.loader.cancel()
@@ -106,7 +108,8 @@ def window(qtbot):
         raise AssertionError(
             f"loader still busy after 30 s: loading={w.loader._loads.is_busy()} "
             f"analysing={w.loader._analyses.is_busy()} pool active={pool.activeThreadCount()}/"
-            f"{pool.maxThreadCount()}") from e
+            f"{pool.maxThreadCount()}"
+        ) from e
 
 
 @pytest.fixture

@@ -9,8 +9,7 @@ from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.ingest import load
 
 
-def test_a_file_of_two_sessions_asks_which_to_show(qtbot, window, open_and_wait, corpus,
-                                                    tmp_path):
+def test_a_file_of_two_sessions_asks_which_to_show(qtbot, window, open_and_wait, corpus, tmp_path):
     cc = with_headers(captured_records(corpus), **{"X-Claude-Code-Session-Id": CC_SESSION})
     path = str(write_jsonl(tmp_path / "both.jsonl", cc + qwen_session(2)))
     with qtbot.waitSignal(window.loader.sessions_found, timeout=20000):

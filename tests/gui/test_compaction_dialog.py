@@ -33,8 +33,13 @@ def expected(window, strategy="qwen"):
     a, i = window.state.analysis, window.state.index
     b = a.breakdown(i)
     unrec = b.category("unrecorded_overhead")
-    return simulate_compaction(a.session.requests[i], strategy, a.estimator, b.thresholds,
-                               inferred_overhead=unrec.estimated if unrec else None)
+    return simulate_compaction(
+        a.session.requests[i],
+        strategy,
+        a.estimator,
+        b.thresholds,
+        inferred_overhead=unrec.estimated if unrec else None,
+    )
 
 
 def test_lists_and_totals_equal_core(window, dialog, qtmodeltester):
@@ -49,10 +54,19 @@ def test_lists_and_totals_equal_core(window, dialog, qtmodeltester):
     assert dialog.result_.after == r.after
     # the before bar is the API's count; the after bar the estimate on the same scale
     assert r.before != r.before_estimate
-    assert dialog.after_breakdown.total == r.projected_after == round(
-        r.after * r.before / r.before_estimate)
-    assert sum(s.tokens for s in dialog.after_bar.segments
-               if s.name not in ("free_space", "autocompact_buffer")) == r.projected_after
+    assert (
+        dialog.after_breakdown.total
+        == r.projected_after
+        == round(r.after * r.before / r.before_estimate)
+    )
+    assert (
+        sum(
+            s.tokens
+            for s in dialog.after_bar.segments
+            if s.name not in ("free_space", "autocompact_buffer")
+        )
+        == r.projected_after
+    )
     assert dialog.before_breakdown.total == r.before
     from ctxviewer.gui.compaction.dialog import _fmt
 
@@ -94,13 +108,15 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     assert window.state.index == n  # the compacted request is selected (last main)
     assert window.state.breakdown.total == last.api_prompt_tokens == projected.total
     # the share of the window the dialog projected, not the raw estimate's
-    assert window.state.breakdown.percent(window.state.breakdown.used) == \
-        projected.percent(projected.used)
+    assert window.state.breakdown.percent(window.state.breakdown.used) == projected.percent(
+        projected.used
+    )
     assert panels.back_action.isEnabled()
     # the branch's request is shown as simulated, never as an API count
     import numpy as np
 
     from ctxviewer.gui.session.request_model import COL_EVENTS, COL_PROMPT
+
     assert last.simulated and window.state.analysis.timeline[-1].simulated
     model = window.requests.request_model
     assert model.index(n, COL_PROMPT).data() == f"~{last.api_prompt_tokens:,}"
@@ -120,7 +136,7 @@ def test_edit_summary_and_apply_branches(qtbot, window, panels, dialog):
     # closing the window now would lose the branch: it asks first
     window.confirm_answer = False
     window.close()
-    (_, message), = window.confirms
+    ((_, message),) = window.confirms
     assert "simulated compaction is applied" in message
     assert window.state.session.requests[-1].messages  # still the branch
     # and back to the original

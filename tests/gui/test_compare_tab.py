@@ -48,8 +48,7 @@ def test_rows_equal_core_compare(window, panels, shown):
     x, _ = tab.plot.curves["qwen"].getData()
     assert list(x) == [r.index for r in expected.rows]
     # categories of the selected request
-    assert tab.category_model.table == category_table(shown.session, window.state.index,
-                                                      expected)
+    assert tab.category_model.table == category_table(shown.session, window.state.index, expected)
 
 
 def test_sorting_and_model(qtbot, qtmodeltester, panels, shown):
@@ -59,8 +58,9 @@ def test_sorting_and_model(qtbot, qtmodeltester, panels, shown):
     qtmodeltester.check(tab.category_model)
     col = 5  # qwen err
     tab.table.sortByColumn(col, tab.table.horizontalHeader().sortIndicatorOrder().AscendingOrder)
-    pcts = [tab.proxy.data(tab.proxy.index(i, 0), 256).pct("qwen")
-            for i in range(tab.proxy.rowCount())]
+    pcts = [
+        tab.proxy.data(tab.proxy.index(i, 0), 256).pct("qwen") for i in range(tab.proxy.rowCount())
+    ]
     assert pcts == sorted(pcts)
 
 
@@ -112,11 +112,17 @@ def test_anthropic_disabled_without_key(panels):
     assert "ANTHROPIC_API_KEY" in check.toolTip()
 
 
-def test_recomputed_when_session_changes(qtbot, window, panels, shown, open_and_wait,
-                                          transcript_path):
+def test_recomputed_when_session_changes(
+    qtbot, window, panels, shown, open_and_wait, transcript_path
+):
     open_and_wait(window, transcript_path)
-    qtbot.waitUntil(lambda: panels.compare.runner.comparison is not None
-                    and panels.compare.runner.session.path == transcript_path, timeout=30000)
+    qtbot.waitUntil(
+        lambda: (
+            panels.compare.runner.comparison is not None
+            and panels.compare.runner.session.path == transcript_path
+        ),
+        timeout=30000,
+    )
     c = panels.compare.runner.comparison
     assert panels.compare.tab.model.rowCount() == len(c.rows)
 
@@ -132,12 +138,14 @@ def test_lowest_mape_names_an_estimator_one_can_choose(window, panels, shown):
     text = panels.compare.tab.status.text()
     assert f"lowest MAPE: <b>{best}</b>" in text
     fitted = expected.summary["calibrated"].mape
-    assert ("calibrated, fitted to this session's own API counts" in text) == \
-        (fitted is not None and fitted < choosable[best])
+    assert ("calibrated, fitted to this session's own API counts" in text) == (
+        fitted is not None and fitted < choosable[best]
+    )
 
 
-def test_count_tokens_column_from_the_api(qtbot, count_server, window, panels, open_and_wait,
-                                          corpus):
+def test_count_tokens_column_from_the_api(
+    qtbot, count_server, window, panels, open_and_wait, corpus
+):
     """With the API configured (a fake count_tokens on 127.0.0.1, the real SDK), the
     count_tokens box adds the API's column: the same numbers ``compare`` gives in the core."""
     from ctxviewer.analysis.tokens.registry import ANTHROPIC, remote_counters
@@ -148,8 +156,10 @@ def test_count_tokens_column_from_the_api(qtbot, count_server, window, panels, o
     window.tabs.setCurrentWidget(tab)
     assert tab.anthropic_check.isEnabled()
     tab.anthropic_check.setChecked(True)
-    qtbot.waitUntil(lambda: (c := panels.compare.runner.comparison) is not None
-                    and ANTHROPIC in c.estimators, timeout=30000)
+    qtbot.waitUntil(
+        lambda: (c := panels.compare.runner.comparison) is not None and ANTHROPIC in c.estimators,
+        timeout=30000,
+    )
     shown = panels.compare.runner.comparison
     names = [*default_names(), ANTHROPIC]
     expected = compare(a.session, names, counters=remote_counters(a.session, names))

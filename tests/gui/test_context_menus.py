@@ -17,8 +17,11 @@ def test_request_list_menu_copies_and_simulates(qtbot, window, open_and_wait, tr
     row = 20
     menu = menus.requests_menu(model.index(row, 0))
     acts = actions_of(menu)
-    assert list(acts) == ["Copy row", "Copy request as JSON",
-                          "Simulate compaction of this request…"]
+    assert list(acts) == [
+        "Copy row",
+        "Copy request as JSON",
+        "Simulate compaction of this request…",
+    ]
     acts["Copy row"].trigger()
     cells = QGuiApplication.clipboard().text().split("\t")
     assert cells[0] == str(a.timeline[row].index) and len(cells) == model.columnCount()
@@ -36,11 +39,19 @@ def test_breakdown_tree_menu_copies_the_exact_text(qtbot, window, open_and_wait,
     open_and_wait(window, trace_path)
     menus = window.context_menus
     tree = window.breakdown.tree
-    system = next(tree.model().index(r, 0) for r in range(tree.model().rowCount())
-                  if tree.model().index(r, 0).data() == "System prompt")
+    system = next(
+        tree.model().index(r, 0)
+        for r in range(tree.model().rowCount())
+        if tree.model().index(r, 0).data() == "System prompt"
+    )
     acts = actions_of(menus.tree_menu(system))
-    assert {"Copy text", "Copy name and tokens", "Expand all", "Collapse all",
-            "Export breakdown as &JSON…"} <= set(acts)
+    assert {
+        "Copy text",
+        "Copy name and tokens",
+        "Expand all",
+        "Collapse all",
+        "Export breakdown as &JSON…",
+    } <= set(acts)
     acts["Copy text"].trigger()
     b = window.state.breakdown
     cat = b.category("system_prompt")
@@ -58,8 +69,7 @@ def test_breakdown_tree_menu_copies_the_exact_text(qtbot, window, open_and_wait,
 
 def test_view_timeline_menu_holds_the_plot_toggles(qtbot, window, open_and_wait, trace_path):
     open_and_wait(window, trace_path)
-    view = next(a.menu() for a in window.menuBar().actions()
-                if a.text().replace("&", "") == "View")
+    view = next(a.menu() for a in window.menuBar().actions() if a.text().replace("&", "") == "View")
     sub = next(a.menu() for a in view.actions() if a.menu() is not None)
     texts = [a.text() for a in sub.actions()]
     assert "Prompt-cache view" in texts and "Show side calls" in texts

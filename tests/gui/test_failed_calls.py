@@ -28,9 +28,12 @@ def recording(tmp_path: Path) -> str:
         with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as c:
             for n, mode in enumerate(["", "", "close", ""]):
                 try:
-                    c.messages.create(model="claude-test-1", max_tokens=16,
-                                      messages=[{"role": "user", "content": f"call {n}"}],
-                                      extra_headers={"x-fake-mode": mode})
+                    c.messages.create(
+                        model="claude-test-1",
+                        max_tokens=16,
+                        messages=[{"role": "user", "content": f"call {n}"}],
+                        extra_headers={"x-fake-mode": mode},
+                    )
                 except anthropic.APIError:
                     assert mode == "close"
         assert proxy.wait_for_records(4, 10)
@@ -54,7 +57,8 @@ def test_a_failed_call_is_shown_as_a_failure(qtbot, window, open_and_wait, recor
     row = next(r for r in range(model.rowCount()) if model.index(r, 0).data() == "2")
     assert model.index(row, COL_PROMPT).data() == "failed"
     assert "failed: upstream_reset" in model.index(row, COL_PROMPT).data(
-        Qt.ItemDataRole.ToolTipRole)
+        Qt.ItemDataRole.ToolTipRole
+    )
 
     plot = window.timeline.plot
     data = plot.data
@@ -66,8 +70,9 @@ def test_a_failed_call_is_shown_as_a_failure(qtbot, window, open_and_wait, recor
     assert [m.index for m in marks] == [2] and "upstream_reset" in marks[0].label()
 
     window.state.select_request(2)
-    qtbot.waitUntil(lambda: window.state.breakdown is not None
-                    and window.state.breakdown.request == 2)
+    qtbot.waitUntil(
+        lambda: window.state.breakdown is not None and window.state.breakdown.request == 2
+    )
     # the prompt the agent sent, sized from the last API count (the model never read it)
     assert window.state.breakdown.total_basis == "estimate"
     assert sum(s.tokens for s in window.bar_panel.bar.segments) == 200_000
@@ -89,9 +94,12 @@ def rate_limited(tmp_path: Path) -> str:
         with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as c:
             for n, mode in enumerate(["", "429", "", "500", ""]):
                 try:
-                    c.messages.create(model="claude-test-1", max_tokens=16,
-                                      messages=[{"role": "user", "content": f"call {n}"}],
-                                      extra_headers={"x-fake-mode": mode})
+                    c.messages.create(
+                        model="claude-test-1",
+                        max_tokens=16,
+                        messages=[{"role": "user", "content": f"call {n}"}],
+                        extra_headers={"x-fake-mode": mode},
+                    )
                 except anthropic.APIStatusError as e:
                     assert str(e.status_code) == mode
         assert proxy.wait_for_records(5, 10)
@@ -101,8 +109,9 @@ def rate_limited(tmp_path: Path) -> str:
     return str(out)
 
 
-def test_json_error_bodies_leave_the_timeline_whole(qtbot, window, open_and_wait,
-                                                    rate_limited) -> None:
+def test_json_error_bodies_leave_the_timeline_whole(
+    qtbot, window, open_and_wait, rate_limited
+) -> None:
     """A failed call's label holds its JSON error body, braces and all: pyqtgraph's line
     labels format their text with ``str.format``, which raised on the braces, and the
     timeline lost its threshold lines, its title and its marks."""

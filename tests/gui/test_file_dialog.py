@@ -25,8 +25,9 @@ def freeze_guard():
     faulthandler.cancel_dump_traceback_later()
 
 
-def dialog(qtbot, tmp_path: Path, *, save: bool = True,
-           filter_: str = "PNG image (*.png)") -> FileDialog:
+def dialog(
+    qtbot, tmp_path: Path, *, save: bool = True, filter_: str = "PNG image (*.png)"
+) -> FileDialog:
     d = FileDialog(None, "Export bar as PNG", str(tmp_path / "bar.png"), filter_, save=save)
     d.setOption(QFileDialog.Option.DontUseNativeDialog, True)  # the one that froze
     d.refused = []
@@ -82,8 +83,10 @@ def test_typing_a_proc_path_keeps_the_app_responsive(qtbot, tmp_path, freeze_gua
     qtbot.keyClick(edit, Qt.Key.Key_Return)
     assert time.perf_counter() - start < 15
     assert d.isVisible() and d.result() != QFileDialog.DialogCode.Accepted
-    assert d.refused == ["/proc/kmsg is in /proc, the system's kernel files, not a place to "
-                         "save to: choose a file in an ordinary folder"]
+    assert d.refused == [
+        "/proc/kmsg is in /proc, the system's kernel files, not a place to "
+        "save to: choose a file in an ordinary folder"
+    ]
 
 
 @pytest.mark.parametrize("target", ["/dev/null", "/sys/kernel/notes", "fifo", "socket"])

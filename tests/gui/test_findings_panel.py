@@ -34,8 +34,11 @@ def pick(qtbot, panel, code: str, item: str | None = None) -> object:
         if f.code == code and (item is None or f.items[0] == item):
             index = table.proxy.index(row, 2)
             table.view.scrollTo(index)
-            qtbot.mouseClick(table.view.viewport(), Qt.MouseButton.LeftButton,
-                             pos=table.view.visualRect(index).center())
+            qtbot.mouseClick(
+                table.view.viewport(),
+                Qt.MouseButton.LeftButton,
+                pos=table.view.visualRect(index).center(),
+            )
             return f
     raise AssertionError(f"no {code} {item or ''} row")
 
@@ -85,11 +88,15 @@ def test_render(window, qtbot, open_and_wait, trace_path, theme, tmp_path):
 
 
 def test_unused_tools_of_an_unpriced_model_are_counted_in_tokens(
-        window, qtbot, open_and_wait, trace_path, tmp_path):
+    window, qtbot, open_and_wait, trace_path, tmp_path
+):
     raw = open(trace_path, "rb").read()  # noqa: PTH123
     path = tmp_path / "trace-unknown.jsonl"
-    path.write_bytes(raw.replace(b"claude-sonnet-4-20250514", b"gpt-6.2-sol")
-                     .replace(b"claude-3-5-haiku-20241022", b"gpt-6.2-sol"))
+    path.write_bytes(
+        raw.replace(b"claude-sonnet-4-20250514", b"gpt-6.2-sol").replace(
+            b"claude-3-5-haiku-20241022", b"gpt-6.2-sol"
+        )
+    )
     panel = open_findings(window, qtbot, open_and_wait, str(path))
     unused = [f for f in panel.found if f.code == "unused-tool"]
     assert unused and all(f.usd is None for f in unused)

@@ -57,8 +57,9 @@ def click_row(qtbot, table, row: int) -> None:
 
 @pytest.mark.parametrize("source", ["transcript", "trace", "demo"])
 def test_models_pass_qtmodeltester(qtmodeltester, source, request):
-    path = str(demo_session_path()) if source == "demo" else \
-        request.getfixturevalue(f"{source}_path")
+    path = (
+        str(demo_session_path()) if source == "demo" else request.getfixturevalue(f"{source}_path")
+    )
     a = Analysis(load(path))
     ins = insights(a.session, a.estimator)
     s = a.session
@@ -67,10 +68,13 @@ def test_models_pass_qtmodeltester(qtmodeltester, source, request):
     from ctxviewer.gui.insights import diff as insights_diff
     from ctxviewer.gui.insights import redundancy as insights_redundancy
     from ctxviewer.gui.insights import subagents as insights_subagents
-    for columns, rows in ((insights_cache.COLUMNS, ins.cache.breaks),
-                          (insights_redundancy.COLUMNS, ins.redundancy.findings),
-                          (insights_subagents.COLUMNS, ins.subagents),
-                          (insights_diff.COLUMNS, diff.changes)):
+
+    for columns, rows in (
+        (insights_cache.COLUMNS, ins.cache.breaks),
+        (insights_redundancy.COLUMNS, ins.redundancy.findings),
+        (insights_subagents.COLUMNS, ins.subagents),
+        (insights_diff.COLUMNS, diff.changes),
+    ):
         model = InsightsTableModel(columns)
         model.set_rows(rows)
         qtmodeltester.check(model)
@@ -81,6 +85,7 @@ def test_models_pass_qtmodeltester(qtmodeltester, source, request):
 
 def test_empty_model_passes_qtmodeltester(qtmodeltester):
     from ctxviewer.gui.insights import redundancy as insights_redundancy
+
     qtmodeltester.check(InsightsTableModel(insights_redundancy.COLUMNS))
 
 
@@ -105,8 +110,9 @@ def test_totals_equal_core_insights(window, qtbot, open_and_wait, transcript_pat
     assert cum[-1] == pytest.approx(want.cost.total_usd)
 
 
-def test_redundancy_rows_equal_findings_and_click_selects(window, qtbot, open_and_wait,
-                                                          transcript_path):
+def test_redundancy_rows_equal_findings_and_click_selects(
+    window, qtbot, open_and_wait, transcript_path
+):
     panel = open_insights(window, qtbot, open_and_wait, transcript_path)
     want = expected(window).redundancy.findings
     table = panel.redundancy
@@ -146,12 +152,16 @@ def test_budget_draws_marks_on_the_timeline(window, qtbot, open_and_wait, transc
     assert all(ln in plot.getPlotItem().items for ln in plot.budget_lines)
     assert panel.budget_report == report
     assert panel.cost.budget.crossings.count() == 2
-    assert [ln.value() for ln in panel.cost.plot.budget_marks[::2]] == \
-        [c.request for c in report.crossings]
+    assert [ln.value() for ln in panel.cost.plot.budget_marks[::2]] == [
+        c.request for c in report.crossings
+    ]
     assert panel.cost.plot.budget_lines["limit"].value() == 5.0
     # the warn line sits where the core warns: at the crossing's threshold
-    assert panel.cost.plot.budget_lines["warn"].value() == budget.warn_at == \
-        report.crossings[0].threshold
+    assert (
+        panel.cost.plot.budget_lines["warn"].value()
+        == budget.warn_at
+        == report.crossings[0].threshold
+    )
     assert "warn $4.00" in panel.cost.plot.budget_lines["warn"].label.format
     # picking a crossing selects its request
     item = panel.cost.budget.crossings.item(1)
@@ -159,8 +169,9 @@ def test_budget_draws_marks_on_the_timeline(window, qtbot, open_and_wait, transc
     assert window.state.index == report.crossings[1].request
     # the marks follow the timeline's x mode
     assert plot.set_x_mode("time") == "time"
-    assert [ln.value() for ln in plot.budget_lines] == \
-        [plot.data.x_of[c.request] for c in report.crossings]
+    assert [ln.value() for ln in plot.budget_lines] == [
+        plot.data.x_of[c.request] for c in report.crossings
+    ]
     plot.set_x_mode("index")
     # switching the budget off removes them
     panel.cost.budget.setChecked(False)
@@ -168,15 +179,13 @@ def test_budget_draws_marks_on_the_timeline(window, qtbot, open_and_wait, transc
     assert not panel.cost.plot.budget_lines["limit"].isVisible()
 
 
-def test_budget_computes_even_with_the_tab_hidden(window, qtbot, open_and_wait,
-                                                  transcript_path):
+def test_budget_computes_even_with_the_tab_hidden(window, qtbot, open_and_wait, transcript_path):
     panel = the_panel(window)  # not the current tab
     open_and_wait(window, transcript_path)
     assert panel.insights is None  # computed lazily
     with qtbot.waitSignal(panel.insights_ready, timeout=30000):
         panel.cost.budget.set_budget(Budget(2_000_000, "tokens", "task", 0.5))
-    qtbot.waitUntil(lambda: window.timeline.plot.budget_marks == budget_marks(
-        panel.budget_report))
+    qtbot.waitUntil(lambda: window.timeline.plot.budget_marks == budget_marks(panel.budget_report))
     assert panel.budget_report.budget.unit == "tokens"
 
 
@@ -196,12 +205,12 @@ def test_cost_plot_click_selects_request(window, qtbot, open_and_wait, transcrip
     qtbot.waitUntil(lambda: plot.bar_plot.vb.width() > 50)
     window.resize(1600, 1000)  # 175 requests: room for more than a pixel each
     qtbot.waitUntil(lambda: plot.bar_plot.vb.width() > 250)
-    target = next(r.index for r in window.state.session.requests
-                  if r.index >= 40 and r.role == "main")
+    target = next(
+        r.index for r in window.state.session.requests if r.index >= 40 and r.role == "main"
+    )
     scene = plot.bar_plot.vb.mapViewToScene(QPointF(target, 0.01))
     with qtbot.waitSignal(window.state.request_changed):
-        qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton,
-                         pos=plot.mapFromScene(scene))
+        qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=plot.mapFromScene(scene))
     assert window.state.index == target
     assert plot.selection_lines[0].value() == target
 
@@ -261,8 +270,7 @@ def test_set_budget_marks_on_a_bare_plot(qtbot):
     assert plot.budget_lines == []
 
 
-def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_and_wait,
-                                                          trace_path):
+def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_and_wait, trace_path):
     panel = open_insights(window, qtbot, open_and_wait, trace_path)
     page = panel.compactions
     [c] = panel.insights.compactions
@@ -275,8 +283,9 @@ def test_compactions_page_shows_what_was_kept_and_dropped(window, qtbot, open_an
     assert window.state.index == c.after
 
 
-@pytest.mark.parametrize(("width", "columns", "short"), [(900, 2, False), (260, 1, False),
-                                                       (220, 1, True)])
+@pytest.mark.parametrize(
+    ("width", "columns", "short"), [(900, 2, False), (260, 1, False), (220, 1, True)]
+)
 def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns, short):
     from ctxviewer.gui.insights.cost_plot import CostPlot
 
@@ -293,10 +302,17 @@ def test_cost_legend_takes_one_column_where_two_do_not_fit(qtbot, width, columns
 
 
 def test_an_unpriced_model_reads_unknown_and_is_left_out_of_the_plots(
-        window, qtbot, open_and_wait, corpus, tmp_path):
-    raw = (corpus / "codex" / ("lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_"
-                               "rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-"
-                               "a4c2de66058c.jsonl")).read_bytes()
+    window, qtbot, open_and_wait, corpus, tmp_path
+):
+    raw = (
+        corpus
+        / "codex"
+        / (
+            "lanegrid__agtrace__samples-tmp_.codex_sessions_2025_12_10_"
+            "rollout-2025-12-10T04-55-16-019b04ae-b1c6-7c72-a134-"
+            "a4c2de66058c.jsonl"
+        )
+    ).read_bytes()
     path = tmp_path / "rollout-unknown.jsonl"
     path.write_bytes(raw.replace(b"gpt-5.1-codex-max", b"gpt-6.2-sol"))
     panel = open_insights(window, qtbot, open_and_wait, str(path))
@@ -307,23 +323,24 @@ def test_an_unpriced_model_reads_unknown_and_is_left_out_of_the_plots(
     assert "unknown (no price)" in panel.cost.by_model.text()
     plot = panel.cost.plot
     n = len(panel.insights.cost.unpriced_requests)
-    assert n > 0 and plot.note == f"{n} requests left out: no price for gpt-6.2-sol " \
-                                  "(cost unknown)"
+    assert n > 0 and plot.note == f"{n} requests left out: no price for gpt-6.2-sol (cost unknown)"
     assert plot.bar_plot.titleLabel.text.startswith(f"{n} requests left out")
     assert all(len(b.opts["height"]) == 0 for b in plot.bars.values())
     assert len(plot.cumulative_curve.getData()[1] or ()) == 0
 
 
 def test_sources_page_ranks_the_core_sources_and_a_click_selects_their_requests(
-        window, qtbot, open_and_wait, transcript_path):
+    window, qtbot, open_and_wait, transcript_path
+):
     panel = open_insights(window, qtbot, open_and_wait, transcript_path)
     want = expected(window).sources
     page = panel.sources
     panel.pages.setCurrentWidget(page)
     qtbot.waitExposed(page.plot)
     plot = page.plot
-    assert [(s.kind, s.name) for s in plot.shown] == \
-        [(s.kind, s.name) for s in want.top(len(plot.shown))]
+    assert [(s.kind, s.name) for s in plot.shown] == [
+        (s.kind, s.name) for s in want.top(len(plot.shown))
+    ]
     assert plot.metric == "usd"
     assert list(plot.bars.opts["width"]) == pytest.approx([s.cost_usd for s in plot.shown])
     # a click on the second bar (a real mouse click at its place on screen)
@@ -331,16 +348,16 @@ def test_sources_page_ranks_the_core_sources_and_a_click_selects_their_requests(
     vb = plot.getPlotItem().vb
     y = len(plot.shown) - 2
     scene = vb.mapViewToScene(QPointF(plot.value(second) / 2, y))
-    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton,
-                     pos=plot.mapFromScene(scene))
+    qtbot.mouseClick(plot.viewport(), Qt.MouseButton.LeftButton, pos=plot.mapFromScene(scene))
     qtbot.waitUntil(lambda: window.requests.selected_rows() == list(second.requests))
     assert window.state.index == second.requests[0]
     assert list(plot.picked.opts["width"]) == pytest.approx([second.cost_usd])
     # a tool's largest single result, picked in the table
     group = next(s for s in want.sources if s.largest)
     one = group.largest[0]
-    row = next(r for r in range(page.table.proxy.rowCount())
-               if page.table.record_at(r).name == one.name)
+    row = next(
+        r for r in range(page.table.proxy.rowCount()) if page.table.record_at(r).name == one.name
+    )
     click_row(qtbot, page.table, row)
     qtbot.waitUntil(lambda: window.requests.selected_rows() == list(one.requests))
     assert set(one.requests) <= set(group.requests)

@@ -41,6 +41,7 @@ def settle_pool(qtbot) -> None:
 
 def blocked(gate: threading.Event, result: object):
     """A job that waits for ``gate`` (or its cancel flag), then returns ``result``."""
+
     def job(_progress, cancelled):
         deadline = time.monotonic() + WAIT_S
         while not gate.wait(0.01) and time.monotonic() < deadline:
@@ -91,10 +92,13 @@ def test_cancel_ends_a_job_that_checks(jobs, qtbot):
     assert jobs.log == [("busy", True), ("cancelled",), ("busy", False)]
 
 
-@pytest.mark.parametrize(("error", "reason"), [
-    (LoadError("not a session log"), "not a session log"),
-    (ValueError("boom"), "internal error: ValueError: boom"),
-])
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        (LoadError("not a session log"), "not a session log"),
+        (ValueError("boom"), "internal error: ValueError: boom"),
+    ],
+)
 def test_a_failure_comes_as_one_line(jobs, qtbot, error, reason):
     def job(_progress, _cancelled):
         raise error
@@ -130,8 +134,14 @@ def test_progress_and_partial_results_of_the_newest_job_only(jobs, qtbot):
         jobs.run(ticket, job)
     gate.set()
     settle_pool(qtbot)
-    assert jobs.log == [("busy", True), ("progressed", 1, 2), ("partial", "half"),
-                        ("progressed", 2, 2), ("finished", "whole"), ("busy", False)]
+    assert jobs.log == [
+        ("busy", True),
+        ("progressed", 1, 2),
+        ("partial", "half"),
+        ("progressed", 2, 2),
+        ("finished", "whole"),
+        ("busy", False),
+    ]
 
 
 def test_drop_forgets_the_running_job_at_once(jobs, qtbot):

@@ -36,7 +36,8 @@ def test_a_wider_window_gives_the_centre_more(width):
 
 
 def test_timeline_keeps_its_right_axis_and_every_request_after_a_policy_change(
-        qtbot, window, open_and_wait, trace_path):
+    qtbot, window, open_and_wait, trace_path
+):
     window.resize(1400, 900)
     window.show()
     qtbot.waitExposed(window)

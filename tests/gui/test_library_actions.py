@@ -42,11 +42,12 @@ def test_attach_from_the_library_shows_the_followed_session(qtbot, window, corpu
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: bool(dialog.visible_paths()), timeout=10000)
     codex = str(files["codex"])
-    dialog.tree.setCurrentItem(next(it for it in dialog.items()
-                                    if it.data(0, PATH_ROLE) == codex))
+    dialog.tree.setCurrentItem(next(it for it in dialog.items() if it.data(0, PATH_ROLE) == codex))
     dialog.attach_button.click()
-    qtbot.waitUntil(lambda: window.state.session is not None
-                    and window.state.session.path == codex, timeout=10000)
+    qtbot.waitUntil(
+        lambda: window.state.session is not None and window.state.session.path == codex,
+        timeout=10000,
+    )
     assert live.follower.is_following()
     assert not library.showing and window.requests.isVisible() and window.tabs.isVisible()
     assert shown(window) == requests_in(codex)
@@ -54,8 +55,7 @@ def test_attach_from_the_library_shows_the_followed_session(qtbot, window, corpu
     assert live.live_label.isVisible()  # "● live" in the status bar
 
 
-def test_follow_live_from_the_library_shows_the_session(qtbot, window, corpus, home,
-                                                        open_and_wait):
+def test_follow_live_from_the_library_shows_the_session(qtbot, window, corpus, home, open_and_wait):
     files = lay_out(corpus, home)
     library = on_library(qtbot, window)
     open_and_wait(window, str(files["qwen"]))
@@ -67,8 +67,7 @@ def test_follow_live_from_the_library_shows_the_session(qtbot, window, corpus, h
     assert window.requests.isVisible()
 
 
-def test_proxy_from_the_library_shows_its_status(qtbot, window, corpus, home, upstream,
-                                                 tmp_path):
+def test_proxy_from_the_library_shows_its_status(qtbot, window, corpus, home, upstream, tmp_path):
     lay_out(corpus, home)
     library = on_library(qtbot, window)
     live = panel_of(window)
@@ -94,13 +93,15 @@ def test_proxy_from_the_library_shows_its_status(qtbot, window, corpus, home, up
     assert not window.status.info.isHidden()
 
 
-def test_view_and_go_from_the_library_show_the_session(qtbot, window, corpus, home,
-                                                       open_and_wait):
+def test_view_and_go_from_the_library_show_the_session(qtbot, window, corpus, home, open_and_wait):
     files = lay_out(corpus, home)
     library = on_library(qtbot, window)
     open_and_wait(window, str(files["qwen"]))
-    for trigger in (window.actions_.show_timeline.trigger, window.actions_.first.trigger,
-                    lambda: window.panels["help_menu"].tab_actions[-1].trigger()):
+    for trigger in (
+        window.actions_.show_timeline.trigger,
+        window.actions_.first.trigger,
+        lambda: window.panels["help_menu"].tab_actions[-1].trigger(),
+    ):
         library.action.trigger()
         assert library.showing
         trigger()

@@ -31,8 +31,9 @@ def rare_word(texts: list[str]) -> tuple[str, list[int]]:
         for w in re.findall(r"[A-Za-z]{7,}", t):
             where.setdefault(w.lower(), set()).add(i)
     last = len(texts) - 1
-    word, found = min(((w, s) for w, s in where.items() if max(s) < last),
-                      key=lambda kv: (len(kv[1]), kv[0]))
+    word, found = min(
+        ((w, s) for w, s in where.items() if max(s) < last), key=lambda kv: (len(kv[1]), kv[0])
+    )
     return word, sorted(found)
 
 
@@ -78,8 +79,7 @@ def test_no_search_no_pane_and_a_new_search_asks_again(qtbot, window, corpus, ho
     assert view.hits.isHidden()
 
 
-def test_the_page_starts_in_the_search_box_and_down_goes_to_the_rows(qtbot, window, corpus,
-                                                                     home):
+def test_the_page_starts_in_the_search_box_and_down_goes_to_the_rows(qtbot, window, corpus, home):
     """Typing on the library page searches: before, the focus fell on Open file… (the
     table was hidden while the scan started) and the first space opened a dialog."""
     from PySide6.QtCore import Qt

@@ -29,8 +29,7 @@ def test_a_session_row_opens_copies_and_shows_its_folder(qtbot, window, corpus, 
     panel = start(qtbot, window)
     view, menus = panel.view, panel.row_menu
     entry = next(e for e in sessions_shown(view) if e["path"] == path)
-    index = next(i for i in view._session_indexes()
-                 if i.data(rows.ENTRY_ROLE)["id"] == entry["id"])
+    index = next(i for i in view._session_indexes() if i.data(rows.ENTRY_ROLE)["id"] == entry["id"])
     acts = actions_of(menus.menu_for(index))
     assert list(acts) == ["Open", "Copy path", "Show in folder", "Copy project path"]
     acts["Copy path"].trigger()
@@ -53,9 +52,12 @@ def test_a_project_row_copies_the_project(qtbot, window, corpus, home):
     lay_out(corpus, home)
     panel = start(qtbot, window)
     view = panel.view
-    top = next(view.proxy.index(r, 0) for r in range(view.proxy.rowCount())
-               if isinstance(view.proxy.index(r, 0).data(rows.PROJECT_ROLE), str)
-               and view.proxy.index(r, 0).data(rows.PROJECT_ROLE) != rows.NO_PROJECT)
+    top = next(
+        view.proxy.index(r, 0)
+        for r in range(view.proxy.rowCount())
+        if isinstance(view.proxy.index(r, 0).data(rows.PROJECT_ROLE), str)
+        and view.proxy.index(r, 0).data(rows.PROJECT_ROLE) != rows.NO_PROJECT
+    )
     acts = actions_of(panel.row_menu.menu_for(top))
     assert list(acts) == ["Copy project path"]
     acts["Copy project path"].trigger()

@@ -27,8 +27,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake_home(tmp_path, monkeypatch)
 
 
-def test_a_search_arrives_from_the_pool_and_the_newest_wins(qtbot, window, corpus, home,
-                                                            tmp_path, monkeypatch):
+def test_a_search_arrives_from_the_pool_and_the_newest_wins(
+    qtbot, window, corpus, home, tmp_path, monkeypatch
+):
     lay_out(corpus, home)
     recordings(corpus, tmp_path / "recordings")
     with Library() as lib:
@@ -38,8 +39,11 @@ def test_a_search_arrives_from_the_pool_and_the_newest_wins(qtbot, window, corpu
     assert want["TodoWrite"] and want["the file"] != want["TodoWrite"]
     seen: list[threading.Thread] = []  # the thread of every SQLite connection from now on
     real = sqlite3.connect
-    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: (
-        seen.append(threading.current_thread()), real(*a, **k))[1])
+    monkeypatch.setattr(
+        sqlite3,
+        "connect",
+        lambda *a, **k: (seen.append(threading.current_thread()), real(*a, **k))[1],
+    )
     panel = start(qtbot, window)
     shown: list[tuple[str, bool]] = []
     panel.queries.found.connect(lambda f: shown.append((f.text, f.counted)))
@@ -76,8 +80,9 @@ def test_a_row_of_a_recording_opens_its_own_session(qtbot, window, corpus, home,
     with Library() as lib:
         lib.add_folder(str(folder))
     panel = start(qtbot, window)
-    rows = sorted((e for e in sessions_shown(panel.view) if e["path"] == str(path)),
-                  key=lambda e: e["part"])
+    rows = sorted(
+        (e for e in sessions_shown(panel.view) if e["path"] == str(path)), key=lambda e: e["part"]
+    )
     assert [e["part"] for e in rows] == list(range(len(parts)))
     others = [e for e in rows if e["part"] != default_session(parts)]
     for entry in (others[0], rows[default_session(parts)], others[-1]):
@@ -90,8 +95,11 @@ def test_a_row_of_a_recording_opens_its_own_session(qtbot, window, corpus, home,
         qtbot.wait(50)  # the loader's sessions_found is handled
         part = parts[entry["part"]]
         shown = window.state.session
-        assert (shown.session_id, shown.title, len(shown.requests)) == \
-            (part.session_id, part.title, len(part.requests))
+        assert (shown.session_id, shown.title, len(shown.requests)) == (
+            part.session_id,
+            part.title,
+            len(part.requests),
+        )
         assert entry["requests"] == len(part.requests)
         dialog = window.file_sessions.dialog
         assert dialog is None or not dialog.isVisible()  # nothing asked
@@ -99,13 +107,16 @@ def test_a_row_of_a_recording_opens_its_own_session(qtbot, window, corpus, home,
     # opened otherwise (File > Open, a drop), the file asks which session to show
     with qtbot.waitSignal(window.loader.sessions_found, timeout=20000):
         window.open_file(str(path))
-    qtbot.waitUntil(lambda: window.file_sessions.dialog is not None
-                    and window.file_sessions.dialog.isVisible(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.file_sessions.dialog is not None and window.file_sessions.dialog.isVisible(),
+        timeout=5000,
+    )
     window.file_sessions.dialog.reject()
 
 
-def test_a_search_with_an_agent_chosen_and_the_rows_regrouped(qtbot, window, corpus, home,
-                                                              tmp_path):
+def test_a_search_with_an_agent_chosen_and_the_rows_regrouped(
+    qtbot, window, corpus, home, tmp_path
+):
     lay_out(corpus, home)
     recordings(corpus, tmp_path / "recordings")
     with Library() as lib:
@@ -122,16 +133,21 @@ def test_a_search_with_an_agent_chosen_and_the_rows_regrouped(qtbot, window, cor
     assert {e["id"] for e in sessions_shown(view)} == want
     for r in range(view.proxy.rowCount()):  # each project's row totals what it shows
         top = view.proxy.index(r, 0)
-        kids = [view.proxy.index(k, 0, top).data(rows.ENTRY_ROLE)
-                for k in range(view.proxy.rowCount(top))]
-        assert view.proxy.index(r, rows.REQUESTS).data() == \
-            f"{sum(e['requests'] for e in kids):,}"
-        assert view.proxy.index(r, rows.MATCHES).data(rows.SORT_ROLE) == \
-            sum(counts[e["id"]] for e in kids)
+        kids = [
+            view.proxy.index(k, 0, top).data(rows.ENTRY_ROLE)
+            for k in range(view.proxy.rowCount(top))
+        ]
+        assert view.proxy.index(r, rows.REQUESTS).data() == f"{sum(e['requests'] for e in kids):,}"
+        assert view.proxy.index(r, rows.MATCHES).data(rows.SORT_ROLE) == sum(
+            counts[e["id"]] for e in kids
+        )
     view.grouped.setChecked(False)  # rebuilt flat: the counts stay
     assert {e["id"] for e in sessions_shown(view)} == want
-    assert {view.proxy.index(r, rows.SESSION).data(rows.ID_ROLE):
-            view.proxy.index(r, rows.MATCHES).data(rows.SORT_ROLE)
-            for r in range(view.proxy.rowCount())} == {i: counts[i] for i in want}
+    assert {
+        view.proxy.index(r, rows.SESSION).data(rows.ID_ROLE): view.proxy.index(
+            r, rows.MATCHES
+        ).data(rows.SORT_ROLE)
+        for r in range(view.proxy.rowCount())
+    } == {i: counts[i] for i in want}
     view.agent.setCurrentIndex(0)
     assert {e["id"] for e in sessions_shown(view)} == set(counts)

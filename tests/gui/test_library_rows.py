@@ -22,9 +22,12 @@ from ctxviewer.library import Library  # noqa: E402
 def _rows(model: QStandardItemModel) -> list[tuple[Any, ...]]:
     """Every row's texts and sort keys, children under their parent, in a stable order
     (the proxy sorts; the model's own order is the order rows came in)."""
+
     def one(parent: Any, r: int) -> tuple[Any, ...]:
-        cells = tuple((parent.child(r, c).text(), parent.child(r, c).data(rows.SORT_ROLE))
-                      for c in range(len(rows.COLUMNS)))
+        cells = tuple(
+            (parent.child(r, c).text(), parent.child(r, c).data(rows.SORT_ROLE))
+            for c in range(len(rows.COLUMNS))
+        )
         top = parent.child(r, rows.SESSION)
         kids = sorted(one(top, k) for k in range(top.rowCount()))
         return (*cells, tuple(kids))
@@ -65,6 +68,7 @@ def test_patched_rows_are_built_rows(qtbot, entries: list[dict], grouped: bool) 
         built = QStandardItemModel()
         want = rows.build(built, after, grouped)
         assert _rows(patched) == _rows(built)
+
         def key(g: list[dict[str, object]]) -> list[object]:
             return sorted(e["id"] for e in g)
 

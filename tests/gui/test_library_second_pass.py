@@ -17,7 +17,8 @@ from ctxviewer.library import Library  # noqa: E402
 from ctxviewer.library.locks import Lock  # noqa: E402
 
 SCAN = sys.modules.get("ctxviewer.library.scan") or __import__(
-    "ctxviewer.library.scan", fromlist=["scan"])
+    "ctxviewer.library.scan", fromlist=["scan"]
+)
 
 
 @pytest.fixture
@@ -25,8 +26,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return fake_home(tmp_path, monkeypatch)
 
 
-def test_search_says_it_is_still_indexing_until_the_text_is(qtbot, window, corpus, home,
-                                                            tmp_path, monkeypatch):
+def test_search_says_it_is_still_indexing_until_the_text_is(
+    qtbot, window, corpus, home, tmp_path, monkeypatch
+):
     lay_out(corpus, home)
     recordings(corpus, tmp_path / "rec")
     with Library() as lib:
@@ -50,10 +52,14 @@ def test_search_says_it_is_still_indexing_until_the_text_is(qtbot, window, corpu
         assert "still indexing the text: 0%" in view.search.placeholderText()
         search(qtbot, panel, "TodoWrite")
         assert sessions_shown(view) == []  # no text yet
-        assert view.empty.text() == "No session indexed so far holds: TodoWrite\n(still " \
+        assert (
+            view.empty.text() == "No session indexed so far holds: TodoWrite\n(still "
             f"indexing the text: 0 of {files} session files)"
-        assert f"0 match so far: TodoWrite (0 requests); still indexing the text (0 of " \
+        )
+        assert (
+            f"0 match so far: TodoWrite (0 requests); still indexing the text (0 of "
             f"{files} session files)" in view.summary.text()
+        )
     finally:
         other.release()  # the other pass is gone: this window's does the work
     qtbot.waitUntil(lambda: not panel.indexer.busy, timeout=60000)

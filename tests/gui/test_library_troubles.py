@@ -29,15 +29,17 @@ def said(panel) -> str:
     return panel.view.summary.text() + "\n" + panel.view.empty.text()
 
 
-def test_a_file_name_that_is_no_utf8_is_listed_and_opens(qtbot, window, corpus, home,
-                                                         tmp_path):
+def test_a_file_name_that_is_no_utf8_is_listed_and_opens(qtbot, window, corpus, home, tmp_path):
     files = lay_out(corpus, home)
     odd = os.fsdecode(os.fsencode(str(files["codex"].parent)) + b"/rollout-caf\xe9.jsonl")
     os.rename(files["codex"], odd)
     panel = start(qtbot, window)
     view = panel.view
-    entry = next(e for e in sessions_shown(view) if e["id"] in {
-        x["id"] for x in view.entries if x["path"] == odd})
+    entry = next(
+        e
+        for e in sessions_shown(view)
+        if e["id"] in {x["id"] for x in view.entries if x["path"] == odd}
+    )
     assert view.select(entry["id"])
     shown = view.tree.currentIndex().siblingAtColumn(9).data()
     assert shown == "rollout-caf\\xe9.jsonl"  # the byte, as it is
@@ -67,8 +69,9 @@ def test_an_index_with_a_garbage_header_is_built_again(qtbot, window, corpus, ho
         assert lib.folders() == [str(tmp_path / "rec")]
 
 
-def test_a_text_that_does_not_decompress_is_found_by_a_search(qtbot, window, corpus, home,
-                                                              tmp_path):
+def test_a_text_that_does_not_decompress_is_found_by_a_search(
+    qtbot, window, corpus, home, tmp_path
+):
     db_file, sessions = _index(corpus, home, tmp_path)
     panel = start(qtbot, window)
     db = sqlite3.connect(str(db_file))
@@ -88,8 +91,9 @@ def test_a_text_that_does_not_decompress_is_found_by_a_search(qtbot, window, cor
     qtbot.waitUntil(lambda: view.hits.list.topLevelItemCount() > 0, timeout=20000)  # read again
 
 
-def test_an_index_folder_that_cannot_be_made_is_said(qtbot, window, corpus, home, tmp_path,
-                                                     monkeypatch):
+def test_an_index_folder_that_cannot_be_made_is_said(
+    qtbot, window, corpus, home, tmp_path, monkeypatch
+):
     lay_out(corpus, home)
     (tmp_path / "a-file").write_text("not a folder")
     monkeypatch.setenv("CTXVIEWER_LIBRARY_DIR", str(tmp_path / "a-file" / "library"))
@@ -107,5 +111,7 @@ def test_a_deleted_folder_is_said(qtbot, window, corpus, home, tmp_path):
     _index(corpus, home, tmp_path)
     shutil.rmtree(tmp_path / "rec")
     panel = start(qtbot, window)
-    assert f"the folder {tmp_path / 'rec'} you added is not there any more" in \
-        panel.view.summary.text()
+    assert (
+        f"the folder {tmp_path / 'rec'} you added is not there any more"
+        in panel.view.summary.text()
+    )

@@ -68,31 +68,39 @@ def test_no_file_opens_the_library_grouped_by_project(qtbot, window, corpus, hom
     tops = [view.proxy.index(r, 0) for r in range(view.proxy.rowCount())]
     assert all(view.proxy.rowCount(t) > 0 for t in tops)
     spotter = next(e for e in shown if e["path"] == str(files["spotter"]))
-    group = next(t for t in tops if any(
-        view.proxy.index(k, 0, t).data(rows.ENTRY_ROLE)["id"] == spotter["id"]
-        for k in range(view.proxy.rowCount(t))))
+    group = next(
+        t
+        for t in tops
+        if any(
+            view.proxy.index(k, 0, t).data(rows.ENTRY_ROLE)["id"] == spotter["id"]
+            for k in range(view.proxy.rowCount(t))
+        )
+    )
     assert group.data() == spotter["project"]
     # the sparkline column holds the series; the summary counts the sessions
     assert "sessions" in view.summary.text()
     # sort by peak, largest first: the first session of each group has its group's peak
     view.tree.sortByColumn(rows.PEAK, Qt.SortOrder.DescendingOrder)
     for t in tops:
-        kids = [view.proxy.index(k, 0, t).data(rows.ENTRY_ROLE)
-                for k in range(view.proxy.rowCount(t))]
+        kids = [
+            view.proxy.index(k, 0, t).data(rows.ENTRY_ROLE) for k in range(view.proxy.rowCount(t))
+        ]
         peaks = [k["peak_prompt_tokens"] or -1 for k in kids]
         assert peaks == sorted(peaks, reverse=True)
     # flat, sorted by peak: the whole list in order
     view.grouped.setChecked(False)
     flat = sessions_shown(view)
     assert [e["peak_prompt_tokens"] or -1 for e in flat] == sorted(
-        (e["peak_prompt_tokens"] or -1 for e in expected.values()), reverse=True)
+        (e["peak_prompt_tokens"] or -1 for e in expected.values()), reverse=True
+    )
     # agent and text filters
     view.agent.setCurrentIndex(view.agent.findData("codex"))
     assert {e["agent"] for e in sessions_shown(view)} == {"codex"}
     view.agent.setCurrentIndex(0)
     view.filter.setText("gemini")
-    assert sessions_shown(view) and all("gemini" in (e["agent"] + e["path"]).lower()
-                                        for e in sessions_shown(view))
+    assert sessions_shown(view) and all(
+        "gemini" in (e["agent"] + e["path"]).lower() for e in sessions_shown(view)
+    )
     view.filter.setText("")
     # full-text search: the sessions whose messages hold the words
     search(qtbot, panel, "TodoWrite")
@@ -115,8 +123,9 @@ def test_double_click_opens_and_file_library_returns(qtbot, window, corpus, home
     files = lay_out(corpus, home)
     panel = start(qtbot, window)
     view = panel.view
-    assert view.select(next(e["id"] for e in sessions_shown(view)
-                            if e["path"] == str(files["codex"])))
+    assert view.select(
+        next(e["id"] for e in sessions_shown(view) if e["path"] == str(files["codex"]))
+    )
     index: QModelIndex = view.tree.currentIndex()
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         view.tree.doubleClicked.emit(index)
@@ -181,8 +190,9 @@ def test_the_first_index_never_blocks_the_window(qtbot, window, corpus, home, tm
     ticks: list[int] = []
     timer = QTimer()
     timer.setInterval(20)
-    timer.timeout.connect(lambda: ticks.append(1) if window.panels["library"].scanner.busy
-                          else None)
+    timer.timeout.connect(
+        lambda: ticks.append(1) if window.panels["library"].scanner.busy else None
+    )
     timer.start()
     panel = window.panels["library"]
     panel.scanner.pool = False  # read on the scan thread: the GIL is shared with the window
@@ -210,8 +220,11 @@ def test_library_renders_at_both_sizes(qtbot, window, corpus, home, tmp_path):
         assert (image.width(), image.height()) == size
         # no column of the table is cut to nothing
         header = panel.view.tree.header()
-        assert all(header.sectionSize(c) >= 40 for c in range(header.count())
-                   if not header.isSectionHidden(c))
+        assert all(
+            header.sectionSize(c) >= 40
+            for c in range(header.count())
+            if not header.isSectionHidden(c)
+        )
 
 
 def test_add_folder_and_a_file_that_cannot_be_opened(qtbot, window, corpus, home, tmp_path):
@@ -221,10 +234,8 @@ def test_add_folder_and_a_file_that_cannot_be_opened(qtbot, window, corpus, home
     recs = recordings(corpus, tmp_path / "recordings")
     panel.ask_folder = lambda: str(tmp_path / "recordings")
     panel.view.add_folder.click()
-    qtbot.waitUntil(lambda: not panel.scanner.busy and panel.view.rescan.isEnabled(),
-                    timeout=60000)
-    qtbot.waitUntil(lambda: len(sessions_shown(panel.view)) == before + len(recs),
-                    timeout=20000)
+    qtbot.waitUntil(lambda: not panel.scanner.busy and panel.view.rescan.isEnabled(), timeout=60000)
+    qtbot.waitUntil(lambda: len(sessions_shown(panel.view)) == before + len(recs), timeout=20000)
     with Library() as lib:
         assert lib.folders() == [str(tmp_path / "recordings")]
     # a listed file that turned into something else: the error, and back to the library

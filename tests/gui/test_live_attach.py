@@ -19,8 +19,10 @@ from ctxviewer.gui.live.attach_dialog import (
 )
 
 CODEX = "codex/Mai0313__VibeCodingTracker__tests_fixtures_sessions_codex.jsonl"
-GEMINI = ("gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d517dd9"
-          "cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json")
+GEMINI = (
+    "gemini-cli/lanegrid__agtrace__samples-tmp_.gemini_tmp_9126eddec7f67e038794657b4d517dd9"
+    "cb5226468f30b5ee7296c27d65e84fde_chats_session-2025-12-09T19-50-f0a689a6.json"
+)
 
 
 @pytest.fixture
@@ -42,22 +44,37 @@ def _put(path: Path, data: bytes, age: float) -> str:
 
 
 def _wait_listed(qtbot, dialog) -> None:
-    qtbot.waitUntil(lambda: dialog.stack.currentWidget() is not dialog.empty
-                    or "Looked in" in dialog.empty.text(), timeout=5000)
+    qtbot.waitUntil(
+        lambda: (
+            dialog.stack.currentWidget() is not dialog.empty or "Looked in" in dialog.empty.text()
+        ),
+        timeout=5000,
+    )
 
 
-def test_attach_lists_agents_newest_first_and_follows(qtbot, window, home: Path, corpus: Path,
-                                                      transcript_path: str) -> None:
+def test_attach_lists_agents_newest_first_and_follows(
+    qtbot, window, home: Path, corpus: Path, transcript_path: str
+) -> None:
     lines = lines_of(transcript_path)
     claude = _put(home / ".claude/projects/-work-demo/abc.jsonl", b"".join(lines[:200]), 30)
-    sub = _put(home / ".claude/projects/-work-demo/abc/subagents/agent-1.jsonl",
-               b"".join(lines[:40]), 600)
-    codex = _put(home / ".codex/sessions/2025/12/10/rollout-2025-12-10-x.jsonl",
-                 (corpus / CODEX).read_bytes(), 3600)
-    gemini = _put(home / ".gemini/tmp/myproj/chats/session-2025-12-09.json",
-                  (corpus / GEMINI).read_bytes(), 7200)
-    qwen = _put(home / ".qwen/projects/-work-q/chats/broken.jsonl",
-                b"this is not a session log\n" * 3, 3 * 86400)
+    sub = _put(
+        home / ".claude/projects/-work-demo/abc/subagents/agent-1.jsonl", b"".join(lines[:40]), 600
+    )
+    codex = _put(
+        home / ".codex/sessions/2025/12/10/rollout-2025-12-10-x.jsonl",
+        (corpus / CODEX).read_bytes(),
+        3600,
+    )
+    gemini = _put(
+        home / ".gemini/tmp/myproj/chats/session-2025-12-09.json",
+        (corpus / GEMINI).read_bytes(),
+        7200,
+    )
+    qwen = _put(
+        home / ".qwen/projects/-work-q/chats/broken.jsonl",
+        b"this is not a session log\n" * 3,
+        3 * 86400,
+    )
 
     panel = panel_of(window)
     dialog = panel.show_attach_dialog()
@@ -67,9 +84,19 @@ def test_attach_lists_agents_newest_first_and_follows(qtbot, window, home: Path,
     items = dialog.items()
     assert [it.text(COL_ACTIVE) for it in items] == [ACTIVE_MARK, "", "", "", ""]
     assert [it.text(COL_AGENT) for it in items] == [
-        "Claude Code", "Claude Code · sub-agent", "Codex", "Gemini CLI", "qwen-code"]
+        "Claude Code",
+        "Claude Code · sub-agent",
+        "Codex",
+        "Gemini CLI",
+        "qwen-code",
+    ]
     assert [it.text(COL_WHEN) for it in items] == [
-        "just now", "10 min ago", "1 h ago", "2 h ago", "3 days ago"]
+        "just now",
+        "10 min ago",
+        "1 h ago",
+        "2 h ago",
+        "3 days ago",
+    ]
     assert "Cannot be opened" in items[4].toolTip(COL_AGENT)
     assert "Cannot be opened" not in items[0].toolTip(COL_AGENT)
 
@@ -85,8 +112,10 @@ def test_attach_lists_agents_newest_first_and_follows(qtbot, window, home: Path,
     assert dialog.attach_button.isEnabled()
     dialog.attach_button.click()
     assert not dialog.isVisible()
-    qtbot.waitUntil(lambda: window.state.session is not None
-                    and window.state.session.path == claude, timeout=5000)
+    qtbot.waitUntil(
+        lambda: window.state.session is not None and window.state.session.path == claude,
+        timeout=5000,
+    )
     assert panel.follower.is_following() and panel.follower.path == claude
     with open(claude, "ab") as f:
         f.write(b"".join(lines[200:400]))

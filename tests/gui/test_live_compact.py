@@ -18,8 +18,11 @@ from test_rewrite_sdk import anthropic_agent
 
 def _text(message: dict) -> str:
     content = message["content"]
-    return content if isinstance(content, str) else "\n".join(
-        c.get("text", "") for c in content if isinstance(c, dict))
+    return (
+        content
+        if isinstance(content, str)
+        else "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+    )
 
 
 def _start(panel, upstream: StrictUpstream, out: Path, rewriting: bool):  # noqa: ANN202
@@ -35,8 +38,9 @@ def _start(panel, upstream: StrictUpstream, out: Path, rewriting: bool):  # noqa
     return dialog
 
 
-def test_without_the_opt_in_nothing_can_be_compacted(qtbot, window, strict: StrictUpstream,
-                                                      tmp_path: Path) -> None:
+def test_without_the_opt_in_nothing_can_be_compacted(
+    qtbot, window, strict: StrictUpstream, tmp_path: Path
+) -> None:
     panel = panel_of(window)
     qtbot.addWidget(_start(panel, strict, tmp_path / "r.jsonl", rewriting=False))
     assert not panel.compact_live.isEnabled()
@@ -45,13 +49,13 @@ def test_without_the_opt_in_nothing_can_be_compacted(qtbot, window, strict: Stri
     panel.stop_proxy.trigger()
 
 
-def test_preview_apply_and_undo_from_the_window(qtbot, window, strict: StrictUpstream,
-                                                tmp_path: Path) -> None:
+def test_preview_apply_and_undo_from_the_window(
+    qtbot, window, strict: StrictUpstream, tmp_path: Path
+) -> None:
     panel = panel_of(window)
     qtbot.addWidget(_start(panel, strict, tmp_path / "r.jsonl", rewriting=True))
     assert panel.compact_live.isEnabled()
-    with anthropic.Anthropic(base_url=panel.proxy.url, api_key="sk-ant-x",
-                             max_retries=0) as client:
+    with anthropic.Anthropic(base_url=panel.proxy.url, api_key="sk-ant-x", max_retries=0) as client:
         history = anthropic_agent(client, turns=4, stream=False)
         dialog = panel.show_compact_dialog()
         assert dialog is not None
@@ -74,7 +78,7 @@ def test_preview_apply_and_undo_from_the_window(qtbot, window, strict: StrictUps
         qtbot.waitUntil(lambda: "rewriting on" in window.status.currentMessage(), timeout=5000)
         n = len(strict.received)
         anthropic_agent(client, turns=1, stream=False, messages=history)  # the agent goes on
-        sent = strict.bodies("anthropic")[-(len(strict.received) - n):]
+        sent = strict.bodies("anthropic")[-(len(strict.received) - n) :]
         summary = plan.rule.summary
         assert summary and sent and all(summary in _text(b["messages"][0]) for b in sent)
         assert len(sent[0]["messages"]) < len(history)  # what went upstream is shorter
@@ -82,21 +86,21 @@ def test_preview_apply_and_undo_from_the_window(qtbot, window, strict: StrictUps
         assert "off (undone)" in dialog.conversation.itemText(0)
         n = len(strict.received)
         anthropic_agent(client, turns=1, stream=False, messages=history)
-        after = strict.bodies("anthropic")[-(len(strict.received) - n):]
+        after = strict.bodies("anthropic")[-(len(strict.received) - n) :]
         # as the agent sent it: its whole history, from its first task
         assert after and all(b["messages"][0] == history[0] for b in after)
-        assert all(b["messages"] == history[:len(b["messages"])] for b in after)
+        assert all(b["messages"] == history[: len(b["messages"])] for b in after)
     assert [s for _a, _r, s in strict.received] == [200] * len(strict.received)
     panel.stop_proxy.trigger()
     assert not panel.compact_live.isEnabled() and panel.compact_dialog is None
 
 
-def test_prune_a_tool_from_the_window(qtbot, window, strict: StrictUpstream,
-                                      tmp_path: Path) -> None:
+def test_prune_a_tool_from_the_window(
+    qtbot, window, strict: StrictUpstream, tmp_path: Path
+) -> None:
     panel = panel_of(window)
     qtbot.addWidget(_start(panel, strict, tmp_path / "r.jsonl", rewriting=True))
-    with anthropic.Anthropic(base_url=panel.proxy.url, api_key="sk-ant-x",
-                             max_retries=0) as client:
+    with anthropic.Anthropic(base_url=panel.proxy.url, api_key="sk-ant-x", max_retries=0) as client:
         history = anthropic_agent(client, turns=2, stream=False)
         dialog = panel.show_compact_dialog()
         assert dialog is not None
@@ -107,15 +111,24 @@ def test_prune_a_tool_from_the_window(qtbot, window, strict: StrictUpstream,
         dialog.preview_button.click()
         assert dialog.plan is None and "Cannot compact" in dialog.summary.text()  # none checked
         from PySide6.QtCore import Qt
+
         dialog.tools.item(0).setCheckState(Qt.CheckState.Checked)
         dialog.preview_button.click()
         assert dialog.plan is not None and "tools dropped: read_file" in dialog.summary.text()
         dialog.apply_button.click()
         n = len(strict.received)
-        client.messages.create(model="claude-test", max_tokens=64,
-                               messages=[*history, {"role": "user", "content": "thanks"}],
-                               tools=[{"name": "read_file", "description": "Read a file",
-                                       "input_schema": {"type": "object"}}])
+        client.messages.create(
+            model="claude-test",
+            max_tokens=64,
+            messages=[*history, {"role": "user", "content": "thanks"}],
+            tools=[
+                {
+                    "name": "read_file",
+                    "description": "Read a file",
+                    "input_schema": {"type": "object"},
+                }
+            ],
+        )
         (sent,) = strict.bodies("anthropic")[n:]
         assert not sent.get("tools")  # the tool went, the history stayed
-        assert sent["messages"][:len(history)] == history
+        assert sent["messages"][: len(history)] == history

@@ -9,12 +9,17 @@ from live_helpers import lines_of, panel_of, requests_in, shown
 
 def _views_show(window, n: int) -> bool:
     a = window.state.analysis
-    return (a is not None and shown(window) == n and len(a.timeline) == n
-            and (not window.timeline.available or len(window.timeline.plot.points) == n))
+    return (
+        a is not None
+        and shown(window) == n
+        and len(a.timeline) == n
+        and (not window.timeline.available or len(window.timeline.plot.points) == n)
+    )
 
 
-def test_follow_appends_in_chunks_tail_mode_and_truncation(qtbot, window, transcript_path,
-                                                           tmp_path: Path) -> None:
+def test_follow_appends_in_chunks_tail_mode_and_truncation(
+    qtbot, window, transcript_path, tmp_path: Path
+) -> None:
     lines = lines_of(transcript_path)
     live = tmp_path / "live.jsonl"
     live.write_bytes(b"".join(lines[:300]))
@@ -44,7 +49,7 @@ def test_follow_appends_in_chunks_tail_mode_and_truncation(qtbot, window, transc
     # the user looks at an old request: it stays selected while the file grows
     window.state.select_request(2)
     with live.open("ab") as f:
-        f.write(lines[600][len(half):] + b"".join(lines[601:900]))
+        f.write(lines[600][len(half) :] + b"".join(lines[601:900]))
     n3 = requests_in(live)
     assert n3 > n2
     qtbot.waitUntil(lambda: _views_show(window, n3), timeout=3000)
@@ -61,8 +66,9 @@ def test_follow_appends_in_chunks_tail_mode_and_truncation(qtbot, window, transc
     assert panel.follower.is_following()
 
 
-def test_follow_toggle_on_the_open_file(qtbot, window, open_and_wait, trace_path,
-                                        tmp_path: Path) -> None:
+def test_follow_toggle_on_the_open_file(
+    qtbot, window, open_and_wait, trace_path, tmp_path: Path
+) -> None:
     lines = lines_of(trace_path)
     live = tmp_path / "trace.jsonl"
     live.write_bytes(b"".join(lines[:20]))
@@ -73,8 +79,9 @@ def test_follow_toggle_on_the_open_file(qtbot, window, open_and_wait, trace_path
     window.state.select_request(3)
 
     panel.follow.trigger()  # Ctrl+L
-    qtbot.waitUntil(lambda: panel.follower.is_following() and not panel.follower.is_busy(),
-                    timeout=3000)
+    qtbot.waitUntil(
+        lambda: panel.follower.is_following() and not panel.follower.is_busy(), timeout=3000
+    )
     assert not panel.live_label.isHidden()
     assert window.state.index == 3  # starting to follow keeps the user's place
     with live.open("ab") as f:
@@ -87,8 +94,9 @@ def test_follow_toggle_on_the_open_file(qtbot, window, open_and_wait, trace_path
     assert not panel.follow.isChecked()
 
 
-def test_opening_another_file_stops_following(qtbot, window, open_and_wait, trace_path,
-                                              transcript_path, tmp_path: Path) -> None:
+def test_opening_another_file_stops_following(
+    qtbot, window, open_and_wait, trace_path, transcript_path, tmp_path: Path
+) -> None:
     live = tmp_path / "trace.jsonl"
     live.write_bytes(b"".join(lines_of(trace_path)[:10]))
     panel = panel_of(window)
@@ -99,8 +107,9 @@ def test_opening_another_file_stops_following(qtbot, window, open_and_wait, trac
     assert panel.live_label.isHidden()
 
 
-def test_follow_waits_for_a_file_that_is_still_empty(qtbot, window, trace_path,
-                                                    tmp_path: Path) -> None:
+def test_follow_waits_for_a_file_that_is_still_empty(
+    qtbot, window, trace_path, tmp_path: Path
+) -> None:
     live = tmp_path / "later.jsonl"
     live.write_bytes(b"")
     panel = panel_of(window)
@@ -113,7 +122,8 @@ def test_follow_waits_for_a_file_that_is_still_empty(qtbot, window, trace_path,
 
 
 def test_a_view_holding_the_previous_step_is_unaffected_by_the_next(
-        qtbot, window, transcript_path, tmp_path: Path) -> None:
+    qtbot, window, transcript_path, tmp_path: Path
+) -> None:
     """Live follow publishes one snapshot per step: the analysis a view holds (and its
     session, timeline and breakdowns) stays as it was when the file grows."""
     lines = lines_of(transcript_path)

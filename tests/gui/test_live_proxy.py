@@ -16,12 +16,14 @@ from proxy_fakes import API_KEY, FakeUpstream
 
 def _send(url: str, text: str) -> None:
     with anthropic.Anthropic(base_url=url, api_key=API_KEY, max_retries=0, timeout=20.0) as c:
-        c.messages.create(model="claude-test-1", max_tokens=64,
-                          messages=[{"role": "user", "content": text}])
+        c.messages.create(
+            model="claude-test-1", max_tokens=64, messages=[{"role": "user", "content": text}]
+        )
 
 
-def test_proxy_from_the_gui_records_and_shows_requests(qtbot, window, upstream: FakeUpstream,
-                                                       tmp_path: Path) -> None:
+def test_proxy_from_the_gui_records_and_shows_requests(
+    qtbot, window, upstream: FakeUpstream, tmp_path: Path
+) -> None:
     panel = panel_of(window)
     dialog = panel.show_proxy_dialog()
     qtbot.addWidget(dialog)
@@ -42,6 +44,7 @@ def test_proxy_from_the_gui_records_and_shows_requests(qtbot, window, upstream: 
     assert panel.follower.path == str(out) and not panel.live_label.isHidden()
     dialog.copy_button.click()
     from PySide6.QtGui import QGuiApplication
+
     assert QGuiApplication.clipboard().text() == dialog.env_text()
 
     _send(panel.proxy.url, "hello through the GUI proxy")
@@ -74,19 +77,21 @@ def test_proxy_start_failure_is_shown_in_the_dialog(qtbot, window, tmp_path: Pat
     assert dialog.start_button.isEnabled()
 
 
-def test_closing_the_window_stops_the_proxy(qtbot, window, upstream: FakeUpstream,
-                                            tmp_path: Path) -> None:
+def test_closing_the_window_stops_the_proxy(
+    qtbot, window, upstream: FakeUpstream, tmp_path: Path
+) -> None:
     from ctxviewer.gui.live.proxy_control import ProxySettings
 
     panel = panel_of(window)
-    assert panel.start_proxy_with(ProxySettings(0, upstream.url, upstream.url,
-                                                str(tmp_path / "r.jsonl")))
+    assert panel.start_proxy_with(
+        ProxySettings(0, upstream.url, upstream.url, str(tmp_path / "r.jsonl"))
+    )
     proxy = panel.proxy.proxy
     assert proxy is not None and proxy.running
     window.confirm_answer = False  # "Close the window anyway?" No: nothing stops
     window.close()
     assert proxy.running and panel.proxy.running  # the refused close stopped nothing
-    (title, message), = window.confirms
+    ((title, message),) = window.confirms
     assert "recording proxy is running (0 exchanges recorded to" in message
     window.confirm_answer = True
     window.close()
@@ -95,7 +100,8 @@ def test_closing_the_window_stops_the_proxy(qtbot, window, upstream: FakeUpstrea
 
 
 def test_a_recording_that_stops_is_said_and_calls_still_go_through(
-        qtbot, window, upstream: FakeUpstream, tmp_path: Path) -> None:
+    qtbot, window, upstream: FakeUpstream, tmp_path: Path
+) -> None:
     """The disk fills up under the proxy (its recording file is swapped for
     /dev/full, whose writes fail with ENOSPC): the label and the status bar say
     so, and the agent's calls are still answered."""

@@ -79,8 +79,13 @@ def test_event_loop_keeps_ticking_while_a_large_file_loads(trace_path, tmp_path)
 
     path = big_trace(trace_path, tmp_path)
     assert path.stat().st_size > 20 * 1024 * 1024
-    proc = subprocess.run([sys.executable, "-c", RESPONSIVENESS, str(path)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", RESPONSIVENESS, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     print({k: v for k, v in result.items() if k != "progress"})
@@ -90,6 +95,7 @@ def test_event_loop_keeps_ticking_while_a_large_file_loads(trace_path, tmp_path)
     assert progress and progress == sorted(progress) and progress[-1] == 1000
     assert result["first_paint_s"] is not None and result["first_paint_s"] < result["seconds"]
     assert result["max_gap_ms"] < MAX_STALL_MS, result
+
 
 def test_cancel_keeps_the_open_session(qtbot, window, open_and_wait, trace_path, tmp_path):
     open_and_wait(window, trace_path)
@@ -103,8 +109,9 @@ def test_cancel_keeps_the_open_session(qtbot, window, open_and_wait, trace_path,
     qtbot.waitUntil(lambda: not window.status.progress.isVisibleTo(window))
 
 
-def test_a_bad_file_shows_the_reason_and_keeps_the_open_session(qtbot, window, open_and_wait,
-                                                                 trace_path, tmp_path):
+def test_a_bad_file_shows_the_reason_and_keeps_the_open_session(
+    qtbot, window, open_and_wait, trace_path, tmp_path
+):
     open_and_wait(window, trace_path)
     before, segments = window.state.session, list(window.bar_panel.bar.segments)
     bad = tmp_path / "notes.txt"
@@ -156,19 +163,30 @@ def test_drop_a_file_onto_the_window(qtbot, window, trace_path):
     mime.setUrls([QUrl.fromLocalFile(trace_path)])
     with warnings.catch_warnings():  # PySide 6.12 marks the only usable overload deprecated
         warnings.simplefilter("ignore", DeprecationWarning)
-        enter = QDragEnterEvent(QPoint(10, 10), Qt.DropAction.CopyAction, mime,
-                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+        enter = QDragEnterEvent(
+            QPoint(10, 10),
+            Qt.DropAction.CopyAction,
+            mime,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
     window.dragEnterEvent(enter)
     assert enter.isAccepted()
-    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime,
-                      Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    drop = QDropEvent(
+        QPointF(10, 10),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         window.dropEvent(drop)
     assert window.state.session.path == trace_path
 
 
-def test_file_open_action_and_recent_files(qtbot, window, open_and_wait, trace_path,
-                                           transcript_path):
+def test_file_open_action_and_recent_files(
+    qtbot, window, open_and_wait, trace_path, transcript_path
+):
     window.ask_open_path = lambda: trace_path
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         window.actions_.open.trigger()
@@ -214,16 +232,23 @@ def test_estimator_policy_counts_and_tab_are_kept(qtbot, isolated_qsettings):
     assert again.tabs.currentWidget() is again.timeline
 
 
-def test_timeline_toggles_and_budget_are_kept(qtbot, isolated_qsettings, open_and_wait,
-                                              transcript_path):
+def test_timeline_toggles_and_budget_are_kept(
+    qtbot, isolated_qsettings, open_and_wait, transcript_path
+):
     import pyqtgraph as pg
 
     from ctxviewer.analysis.insights import Budget
 
     w = build_main_window()
     qtbot.addWidget(w)
-    wanted = {"time": True, "cache": True, "subagents": False, "auxiliary": True,
-              "output": False, "whatif": False}
+    wanted = {
+        "time": True,
+        "cache": True,
+        "subagents": False,
+        "auxiliary": True,
+        "output": False,
+        "whatif": False,
+    }
     actions = w.timeline.plot.menu_actions
     for key, on in wanted.items():  # as a user does: View > Timeline, the menu's items
         if actions[key].isChecked() != on:
@@ -289,7 +314,8 @@ def test_options_changed_during_a_load_are_applied(qtbot, window, trace_path):
     with qtbot.waitSignal(window.state.session_loaded, timeout=20000):
         window.open_file(trace_path)
         window.controls.estimator_combo.setCurrentIndex(
-            window.controls.estimator_combo.findData("chars4"))
+            window.controls.estimator_combo.findData("chars4")
+        )
     qtbot.waitUntil(lambda: window.state.analysis.estimator_name == "chars4", timeout=20000)
     qtbot.waitUntil(lambda: not window.loader.is_busy())
     assert window.state.breakdown.estimator == "chars4"
@@ -303,8 +329,9 @@ def test_cli_without_subcommand_opens_the_window(qtbot, monkeypatch, trace_path)
 
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     assert main([trace_path]) == 0
-    windows = [w for w in QApplication.topLevelWidgets()
-               if isinstance(w, MainWindow) and w.isVisible()]
+    windows = [
+        w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+    ]
     assert len(windows) == 1
     w = windows[0]
     qtbot.addWidget(w)
@@ -318,8 +345,9 @@ def _usage(session):
 
 
 @pytest.mark.parametrize("compress", [False, True])
-def test_a_large_file_shows_its_first_requests_while_the_rest_loads(qtbot, window, trace_path,
-                                                                     tmp_path, compress):
+def test_a_large_file_shows_its_first_requests_while_the_rest_loads(
+    qtbot, window, trace_path, tmp_path, compress
+):
     import gzip
 
     from ctxviewer.ingest import load
@@ -348,8 +376,7 @@ def test_a_large_file_shows_its_first_requests_while_the_rest_loads(qtbot, windo
     qtbot.waitUntil(lambda: not window.status.progress.isVisibleTo(window))
 
 
-def test_a_view_holding_the_partial_analysis_keeps_it_whole(qtbot, window, trace_path,
-                                                            tmp_path):
+def test_a_view_holding_the_partial_analysis_keeps_it_whole(qtbot, window, trace_path, tmp_path):
     """The first part of a progressive load is a snapshot: when the whole file
     arrives, the analysis a view held of the first part has not changed."""
     path = str(big_trace(trace_path, tmp_path))
@@ -367,8 +394,9 @@ def test_a_view_holding_the_partial_analysis_keeps_it_whole(qtbot, window, trace
     assert len(held.timeline) == len(held.session.requests)
 
 
-def test_cancel_after_a_partial_restores_the_open_session(qtbot, window, open_and_wait,
-                                                          trace_path, tmp_path):
+def test_cancel_after_a_partial_restores_the_open_session(
+    qtbot, window, open_and_wait, trace_path, tmp_path
+):
     open_and_wait(window, trace_path)
     window.state.select_request(0)
     before = window.state.session
@@ -382,8 +410,9 @@ def test_cancel_after_a_partial_restores_the_open_session(qtbot, window, open_an
     assert window.errors == []
 
 
-def test_cancel_after_a_partial_with_nothing_open_shows_nothing(qtbot, window, trace_path,
-                                                                tmp_path):
+def test_cancel_after_a_partial_with_nothing_open_shows_nothing(
+    qtbot, window, trace_path, tmp_path
+):
     path = str(big_trace(trace_path, tmp_path, 40))
     with qtbot.waitSignal(window.loader.partial, timeout=30000):
         window.open_file(path)
@@ -393,8 +422,9 @@ def test_cancel_after_a_partial_with_nothing_open_shows_nothing(qtbot, window, t
     assert window.requests.request_model.rowCount() == 0 and window.windowTitle() == "ctxviewer"
 
 
-def test_an_error_after_a_partial_restores_the_open_session(qtbot, window, open_and_wait,
-                                                            trace_path, tmp_path, monkeypatch):
+def test_an_error_after_a_partial_restores_the_open_session(
+    qtbot, window, open_and_wait, trace_path, tmp_path, monkeypatch
+):
     from ctxviewer import ingest
     from ctxviewer.ingest import LoadError
 
@@ -441,8 +471,9 @@ def test_whole_session_analyses_wait_for_the_whole_file(qtbot, window, trace_pat
     assert compare.runner.comparison.rows
 
 
-def test_cli_theme_dark_opens_a_dark_window(qtbot, monkeypatch, trace_path,
-                                            restore_app_palette) -> None:
+def test_cli_theme_dark_opens_a_dark_window(
+    qtbot, monkeypatch, trace_path, restore_app_palette
+) -> None:
     """``ctxviewer FILE --theme dark``: the option is the window's, not an unknown
     command, and the palette is dark."""
     from ctxviewer.cli import main
@@ -451,8 +482,9 @@ def test_cli_theme_dark_opens_a_dark_window(qtbot, monkeypatch, trace_path,
 
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     assert main(["--theme", "dark", trace_path, "--new-instance"]) == 0
-    windows = [w for w in QApplication.topLevelWidgets()
-               if isinstance(w, MainWindow) and w.isVisible()]
+    windows = [
+        w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()
+    ]
     w = windows[-1]
     qtbot.addWidget(w)
     assert is_dark(QApplication.instance().palette())
@@ -470,7 +502,8 @@ def test_cli_rejects_an_unknown_theme(capsys) -> None:
 
 
 def test_recent_files_skip_the_demo_and_drop_a_file_that_is_gone(
-        qtbot, window, open_and_wait, trace_path, tmp_path) -> None:
+    qtbot, window, open_and_wait, trace_path, tmp_path
+) -> None:
     import shutil
 
     from ctxviewer.gui.app_settings import AppSettings
@@ -492,8 +525,9 @@ def test_recent_files_skip_the_demo_and_drop_a_file_that_is_gone(
     assert window.status.cancel_button.isHidden()  # no progress behind the dialog
 
 
-def test_the_theme_chosen_in_view_applies_at_start(qtbot, monkeypatch, trace_path,
-                                                   restore_app_palette) -> None:
+def test_the_theme_chosen_in_view_applies_at_start(
+    qtbot, monkeypatch, trace_path, restore_app_palette
+) -> None:
     from ctxviewer.cli import main
     from ctxviewer.gui.app_settings import AppSettings
     from ctxviewer.gui.session.main_window import MainWindow
@@ -502,8 +536,9 @@ def test_the_theme_chosen_in_view_applies_at_start(qtbot, monkeypatch, trace_pat
     AppSettings().set_theme("dark")
     monkeypatch.setattr(QApplication, "exec", lambda self: 0)
     assert main([trace_path, "--new-instance"]) == 0
-    w = [w for w in QApplication.topLevelWidgets()
-         if isinstance(w, MainWindow) and w.isVisible()][-1]
+    w = [w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()][
+        -1
+    ]
     qtbot.addWidget(w)
     assert is_dark(QApplication.instance().palette())
     qtbot.waitUntil(lambda: w.state.session is not None, timeout=20000)

@@ -32,16 +32,18 @@ def assert_views_show(window, b: Breakdown) -> None:
     for row, c in enumerate(b.categories):
         index = model.index(row, 0)
         assert (index.data(), model.index(row, 1).data()) == (c.label, f"{c.tokens:,}")
-        assert [model.index(i, 0, index).data(USER) for i in range(model.rowCount(index))] \
-            == list(c.items)
+        assert [model.index(i, 0, index).data(USER) for i in range(model.rowCount(index))] == list(
+            c.items
+        )
 
 
 def core(path: str, estimator: str = "qwen", policy: str = "qwen", window: int | None = None):
     return Analysis(load(path), estimator, policy, window)
 
 
-def test_opens_a_claude_trace_and_shows_the_last_main_request(qtbot, window, open_and_wait,
-                                                              trace_path):
+def test_opens_a_claude_trace_and_shows_the_last_main_request(
+    qtbot, window, open_and_wait, trace_path
+):
     a = open_and_wait(window, trace_path)
     ref = core(trace_path)
     last = ref.resolve_index("last")
@@ -55,17 +57,24 @@ def test_opens_a_claude_trace_and_shows_the_last_main_request(qtbot, window, ope
     assert abs(bar_width - window.bar_panel.bar._bar_rect().width()) < 0.5
     assert f"{b.used:,}" in window.bar_panel.headline.text()
     info = window.status.info_text()
-    for part in ("badlogic", "claude-trace", "64 requests", "claude-sonnet-4-20250514",
-                 "window 200,000 (agent profile)", "Claude Code 1.0.6",
-                 "policy: Claude Code", "(agent profile)", "estimator qwen"):
+    for part in (
+        "badlogic",
+        "claude-trace",
+        "64 requests",
+        "claude-sonnet-4-20250514",
+        "window 200,000 (agent profile)",
+        "Claude Code 1.0.6",
+        "policy: Claude Code",
+        "(agent profile)",
+        "estimator qwen",
+    ):
         assert part in info
     assert window.windowTitle().startswith("badlogic__lemmy")
     assert a.session.path == trace_path
     assert window.settings.recent_files()[0] == trace_path
 
 
-def test_transcript_shows_the_unrecorded_overhead(qtbot, window, open_and_wait,
-                                                  transcript_path):
+def test_transcript_shows_the_unrecorded_overhead(qtbot, window, open_and_wait, transcript_path):
     open_and_wait(window, transcript_path)
     ref = core(transcript_path)
     b = ref.breakdown(ref.resolve_index("last"))
@@ -74,8 +83,9 @@ def test_transcript_shows_the_unrecorded_overhead(qtbot, window, open_and_wait,
     assert "not recorded" in window.bar_panel.notes.text()
 
 
-def test_switching_requests_updates_bar_tree_and_content(qtbot, window, open_and_wait,
-                                                         transcript_path):
+def test_switching_requests_updates_bar_tree_and_content(
+    qtbot, window, open_and_wait, transcript_path
+):
     open_and_wait(window, transcript_path)
     ref = core(transcript_path)
     table = window.requests
@@ -152,8 +162,9 @@ def test_help_menu_and_tab_shortcuts(qtbot, window):
     assert dialog.table.rowCount() == len(rows)
 
 
-def test_estimator_policy_and_window_controls_update_the_views(qtbot, window, open_and_wait,
-                                                               trace_path):
+def test_estimator_policy_and_window_controls_update_the_views(
+    qtbot, window, open_and_wait, trace_path
+):
     open_and_wait(window, trace_path)
     window.state.select_request(20)
     combo = window.controls.estimator_combo
@@ -179,12 +190,14 @@ def test_estimator_policy_and_window_controls_update_the_views(qtbot, window, op
     assert "window 64,000 (user)" in window.status.info_text()
     assert "policy: Claude Code (window - 50K) (user)" in window.status.info_text()
     rows = window.requests.request_model
-    assert [rows.index(r, 0).data(USER) for r in range(rows.rowCount())] == \
-        core(trace_path, "chars4", "claude-code", 64000).timeline
+    assert [rows.index(r, 0).data(USER) for r in range(rows.rowCount())] == core(
+        trace_path, "chars4", "claude-code", 64000
+    ).timeline
 
 
-def test_bar_click_selects_the_category_and_content_shows_text(qtbot, window, open_and_wait,
-                                                               trace_path):
+def test_bar_click_selects_the_category_and_content_shows_text(
+    qtbot, window, open_and_wait, trace_path
+):
     open_and_wait(window, trace_path)
     window.resize(1400, 900)
     window.show()
@@ -247,14 +260,17 @@ def test_mode_a_shows_estimated_overhead_only(qtbot, window, open_and_wait, trac
 
 
 def test_skipped_records_button(qtbot, window, open_and_wait, corpus, monkeypatch):
-    path = str(corpus / "claude-code" / "Mai0313__VibeCodingTracker__tests_fixtures_sessions_"
-               "claude_code.jsonl")
+    path = str(
+        corpus / "claude-code" / "Mai0313__VibeCodingTracker__tests_fixtures_sessions_"
+        "claude_code.jsonl"
+    )
     a = open_and_wait(window, path)
     assert len(a.session.skipped) >= 1
     button = window.status.skipped_button
     assert button.isEnabled() and button.text() == f"{len(a.session.skipped)} skipped"
     shown = []
     from ctxviewer.gui.session.skipped_dialog import SkippedDialog
+
     monkeypatch.setattr(SkippedDialog, "exec", lambda self: shown.append(self))
     button.click()
     dialog = shown[0]
@@ -277,8 +293,9 @@ def test_tree_row_count_for_a_filter(qtbot, window, open_and_wait, trace_path):
     assert not proxy.index(0, 0).parent().isValid()
 
 
-def test_timeline_tab_follows_the_session_and_selects_requests(qtbot, window, open_and_wait,
-                                                               trace_path):
+def test_timeline_tab_follows_the_session_and_selects_requests(
+    qtbot, window, open_and_wait, trace_path
+):
     a = open_and_wait(window, trace_path)
     tab = window.timeline
     assert window.tabs.tabText(window.tabs.indexOf(tab)) == "Timeline"
@@ -294,8 +311,10 @@ def test_timeline_tab_follows_the_session_and_selects_requests(qtbot, window, op
 
 
 def test_a_session_without_requests_shows_empty_views(qtbot, window, open_and_wait, corpus):
-    path = str(corpus / "claude-code" / "chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-"
-               "ai-music_ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl")
+    path = str(
+        corpus / "claude-code" / "chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-"
+        "ai-music_ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl"
+    )
     a = open_and_wait(window, path)
     assert a.session.requests == []
     assert window.state.breakdown is None

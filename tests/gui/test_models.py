@@ -82,8 +82,9 @@ def test_breakdown_model_mcp_server_then_tools_and_message_blocks(trace_path):
     messages = model.index([c.name for c in b.categories].index("messages"), 0)
     first = model.index(0, 0, messages)
     assert first.data(USER).kind == "message"
-    assert all(isinstance(model.index(r, 0, first).data(USER), Item)
-               for r in range(model.rowCount(first)))
+    assert all(
+        isinstance(model.index(r, 0, first).data(USER), Item) for r in range(model.rowCount(first))
+    )
 
 
 def test_breakdown_model_percent_columns_and_reset(qtmodeltester, transcript_path):
@@ -123,8 +124,11 @@ def test_proxy_filter_keeps_parents_and_sorts_numerically(qtmodeltester, trace_p
     assert proxy.index(0, 0, server).data() == "mcp__ide__getDiagnostics"
     panel.filter_edit.clear()
     proxy.sort(1, Qt.SortOrder.AscendingOrder)
-    builtin = next(proxy.index(r, 0) for r in range(proxy.rowCount())
-                   if proxy.index(r, 0).data() == "Built-in tools")
+    builtin = next(
+        proxy.index(r, 0)
+        for r in range(proxy.rowCount())
+        if proxy.index(r, 0).data() == "Built-in tools"
+    )
     tokens = [proxy.index(r, 0, builtin).data(USER).tokens for r in range(proxy.rowCount(builtin))]
     assert tokens == sorted(tokens) and len(tokens) > 10
     top = [proxy.index(r, 0).data(USER).tokens for r in range(proxy.rowCount())]

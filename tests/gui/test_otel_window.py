@@ -17,8 +17,7 @@ def test_a_cut_capture_opens_with_what_was_lost(window, open_and_wait, tmp_path)
     bar = window.bar_panel
     names = [seg.name for seg in bar.bar.segments]
     assert "unrecorded_overhead" in names and "messages" in names
-    assert any("System prompt + tools (not recorded)" in lab.text()
-               for lab in bar.legend_labels)
+    assert any("System prompt + tools (not recorded)" in lab.text() for lab in bar.legend_labels)
     assert MESSAGES_CUT_NOTE in bar.notes.toolTip()  # the reader's note on the cut
     window.resize(1024, 700)
     assert window.grab().save(str(tmp_path / "otel.png"))

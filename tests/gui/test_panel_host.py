@@ -16,7 +16,7 @@ from ctxviewer.gui.session.context_menus import actions_of
 
 # A panel as the session library will be one: a tab, a dock, a menu, an action that
 # opens a session, a toolbar button and a status indicator, all through the host.
-LIBRARY = '''
+LIBRARY = """
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QDockWidget, QLabel
 
@@ -40,7 +40,7 @@ class Library:
 
 def install(host):
     return Library(host)
-'''
+"""
 
 
 @pytest.fixture
@@ -58,7 +58,9 @@ def panel_folder(tmp_path, monkeypatch):
 def with_panel(monkeypatch, name: str, module: str) -> None:
     """``PANELS`` with ``name`` installed before the help menu (which lists every tab)."""
     listed = {k: v for k, v in PANELS.items() if k != "help_menu"}
-    monkeypatch.setattr(panels, "PANELS", {**listed, name: module, "help_menu": PANELS["help_menu"]})
+    monkeypatch.setattr(
+        panels, "PANELS", {**listed, name: module, "help_menu": PANELS["help_menu"]}
+    )
 
 
 def menu_titles(window) -> list[str]:
@@ -73,8 +75,11 @@ def test_every_panel_is_installed(window):
 def test_a_panel_that_fails_to_install_stops_the_window(qtbot, monkeypatch, panel_folder):
     broken = panel_folder("broken_panel", "def install(host):\n    return host.no_such_part\n")
     with_panel(monkeypatch, "broken", broken)
-    with pytest.raises(PanelError, match=r"panel broken \(broken_panel\) failed to install: "
-                                         r"AttributeError: .*no_such_part"):
+    with pytest.raises(
+        PanelError,
+        match=r"panel broken \(broken_panel\) failed to install: "
+        r"AttributeError: .*no_such_part",
+    ):
         build_main_window()
 
 
@@ -119,11 +124,10 @@ def test_a_panels_dock_comes_back_where_the_user_left_it(qtbot, monkeypatch, pan
     first.save_layout()
     again = build_main_window()  # the same settings: the next run
     qtbot.addWidget(again)
-    assert again.dockWidgetArea(again.panels["shelf"].dock) == \
-        Qt.DockWidgetArea.LeftDockWidgetArea
+    assert again.dockWidgetArea(again.panels["shelf"].dock) == Qt.DockWidgetArea.LeftDockWidgetArea
 
 
-GIVER = '''
+GIVER = """
 class Giver:
     def __init__(self, host):
         self.asked = []
@@ -134,11 +138,12 @@ class Giver:
 
 def install(host):
     return Giver(host)
-'''
+"""
 
 
-def test_panels_give_the_window_typed_hooks(qtbot, monkeypatch, panel_folder, open_and_wait,
-                                            trace_path):
+def test_panels_give_the_window_typed_hooks(
+    qtbot, monkeypatch, panel_folder, open_and_wait, trace_path
+):
     """A quit concern and a request-list action given through the host; the insights
     shared through it (what Findings reuses), never a panel looked up by name."""
     with_panel(monkeypatch, "giver", panel_folder("giver_panel", GIVER))
@@ -154,8 +159,9 @@ def test_panels_give_the_window_typed_hooks(qtbot, monkeypatch, panel_folder, op
     actions = {a.text(): a for a in menu.actions()}
     assert "Simulate compaction of this request…" in actions  # the compaction panel's
     actions["Mark this request"].trigger()
-    assert giver.asked == [window.requests.request_model.index(2, 0).data(
-        Qt.ItemDataRole.UserRole).index]
+    assert giver.asked == [
+        window.requests.request_model.index(2, 0).data(Qt.ItemDataRole.UserRole).index
+    ]
     insights = window.panels["insights_panel"]
     window.show_tab(insights)
     qtbot.waitUntil(lambda: window.shared_insights() is not None, timeout=30000)

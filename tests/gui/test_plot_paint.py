@@ -11,8 +11,7 @@ from PySide6.QtWidgets import QGraphicsItem
 from ctxviewer.gui.widgets.plot_paint import paint_cheaply
 
 
-def _plot(qtbot, cheap: bool, text: str, data: bool = False
-          ) -> tuple[pg.PlotWidget, pg.TextItem]:
+def _plot(qtbot, cheap: bool, text: str, data: bool = False) -> tuple[pg.PlotWidget, pg.TextItem]:
     w = pg.PlotWidget(background="w")
     if cheap:
         paint_cheaply(w)
@@ -34,9 +33,8 @@ def _plot(qtbot, cheap: bool, text: str, data: bool = False
 
 def _pixels(image: QImage) -> np.ndarray:
     image = image.convertToFormat(QImage.Format.Format_RGB32)
-    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(),
-                                                               image.bytesPerLine())
-    return rows[:, :image.width() * 4].reshape(image.height(), image.width(), 4)[..., :3].copy()
+    rows = np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine())
+    return rows[:, : image.width() * 4].reshape(image.height(), image.width(), 4)[..., :3].copy()
 
 
 @pytest.mark.parametrize("changes", [False, True])
@@ -59,8 +57,10 @@ def test_cheap_paint_looks_like_plain_paint(qtbot, changes):
     diff = np.abs(image.astype(int) - expected.astype(int)).max(axis=2)
     crossings = diff > 6  # where translucent lines cross they darken twice
     assert image.shape == expected.shape and diff.max() <= 24, diff.max()
-    assert crossings.mean() < 0.005 and (diff > 0).mean() < 0.05, (crossings.sum(),
-                                                                   (diff > 0).mean())
+    assert crossings.mean() < 0.005 and (diff > 0).mean() < 0.05, (
+        crossings.sum(),
+        (diff > 0).mean(),
+    )
     assert bool((image != first).any()) == changes
 
 

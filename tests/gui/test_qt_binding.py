@@ -25,7 +25,8 @@ print(sys.getrefcount(None) - before)
 
 
 def test_void_calls_keep_none_alive():
-    proc = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-500:]
     assert abs(int(proc.stdout.strip().splitlines()[-1])) < 100

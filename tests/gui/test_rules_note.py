@@ -7,8 +7,9 @@ import json
 import lzma
 from pathlib import Path
 
-ROLLOUT = Path(__file__).parents[1] / "data" / "agents" / "codex-0.171.0" / "proxy" / \
-    "rollout.jsonl.xz"
+ROLLOUT = (
+    Path(__file__).parents[1] / "data" / "agents" / "codex-0.171.0" / "proxy" / "rollout.jsonl.xz"
+)
 
 
 def _rollout(tmp_path: Path, version: str) -> str:
@@ -19,10 +20,12 @@ def _rollout(tmp_path: Path, version: str) -> str:
     return str(path)
 
 
-def test_the_status_bar_says_the_version_is_newer_than_the_rules(qtbot, window, open_and_wait,
-                                                                   tmp_path):
-    note = ("Codex CLI 0.200.0 is newer than the rules ctxviewer knows (up to 0.171.0); "
-            "using 0.171.0's")
+def test_the_status_bar_says_the_version_is_newer_than_the_rules(
+    qtbot, window, open_and_wait, tmp_path
+):
+    note = (
+        "Codex CLI 0.200.0 is newer than the rules ctxviewer knows (up to 0.171.0); using 0.171.0's"
+    )
     a = open_and_wait(window, _rollout(tmp_path, "0.200.0"))
     assert a.identity.rules_note == note
     text = window.status.info_text()

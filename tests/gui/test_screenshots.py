@@ -23,8 +23,8 @@ def _script():
 
 def test_palette_keeps_a_small_swatch_and_merges_near_shades():
     rng = np.random.default_rng(1)
-    grey = np.array([[v, v, v] for v in range(250)])         # many shades, 40 px each
-    swatch = np.array([[230, 120, 20]])                          # one orange square, 100 px
+    grey = np.array([[v, v, v] for v in range(250)])  # many shades, 40 px each
+    swatch = np.array([[230, 120, 20]])  # one orange square, 100 px
     rgb = np.concatenate([grey, swatch]).astype(np.int64)
     counts = np.concatenate([rng.integers(30, 50, len(grey)), [100]])
     kept = _script().palette(rgb, counts, size=16)
@@ -36,8 +36,12 @@ def test_palette_keeps_a_small_swatch_and_merges_near_shades():
 
 
 def test_renders_the_compaction_dialog_at_1400x900(tmp_path):
-    run = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), "compaction-dialog"],
-                         capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(tmp_path), "compaction-dialog"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stderr
     path = tmp_path / "compaction-dialog.png"
     assert str(path) in run.stdout
@@ -50,8 +54,12 @@ def test_renders_the_compaction_dialog_at_1400x900(tmp_path):
 
 def test_an_unknown_picture_is_a_usage_error(tmp_path):
     out = tmp_path / "images"
-    run = subprocess.run([sys.executable, str(SCRIPT), "--out", str(out), "nope"],
-                         capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, str(SCRIPT), "--out", str(out), "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert run.returncode == 2
     assert "unknown picture nope" in run.stderr
     assert not out.exists()

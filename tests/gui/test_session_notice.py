@@ -20,8 +20,10 @@ from ctxviewer.gui.app_settings import AppSettings  # noqa: E402
 from ctxviewer.gui.library import model as rows  # noqa: E402
 from ctxviewer.resources import demo_session_path, is_demo  # noqa: E402
 
-SUMMARY_ONLY = ("claude-code/chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-ai-music_"
-                "ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl")
+SUMMARY_ONLY = (
+    "claude-code/chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-ai-music_"
+    "ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl"
+)
 
 
 @pytest.fixture
@@ -32,8 +34,14 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def summary_only(corpus: Path, home: Path) -> Path:
     """The corpus's Claude Code file holding one summary line, written just now (so that
     by date it is the newest session)."""
-    path = put(corpus / SUMMARY_ONLY, home / ".claude" / "projects" / "-Users-chip-music"
-               / "ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl")
+    path = put(
+        corpus / SUMMARY_ONLY,
+        home
+        / ".claude"
+        / "projects"
+        / "-Users-chip-music"
+        / "ff71dbed-a4f2-4284-a4fc-fe2fb90de929.jsonl",
+    )
     os.utime(path, (time.time(), time.time()))
     return path
 

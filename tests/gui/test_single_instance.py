@@ -34,16 +34,20 @@ def test_no_running_instance_means_no_hand_over(qapp):
     assert hand_over(["/tmp/x.jsonl"], name=f"ctxviewer-absent-{uuid.uuid4().hex}") is False
 
 
-def test_a_second_process_hands_its_file_to_the_running_window(qtbot, trace_path,
-                                                               transcript_path):
+def test_a_second_process_hands_its_file_to_the_running_window(qtbot, trace_path, transcript_path):
     windows, first = _window_set(qtbot)
     first.open_file(trace_path)
     qtbot.waitUntil(lambda: first.state.session is not None, timeout=10_000)
     name, server = _server(qtbot, windows)
     env = dict(os.environ, CTXVIEWER_INSTANCE=name, QT_QPA_PLATFORM="offscreen")
     # the real command a file manager runs on double-click, as its own process
-    proc = subprocess.Popen([sys.executable, "-m", "ctxviewer", transcript_path], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxviewer", transcript_path],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     qtbot.waitUntil(lambda: len(windows.windows) == 2, timeout=20_000)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 0, err

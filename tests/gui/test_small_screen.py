@@ -42,8 +42,7 @@ def test_compare_shows_eight_rows_on_a_codex_rollout(qtbot, window, corpus, open
     assert notes.label.text() != notes.text()
 
 
-def test_the_content_pane_folds_where_it_shows_nothing(qtbot, window, open_and_wait,
-                                                      trace_path):
+def test_the_content_pane_folds_where_it_shows_nothing(qtbot, window, open_and_wait, trace_path):
     small(qtbot, window)
     open_and_wait(window, trace_path)
     window.show_tab(window.breakdown)
@@ -68,8 +67,9 @@ def test_threshold_labels_stand_above_every_line(qtbot, window, open_and_wait, t
     labels = [ln.zValue() for ln in lines]
     assert max(strokes) < min(labels)
     assert all(ln.label.fill.color().alpha() == 255 for ln in lines)
-    assert all(ln.stroke.value() == ln.value() and ln.stroke.isVisible() == ln.isVisible()
-               for ln in lines)
+    assert all(
+        ln.stroke.value() == ln.value() and ln.stroke.isVisible() == ln.isVisible() for ln in lines
+    )
 
 
 def test_a_narrowed_list_is_restored_within_bounds(qtbot, window):

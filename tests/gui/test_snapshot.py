@@ -14,8 +14,18 @@ from ctxviewer.snapshot_cli import parse_size
 @pytest.mark.parametrize("view, size", [("main", (1024, 700)), ("timeline", (900, 600))])
 def test_snapshot_writes_a_png_of_the_window(qtbot, capsys, tmp_path, trace_path, view, size):
     out = tmp_path / f"{view}.png"
-    argv = ["snapshot", trace_path, "--out", str(out), "--size", f"{size[0]}x{size[1]}",
-            "--request", "10", "--view", view]
+    argv = [
+        "snapshot",
+        trace_path,
+        "--out",
+        str(out),
+        "--size",
+        f"{size[0]}x{size[1]}",
+        "--request",
+        "10",
+        "--view",
+        view,
+    ]
     assert main(argv) == 0
     assert capsys.readouterr().out.strip() == str(out)
     image = QImage(str(out))
@@ -59,8 +69,7 @@ def test_app_icon_and_demo(qapp):
     assert path is None or "demo-session" in path
 
 
-def test_no_file_on_a_fresh_machine_opens_the_demo_session(qtbot, window, tmp_path,
-                                                           monkeypatch):
+def test_no_file_on_a_fresh_machine_opens_the_demo_session(qtbot, window, tmp_path, monkeypatch):
     """No FILE: the library; it finds no session in an empty home: the demo opens."""
     from ctxviewer.gui.app import open_at_start
     from ctxviewer.gui.app_settings import AppSettings

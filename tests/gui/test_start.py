@@ -22,8 +22,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["folder", "empty", "missing"])
-def test_a_bad_file_at_start_lands_on_the_library(qtbot, window, corpus, home, tmp_path,
-                                                   kind):
+def test_a_bad_file_at_start_lands_on_the_library(qtbot, window, corpus, home, tmp_path, kind):
     files = lay_out(corpus, home)
     bad = tmp_path / "bad.jsonl"
     if kind == "folder":
@@ -36,8 +35,9 @@ def test_a_bad_file_at_start_lands_on_the_library(qtbot, window, corpus, home, t
     qtbot.waitUntil(lambda: bool(window.errors), timeout=20000)
     title, message = window.errors[0]
     assert title == "Cannot open file" and "\n" not in message.strip()
-    qtbot.waitUntil(lambda: panel.showing and not panel.scanner.busy and not panel.querying,
-                    timeout=60000)
+    qtbot.waitUntil(
+        lambda: panel.showing and not panel.scanner.busy and not panel.querying, timeout=60000
+    )
     assert panel.view.isVisible() and window.windowTitle() == "Library — ctxviewer"
     shown = {e["path"] for e in panel.view.shown_entries()}
     assert str(files["codex"]) in shown  # the scan ran: the library is listed
@@ -55,13 +55,24 @@ def test_a_good_file_at_start_opens_it(qtbot, window, corpus, home, open_and_wai
 # server, the session's views and the panels on them, the proxy, the file dialog, the
 # analysis (each imported by the GUI thread only, or by a session's load: the library's
 # scan and reads of an empty library, on threads of their own, may run meanwhile)
-HEAVY = ("numpy", "pyqtgraph", "PySide6.QtNetwork", "ctxviewer.gui.session.request_table",
-         "ctxviewer.gui.session.breakdown_panel", "ctxviewer.gui.session.bar_panel",
-         "ctxviewer.gui.session.content_pane", "ctxviewer.gui.session.context_menus",
-         "ctxviewer.gui.timeline.tab", "ctxviewer.gui.tools.panel",
-         "ctxviewer.gui.insights.panel", "ctxviewer.gui.findings.panel", "ctxviewer.gui.help.menu",
-         "ctxviewer.gui.live.proxy_control", "ctxviewer.gui.widgets.file_dialog",
-         "ctxviewer.analysis.analysis")
+HEAVY = (
+    "numpy",
+    "pyqtgraph",
+    "PySide6.QtNetwork",
+    "ctxviewer.gui.session.request_table",
+    "ctxviewer.gui.session.breakdown_panel",
+    "ctxviewer.gui.session.bar_panel",
+    "ctxviewer.gui.session.content_pane",
+    "ctxviewer.gui.session.context_menus",
+    "ctxviewer.gui.timeline.tab",
+    "ctxviewer.gui.tools.panel",
+    "ctxviewer.gui.insights.panel",
+    "ctxviewer.gui.findings.panel",
+    "ctxviewer.gui.help.menu",
+    "ctxviewer.gui.live.proxy_control",
+    "ctxviewer.gui.widgets.file_dialog",
+    "ctxviewer.analysis.analysis",
+)
 
 FIRST_PAINT = """
 import os, sys
@@ -94,10 +105,20 @@ def test_the_first_paint_waits_for_no_plot(tmp_path):
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "CTXVIEWER_"))}
-    env.update(QT_QPA_PLATFORM="offscreen", HOME=str(tmp_path),
-               XDG_CONFIG_HOME=str(tmp_path / "config"), XDG_CACHE_HOME=str(tmp_path / "cache"))
-    proc = subprocess.run([sys.executable, "-c", FIRST_PAINT], env=env, capture_output=True,
-                          text=True, timeout=120, check=False)
+    env.update(
+        QT_QPA_PLATFORM="offscreen",
+        HOME=str(tmp_path),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", FIRST_PAINT],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert "at first paint: -" in proc.stdout, (proc.stdout, proc.stderr[-2000:])
 
 
@@ -183,9 +204,16 @@ def test_the_library_page_imports_no_scan():
     start from 1.8x to 2.05x a bare window."""
     import subprocess
 
-    code = ("import sys; import ctxviewer.gui.library.panel; "
-            "print('ctxviewer.library.scan' in sys.modules)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=120, check=True, env={**__import__("os").environ,
-                                                        "QT_QPA_PLATFORM": "offscreen"})
+    code = (
+        "import sys; import ctxviewer.gui.library.panel; "
+        "print('ctxviewer.library.scan' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env={**__import__("os").environ, "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert done.stdout.strip() == "False"

@@ -34,14 +34,24 @@ def test_view_theme_applies_at_once(qtbot, qapp, window, open_and_wait, trace_pa
         assert window.timeline_plot() is new
         # the models' colours follow (re-published once the children have the palette)
         model: BreakdownModel = window.breakdown.model
-        qtbot.waitUntil(lambda: model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
-                        == category_color("system_prompt", dark=True), timeout=5000)
+        qtbot.waitUntil(
+            lambda: (
+                model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
+                == category_color("system_prompt", dark=True)
+            ),
+            timeout=5000,
+        )
         assert window.state.index == 3
         actions["auto"].trigger()
         assert not is_dark() and qapp.style().name() == style
         qtbot.waitUntil(lambda: not window.timeline.plot.dark, timeout=5000)
-        qtbot.waitUntil(lambda: model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
-                        == category_color("system_prompt", dark=False), timeout=5000)
+        qtbot.waitUntil(
+            lambda: (
+                model.index(0, 0).data(Qt.ItemDataRole.DecorationRole)
+                == category_color("system_prompt", dark=False)
+            ),
+            timeout=5000,
+        )
     finally:
         from ctxviewer.gui.widgets.theme import apply_theme
 

@@ -19,8 +19,10 @@ from ctxviewer.gui.timeline.plot import TimelinePlot
 from ctxviewer.ingest import load
 from ctxviewer.model import COMPACT_BOUNDARY, Event
 
-SPOTTER = ("claude-code/marot__spotter__test_fixtures_transcripts_"
-           "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+SPOTTER = (
+    "claude-code/marot__spotter__test_fixtures_transcripts_"
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl"
+)
 LEMMY = "claude-trace/badlogic__lemmy__apps_claude-trace_test_test-traffic.jsonl"
 
 # qwen-code's ladder (docs/estimators.md), qwen policy: window -> (warn, auto, hard, effective)
@@ -34,16 +36,38 @@ QWEN_200K = thresholds(200_000, "qwen")
 T0 = datetime(2026, 2, 12, 15, 0, tzinfo=UTC)
 
 
-def point(i: int, api: int | None, est: int, role: str = "main", *, sidechain: bool = False,
-          events: tuple[str, ...] = (), output: int | None = 100,
-          cache: tuple[int, int, int] | None = None, minutes: float | None = None) -> Point:
+def point(
+    i: int,
+    api: int | None,
+    est: int,
+    role: str = "main",
+    *,
+    sidechain: bool = False,
+    events: tuple[str, ...] = (),
+    output: int | None = 100,
+    cache: tuple[int, int, int] | None = None,
+    minutes: float | None = None,
+) -> Point:
     ts = (T0 + timedelta(minutes=i if minutes is None else minutes)).isoformat()
     if cache is None and api is not None:
         cache = (api - 500, 400, 100)
     read, write, uncached = cache if cache is not None else (None, None, None)
     size = api if api is not None else est
-    return Point(i, ts, "claude-test", role, sidechain, api, est, output, read, write, uncached,
-                 tier(size, QWEN_200K), events)
+    return Point(
+        i,
+        ts,
+        "claude-test",
+        role,
+        sidechain,
+        api,
+        est,
+        output,
+        read,
+        write,
+        uncached,
+        tier(size, QWEN_200K),
+        events,
+    )
 
 
 def crafted() -> list[Point]:
@@ -54,8 +78,12 @@ def crafted() -> list[Point]:
     pts.append(point(18, 30_000, 28_000, events=(COMPACT_BOUNDARY,)))
     pts += [point(19 + k, 40_000 + 10_000 * k, 36_000 + 9_000 * k) for k in range(16)]
     n = len(pts)
-    pts += [point(n, 5_000, 4_800, "subagent"), point(n + 1, 8_000, 7_000, sidechain=True),
-            point(n + 2, 300, 280, "auxiliary"), point(n + 3, 200, 190, "auxiliary")]
+    pts += [
+        point(n, 5_000, 4_800, "subagent"),
+        point(n + 1, 8_000, 7_000, sidechain=True),
+        point(n + 2, 300, 280, "auxiliary"),
+        point(n + 3, 200, 190, "auxiliary"),
+    ]
     return pts
 
 
@@ -189,22 +217,23 @@ def test_labels_show_values_and_merge_equal_lines(plot):
 def test_threshold_labels_do_not_overlap(plot, qtbot):
     plot.set_timeline(crafted(), QWEN_200K)
     qtbot.wait(10)
-    rects = [ln.label.sceneBoundingRect() for ln in plot.threshold_lines.values()
-             if ln.isVisible() and ln.label.isVisible()]
+    rects = [
+        ln.label.sceneBoundingRect()
+        for ln in plot.threshold_lines.values()
+        if ln.isVisible() and ln.label.isVisible()
+    ]
     assert len(rects) == 5
     for i, a in enumerate(rects):
-        for b in rects[i + 1:]:
+        for b in rects[i + 1 :]:
             inter = a.intersected(b)
             assert inter.height() <= 6 or inter.width() <= 0, (a, b)  # text margins may touch
 
 
 def _labels_in_view(plot: TimelinePlot) -> list:
     view = plot.getPlotItem().vb.sceneBoundingRect()
-    shown = [ln for ln in plot.threshold_lines.values() if ln.isVisible()
-             and ln.label.isVisible()]
+    shown = [ln for ln in plot.threshold_lines.values() if ln.isVisible() and ln.label.isVisible()]
     shown += [ln for ln in plot.event_lines if ln.label.isVisible()]
-    return [(ln.label.toPlainText(), view.contains(ln.label.sceneBoundingRect()))
-            for ln in shown]
+    return [(ln.label.toPlainText(), view.contains(ln.label.sceneBoundingRect())) for ln in shown]
 
 
 @pytest.mark.parametrize("size", [(1000, 500), (560, 330)])
@@ -220,8 +249,11 @@ def test_labels_and_legend_fit_the_view(plot, qtbot, size):
     labels = _labels_in_view(plot)
     assert labels and all(inside for _text, inside in labels), labels
     legend = plot.legend.sceneBoundingRect()
-    assert not any(legend.intersects(ln.label.sceneBoundingRect())
-                   for ln in plot.threshold_lines.values() if ln.label.isVisible())
+    assert not any(
+        legend.intersects(ln.label.sceneBoundingRect())
+        for ln in plot.threshold_lines.values()
+        if ln.label.isVisible()
+    )
     if size[0] >= 1000:  # it wraps into rows rather than running out of the view
         assert legend.right() <= plot.getPlotItem().vb.sceneBoundingRect().right()
     auto = plot.threshold_lines["auto"].label.toPlainText()
@@ -233,15 +265,22 @@ def test_set_thresholds_moves_lines_without_rebuilding(plot, monkeypatch):
     plot.set_timeline(pts, QWEN_200K)
     api_before = plot.api_curve.getOriginalDataset()
     rebuilt = []
-    for layer, method in ((plot.curves, "draw_series"), (plot.bars, "draw_series"),
-                          (plot.marks_layer, "draw_events")):
+    for layer, method in (
+        (plot.curves, "draw_series"),
+        (plot.bars, "draw_series"),
+        (plot.marks_layer, "draw_events"),
+    ):
         monkeypatch.setattr(layer, method, lambda *_: rebuilt.append(1))
     t = thresholds(128_000, "qwen")
     plot.set_thresholds(t)
     assert not rebuilt
     assert plot.api_curve.getOriginalDataset()[1] is api_before[1]
-    assert [plot.threshold_lines[k].value() for k in ("warn", "auto", "hard", "effective")] \
-        == [76_800, 95_000, 105_000, 108_000]
+    assert [plot.threshold_lines[k].value() for k in ("warn", "auto", "hard", "effective")] == [
+        76_800,
+        95_000,
+        105_000,
+        108_000,
+    ]
     main = main_points(pts)
     assert [TIERS[c] for c in plot.tier_codes] == [tier(p.prompt_tokens, t) for p in main]
     assert plot.whatif.auto == 95_000
@@ -285,8 +324,9 @@ def test_real_compaction_marker_with_before_and_after(plot, spotter):
 
 
 def test_compaction_marker_on_the_time_axis(plot, spotter):
-    plot.set_timeline(spotter.timeline, spotter.thresholds, request_events(spotter.session),
-                      x_mode="time")
+    plot.set_timeline(
+        spotter.timeline, spotter.thresholds, request_events(spotter.session), x_mode="time"
+    )
     [line] = plot.event_lines
     assert line.value() == ts.parse_time("2026-02-12T16:13:25.613Z")  # the log's own time
     after = _boundary(spotter)
@@ -326,8 +366,7 @@ def test_whatif_markers_and_label(plot):
     x, y = plot.whatif_markers.getData()
     assert x.tolist() == core.fired_indices == [15, 32]
     assert y.tolist() == [f.tokens for f in core.fired]
-    assert plot.whatif_label.text.startswith(
-        "policy qwen: 2 compactions would fire (1 happened)")
+    assert plot.whatif_label.text.startswith("policy qwen: 2 compactions would fire (1 happened)")
     x, y = plot.whatif_curve.getData()
     drawn = {(int(a), int(b)) for a, b in zip(x, y, strict=True) if not np.isnan(b)}
     assert (15, 60_000) in drawn and (16, 70_000) in drawn
@@ -407,8 +446,10 @@ def test_time_axis(plot):
 
 
 def test_time_axis_falls_back_to_index_without_timestamps(plot):
-    pts = [Point(i, None, None, "main", False, 1000 * i, 900 * i, 1, None, None, None,
-                 "safe", ()) for i in range(5)]
+    pts = [
+        Point(i, None, None, "main", False, 1000 * i, 900 * i, 1, None, None, None, "safe", ())
+        for i in range(5)
+    ]
     plot.set_timeline(pts, QWEN_200K, x_mode="time")
     assert plot.data.x_mode == "index"
     x, _ = plot.estimate_curve.getData()
@@ -561,7 +602,8 @@ def test_text_items_and_axes_are_cached_after_a_paint(plot):
     plot.grab()
     texts = [i for i in plot.scene().items() if isinstance(i, QGraphicsTextItem)]
     assert len(texts) > 5 and all(
-        i.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache for i in texts)
+        i.cacheMode() == QGraphicsItem.CacheMode.DeviceCoordinateCache for i in texts
+    )
     for side in ("left", "bottom", "right"):
         assert plot.getPlotItem().getAxis(side).cacheMode() != QGraphicsItem.CacheMode.NoCache
 
@@ -572,8 +614,9 @@ def test_hover_says_how_much_of_a_transcript_prompt_is_exact(plot, spotter):
     a = spotter.attribution[i]
     assert a.exact > 0
     plot.show_hover((i, float(i), float(spotter.session.requests[i].api_prompt_tokens)))
-    assert (f"exact {a.exact:,} \u00b7 estimated {a.estimated:,} \u00b7 unattributed "
-            f"{a.unattributed:,}") in plot.hover_label.toPlainText()
+    assert (
+        f"exact {a.exact:,} \u00b7 estimated {a.estimated:,} \u00b7 unattributed {a.unattributed:,}"
+    ) in plot.hover_label.toPlainText()
 
 
 @pytest.mark.parametrize("size", [(1000, 500), (520, 300)])
@@ -585,8 +628,12 @@ def test_hover_readout_stays_inside_the_plot(plot, qtbot, size, which):
     plot.set_show_auxiliary(True)
     qtbot.wait(10)
     main = main_points(pts)
-    p = {"last": main[-1], "first": main[0], "highest": max(main, key=lambda p: p.prompt_tokens),
-         "left of the middle": main[len(main) // 2 - 2]}[which]
+    p = {
+        "last": main[-1],
+        "first": main[0],
+        "highest": max(main, key=lambda p: p.prompt_tokens),
+        "left of the middle": main[len(main) // 2 - 2],
+    }[which]
     qtbot.mouseMove(plot.viewport(), view_pos(plot, p.index, p.prompt_tokens))
     qtbot.waitUntil(lambda: plot.hovered_index == p.index, timeout=2000)
     label = plot.hover_label.sceneBoundingRect()
@@ -634,8 +681,11 @@ def test_a_crowded_legend_takes_short_names_rather_than_being_cut(plot, qtbot):
     qtbot.wait(20)
     names = [item.text for _sample, item in plot.legend.items]
     assert "predicted" in names and "what-if" in names and "API prompt" in names
-    assert plot.legend.sceneBoundingRect().right() <= \
-        plot.getPlotItem().vb.sceneBoundingRect().right()
+    assert (
+        plot.legend.sceneBoundingRect().right() <= plot.getPlotItem().vb.sceneBoundingRect().right()
+    )
     plot.resize(1400, 500)  # room again: the long names come back
-    qtbot.waitUntil(lambda: "predicted compaction" in
-                    [item.text for _sample, item in plot.legend.items], timeout=2000)
+    qtbot.waitUntil(
+        lambda: "predicted compaction" in [item.text for _sample, item in plot.legend.items],
+        timeout=2000,
+    )

@@ -28,8 +28,17 @@ from ctxviewer.gui.widgets.palette import (
 from ctxviewer.ingest import load
 from ctxviewer.model import Block, Message, ToolDef
 
-CATEGORIES = ("system_prompt", "unrecorded_overhead", "builtin_tools", "mcp_tools", "skills",
-              "memory_files", "messages", "free_space", "autocompact_buffer")
+CATEGORIES = (
+    "system_prompt",
+    "unrecorded_overhead",
+    "builtin_tools",
+    "mcp_tools",
+    "skills",
+    "memory_files",
+    "messages",
+    "free_space",
+    "autocompact_buffer",
+)
 
 
 @pytest.fixture
@@ -46,8 +55,9 @@ def test_bar_segments_tooltip_and_click(qtbot, breakdown):
     panel.show()
     qtbot.waitExposed(panel)
     bar = panel.bar
-    assert [(s.name, s.tokens) for s in bar.segments] == \
-        [(c.name, c.tokens) for c in breakdown.categories]
+    assert [(s.name, s.tokens) for s in bar.segments] == [
+        (c.name, c.tokens) for c in breakdown.categories
+    ]
     widths = [s.rect.width() for s in bar.segments]
     total = sum(widths)
     for s, c in zip(bar.segments, breakdown.categories, strict=True):
@@ -72,7 +82,9 @@ def test_bar_segments_tooltip_and_click(qtbot, breakdown):
 
 def test_content_texts(breakdown):
     tool = ToolDef("Read", "builtin", '{"name":"Read","input_schema":{"type":"object"}}')
-    assert ref_text(tool) == '{\n  "name": "Read",\n  "input_schema": {\n    "type": "object"\n  }\n}'
+    assert (
+        ref_text(tool) == '{\n  "name": "Read",\n  "input_schema": {\n    "type": "object"\n  }\n}'
+    )
     block = Block("text", "exact text\n  with spaces")
     assert ref_text(block) == "exact text\n  with spaces"
     message = Message("user", (Block("text", "hi"), Block("tool_result", "out", ref="t1")))
@@ -108,8 +120,9 @@ def test_content_pane_sets_text_once_and_cuts_huge_texts(qtbot):
 
 def test_exports(qtbot, breakdown, tmp_path):
     export.write_breakdown_json(breakdown, str(tmp_path / "b.json"))
-    assert json.loads((tmp_path / "b.json").read_text()) == \
-        json.loads(json.dumps(breakdown_json(breakdown)))
+    assert json.loads((tmp_path / "b.json").read_text()) == json.loads(
+        json.dumps(breakdown_json(breakdown))
+    )
     export.write_breakdown_csv(breakdown, str(tmp_path / "b.csv"))
     with open(tmp_path / "b.csv", encoding="utf-8") as f:
         rows = list(csv.reader(f))
@@ -156,8 +169,11 @@ def test_palette_covers_every_category_and_reads_in_both_themes():
         window = palette.color(QPalette.ColorRole.Window)
         free = category_color("free_space", dark)
         assert abs(free.lightnessF() - window.lightnessF()) > 0.02 or free != window
-        assert text_on(category_color("messages", dark)) in (Qt.GlobalColor.white, Qt.GlobalColor.black) \
+        assert (
+            text_on(category_color("messages", dark))
+            in (Qt.GlobalColor.white, Qt.GlobalColor.black)
             or text_on(category_color("messages", dark)).isValid()
+        )
 
 
 def light_palette() -> QPalette:
@@ -174,8 +190,9 @@ def test_dark_palette_rendering(qtbot, qapp, window, open_and_wait, trace_path, 
     assert image.width() == 1024
     # the tree and the bar really use the dark variants
     model: BreakdownModel = window.breakdown.model
-    assert model.index(0, 0).data(Qt.ItemDataRole.DecorationRole) == \
-        category_color("system_prompt", dark=True)
+    assert model.index(0, 0).data(Qt.ItemDataRole.DecorationRole) == category_color(
+        "system_prompt", dark=True
+    )
     bar = window.bar_panel.bar
     seg = next(s for s in bar.segments if s.name == "free_space")
     pixel = bar.grab().toImage().pixelColor(int(seg.rect.left()) + 4, int(seg.rect.top()) + 4)

@@ -9,11 +9,23 @@ from PySide6.QtCore import Qt
 from ctxviewer.gui.session.window_spin import SIZES, parse_window
 
 
-@pytest.mark.parametrize(("text", "value"), [
-    ("auto", 0), ("AUTO", 0), ("", 0), ("200k", 200_000), ("1M", 1_000_000),
-    ("1.5M", 1_500_000), ("131,072", 131_072), ("64000", 64_000), ("abc", None),
-    ("-5", None), ("200x", None), ("999M", None),
-])
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("auto", 0),
+        ("AUTO", 0),
+        ("", 0),
+        ("200k", 200_000),
+        ("1M", 1_000_000),
+        ("1.5M", 1_500_000),
+        ("131,072", 131_072),
+        ("64000", 64_000),
+        ("abc", None),
+        ("-5", None),
+        ("200x", None),
+        ("999M", None),
+    ],
+)
 def test_parse_window(text: str, value: int | None) -> None:
     assert parse_window(text) == value
 
@@ -55,8 +67,9 @@ def test_typing_sizes_and_auto(qtbot, window, open_and_wait, trace_path) -> None
     assert window.state.analysis.window != 300_000
 
 
-def test_a_window_override_stays_with_its_file(qtbot, window, open_and_wait, trace_path,
-                                               transcript_path) -> None:
+def test_a_window_override_stays_with_its_file(
+    qtbot, window, open_and_wait, trace_path, transcript_path
+) -> None:
     open_and_wait(window, trace_path)
     with qtbot.waitSignal(window.state.analysis_changed, timeout=20000):
         window.controls.window_spin.setValue(64_000)

@@ -19,13 +19,19 @@ class CliServer:
     """``python -m ctxviewer COMMAND ARGS`` on port 0; ``url`` is where it listens,
     ``lines`` what it prints on stdout after its banner."""
 
-    def __init__(self, command: str, args: list[str], cwd: Path,
-                 preexec: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, command: str, args: list[str], cwd: Path, preexec: Callable[[], None] | None = None
+    ) -> None:
         env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ctxviewer", command, "--port", "0", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
-            preexec_fn=preexec)  # noqa: PLW1509 - a resource limit, set before exec
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=cwd,
+            preexec_fn=preexec,
+        )  # noqa: PLW1509 - a resource limit, set before exec
         self.lines: queue.Queue[str] = queue.Queue()
         self._err: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()

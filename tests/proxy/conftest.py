@@ -40,6 +40,5 @@ def proxy(make_proxy: Callable[..., ProxyThread]) -> ProxyThread:
 
 @pytest.fixture
 def client(proxy: ProxyThread) -> Iterator[anthropic.Anthropic]:
-    with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0,
-                             timeout=20.0) as c:
+    with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0, timeout=20.0) as c:
         yield c

@@ -30,8 +30,11 @@ class CountServer:
             fail = (self.always, {})
         if fail is not None:
             status, headers = fail
-            return web.json_response({"type": "error", "error": {"type": "x", "message": "no"}},
-                                     status=status, headers=headers)
+            return web.json_response(
+                {"type": "error", "error": {"type": "x", "message": "no"}},
+                status=status,
+                headers=headers,
+            )
         body = json.loads(raw)
         assert body["messages"] and body["model"]
         return web.json_response({"input_tokens": len(raw) // 4})

@@ -38,23 +38,53 @@ class FakeGemini:
         raw = await request.read()
         body = json.loads(raw)
         model, _, method = request.match_info["call"].partition(":")
-        self.received.append({"method": method, "model": model, "query": dict(request.query),
-                              "key": request.headers.get("x-goog-api-key")
-                              or request.query.get("key"), "body": body})
+        self.received.append(
+            {
+                "method": method,
+                "model": model,
+                "query": dict(request.query),
+                "key": request.headers.get("x-goog-api-key") or request.query.get("key"),
+                "body": body,
+            }
+        )
         prompt = len(raw) // PROMPT_PER_CHAR
         if method == "countTokens":
             return web.json_response({"totalTokens": prompt})
-        usage = {"promptTokenCount": prompt, "candidatesTokenCount": CANDIDATES,
-                 "thoughtsTokenCount": THOUGHTS,
-                 "totalTokenCount": prompt + CANDIDATES + THOUGHTS}
+        usage = {
+            "promptTokenCount": prompt,
+            "candidatesTokenCount": CANDIDATES,
+            "thoughtsTokenCount": THOUGHTS,
+            "totalTokenCount": prompt + CANDIDATES + THOUGHTS,
+        }
         chunks = [
-            {"candidates": [{"content": {"role": "model", "parts": [
-                {"text": "weighing it", "thought": True}]}, "index": 0}]},
-            {"candidates": [{"content": {"role": "model", "parts": [{"text": "Fake "}]},
-                             "index": 0}]},
-            {"candidates": [{"content": {"role": "model", "parts": [{"text": "answer."}]},
-                             "finishReason": "STOP", "index": 0}],
-             "usageMetadata": usage, "modelVersion": model, "responseId": f"r{len(self.received)}"},
+            {
+                "candidates": [
+                    {
+                        "content": {
+                            "role": "model",
+                            "parts": [{"text": "weighing it", "thought": True}],
+                        },
+                        "index": 0,
+                    }
+                ]
+            },
+            {
+                "candidates": [
+                    {"content": {"role": "model", "parts": [{"text": "Fake "}]}, "index": 0}
+                ]
+            },
+            {
+                "candidates": [
+                    {
+                        "content": {"role": "model", "parts": [{"text": "answer."}]},
+                        "finishReason": "STOP",
+                        "index": 0,
+                    }
+                ],
+                "usageMetadata": usage,
+                "modelVersion": model,
+                "responseId": f"r{len(self.received)}",
+            },
         ]
         if method == "streamGenerateContent":
             resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -63,8 +93,22 @@ class FakeGemini:
                 await resp.write(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
             await resp.write_eof()
             return resp
-        whole = {"candidates": [{"content": {"role": "model", "parts": [
-            {"text": "weighing it", "thought": True}, {"text": "Fake answer."}]},
-            "finishReason": "STOP", "index": 0}], "usageMetadata": usage,
-            "modelVersion": model, "responseId": f"r{len(self.received)}"}
+        whole = {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"text": "weighing it", "thought": True},
+                            {"text": "Fake answer."},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                    "index": 0,
+                }
+            ],
+            "usageMetadata": usage,
+            "modelVersion": model,
+            "responseId": f"r{len(self.received)}",
+        }
         return web.json_response(whole)

@@ -22,8 +22,19 @@ from aiohttp import web
 from ctxviewer.proxy import ProxyThread
 
 API_KEY = "sk-ant-test-SECRET"
-MODES = ("500", "429", "reset", "slow", "stall", "gzip", "drip", "hang", "huge", "close",
-         "overflow")
+MODES = (
+    "500",
+    "429",
+    "reset",
+    "slow",
+    "stall",
+    "gzip",
+    "drip",
+    "hang",
+    "huge",
+    "close",
+    "overflow",
+)
 OVERFLOW_LIMIT = 200_000  # "overflow": the window its 400 names (x-fake-input: the prompt)
 HANG_SECONDS = 3600.0  # "hang": headers never come (the test ends it)
 HUGE_BYTES = 8 * 1024 * 1024  # "huge": default size of the streamed text (x-fake-size)
@@ -63,8 +74,9 @@ class ServerThread:
         self._loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         # bodies arrive as sent (the fake decodes gzip itself and keeps the bytes)
-        runner = web.AppRunner(self.app, access_log=None, shutdown_timeout=0.2,
-                               auto_decompress=False)
+        runner = web.AppRunner(
+            self.app, access_log=None, shutdown_timeout=0.2, auto_decompress=False
+        )
         await runner.setup()
         site = web.TCPSite(runner, "127.0.0.1", 0)
         await site.start()
@@ -99,15 +111,29 @@ class FakeUpstream:
         raw = await request.read()
         encoding = request.headers.get("Content-Encoding", "")
         try:  # a bomb or a broken stream is kept as bytes (16 MiB of it at most)
-            data = zlib.decompressobj(47).decompress(raw, 16 << 20) \
-                if encoding in ("gzip", "deflate") else raw
-            body = orjson.loads(data) if data and not encoding.startswith(("br", "zstd")) \
+            data = (
+                zlib.decompressobj(47).decompress(raw, 16 << 20)
+                if encoding in ("gzip", "deflate")
+                else raw
+            )
+            body = (
+                orjson.loads(data)
+                if data and not encoding.startswith(("br", "zstd"))
                 else ({"_bytes": data} if data else None)
+            )
         except (orjson.JSONDecodeError, zlib.error):
             body = {"_bytes": raw}
-        self.received.append({"method": request.method, "path": request.path,
-                              "query": request.query_string, "headers": dict(request.headers),
-                              "body": body, "raw": raw, "encoding": encoding})
+        self.received.append(
+            {
+                "method": request.method,
+                "path": request.path,
+                "query": request.query_string,
+                "headers": dict(request.headers),
+                "body": body,
+                "raw": raw,
+                "encoding": encoding,
+            }
+        )
         return body if isinstance(body, dict) and "_bytes" not in body else {}
 
     # -- Anthropic -----------------------------------------------------------------
@@ -121,10 +147,14 @@ class FakeUpstream:
             return _anthropic_error(429, "rate_limit_error", "Slow down", {"retry-after": "7"})
         if mode == "overflow":  # Anthropic's two wordings of a prompt too large
             size, cap = int(request.headers.get("x-fake-input", 195_000)), body.get("max_tokens")
-            said = f"prompt is too long: {size} tokens > {OVERFLOW_LIMIT} maximum" \
-                if size > OVERFLOW_LIMIT else \
-                (f"input length and `max_tokens` exceed context limit: {size} + {cap} > "
-                 f"{OVERFLOW_LIMIT}, decrease input length or `max_tokens` and try again")
+            said = (
+                f"prompt is too long: {size} tokens > {OVERFLOW_LIMIT} maximum"
+                if size > OVERFLOW_LIMIT
+                else (
+                    f"input length and `max_tokens` exceed context limit: {size} + {cap} > "
+                    f"{OVERFLOW_LIMIT}, decrease input length or `max_tokens` and try again"
+                )
+            )
             return _anthropic_error(400, "invalid_request_error", said)
         if mode == "slow":
             await asyncio.sleep(SLOW_SECONDS)
@@ -153,17 +183,28 @@ class FakeUpstream:
             {"type": "text", "text": f"Reply {n} to: {echo} — ünïcödé \u2028 ok"}
         ]
         if body.get("tools"):
-            content.append({"type": "tool_use", "id": f"toolu_{n:04d}",
-                            "name": body["tools"][0]["name"],
-                            "input": {"path": f"/tmp/{n}.txt", "lines": [1, 2, 3],
-                                      "opts": {"echo": echo}}})
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{n:04d}",
+                    "name": body["tools"][0]["name"],
+                    "input": {"path": f"/tmp/{n}.txt", "lines": [1, 2, 3], "opts": {"echo": echo}},
+                }
+            )
         message = {
-            "id": f"msg_{n:06d}", "type": "message", "role": "assistant",
-            "model": body.get("model", "claude-test"), "content": content,
+            "id": f"msg_{n:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "claude-test"),
+            "content": content,
             "stop_reason": "tool_use" if body.get("tools") else "end_turn",
             "stop_sequence": None,
-            "usage": {"input_tokens": 100 + n, "cache_creation_input_tokens": 7,
-                      "cache_read_input_tokens": 50, "output_tokens": 20 + n},
+            "usage": {
+                "input_tokens": 100 + n,
+                "cache_creation_input_tokens": 7,
+                "cache_read_input_tokens": 50,
+                "output_tokens": 20 + n,
+            },
         }
         self.built[message["id"]] = message
         return message
@@ -183,10 +224,13 @@ class FakeUpstream:
     async def _send_events(
         self, request: web.Request, message: dict[str, Any], mode: str
     ) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"content-type": "text/event-stream",
-                                           "cache-control": "no-cache"})
+        resp = web.StreamResponse(
+            headers={"content-type": "text/event-stream", "cache-control": "no-cache"}
+        )
         await resp.prepare(request)
-        for i, (event, data) in enumerate(anthropic_events(message, 65536 if mode == "huge" else 0)):
+        for i, (event, data) in enumerate(
+            anthropic_events(message, 65536 if mode == "huge" else 0)
+        ):
             await resp.write(encode_event(event, data))
             if mode == "reset" and i == 3:
                 await asyncio.sleep(0.05)  # let the proxy receive what was sent
@@ -207,9 +251,10 @@ class FakeUpstream:
 
     async def other(self, request: web.Request) -> web.Response:
         await self._receive(request)
-        return web.json_response({"data": [{"id": "claude-test", "type": "model"}],
-                                  "beta": request.query.get("beta")},
-                                 headers={"set-cookie": "session=COOKIE-SECRET; Path=/"})
+        return web.json_response(
+            {"data": [{"id": "claude-test", "type": "model"}], "beta": request.query.get("beta")},
+            headers={"set-cookie": "session=COOKIE-SECRET; Path=/"},
+        )
 
     # -- OpenAI --------------------------------------------------------------------
 
@@ -217,25 +262,42 @@ class FakeUpstream:
         body = await self._receive(request)
         n = next(self._ids)
         text = f"Chat {n} to: {_last_user_text(body)}"
-        usage = {"prompt_tokens": 300, "completion_tokens": 12, "total_tokens": 312,
-                 "prompt_tokens_details": {"cached_tokens": 256}}
-        completion = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1700000000,
-                      "model": body.get("model", "gpt-test"),
-                      "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
-                                   "finish_reason": "stop"}],
-                      "usage": usage}
+        usage = {
+            "prompt_tokens": 300,
+            "completion_tokens": 12,
+            "total_tokens": 312,
+            "prompt_tokens_details": {"cached_tokens": 256},
+        }
+        completion = {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": body.get("model", "gpt-test"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": usage,
+        }
         self.built[completion["id"]] = completion
         if not body.get("stream"):
             return web.json_response(completion)
         return await stream_chat(request, completion)
 
 
-def anthropic_events(message: dict[str, Any],
-                     piece: int = 0) -> list[tuple[str, dict[str, Any]]]:
+def anthropic_events(message: dict[str, Any], piece: int = 0) -> list[tuple[str, dict[str, Any]]]:
     """The event sequence the Messages API streams for ``message`` (text deltas of
     ``piece`` characters; 7 by default)."""
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {**message["usage"], "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**message["usage"], "output_tokens": 1},
+    }
     events: list[tuple[str, dict[str, Any]]] = [
         ("message_start", {"type": "message_start", "message": start}),
         ("ping", {"type": "ping"}),
@@ -245,22 +307,38 @@ def anthropic_events(message: dict[str, Any],
             first = {"type": "text", "text": ""}
             text = block["text"]
             step = piece or 7
-            deltas = [{"type": "text_delta", "text": text[j:j + step]}
-                      for j in range(0, len(text), step)]
+            deltas = [
+                {"type": "text_delta", "text": text[j : j + step]}
+                for j in range(0, len(text), step)
+            ]
         else:
             first = {**block, "input": {}}
             raw = orjson.dumps(block["input"]).decode()
-            deltas = [{"type": "input_json_delta", "partial_json": raw[j:j + 9]}
-                      for j in range(0, len(raw), 9)]
-        events.append(("content_block_start",
-                       {"type": "content_block_start", "index": i, "content_block": first}))
-        events += [("content_block_delta", {"type": "content_block_delta", "index": i,
-                                            "delta": d}) for d in deltas]
+            deltas = [
+                {"type": "input_json_delta", "partial_json": raw[j : j + 9]}
+                for j in range(0, len(raw), 9)
+            ]
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": i, "content_block": first},
+            )
+        )
+        events += [
+            ("content_block_delta", {"type": "content_block_delta", "index": i, "delta": d})
+            for d in deltas
+        ]
         events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-    events.append(("message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-        "usage": {"output_tokens": message["usage"]["output_tokens"]}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
@@ -287,13 +365,28 @@ async def stream_chat(request: web.Request, completion: dict[str, Any]) -> web.S
 
 def chat_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     """Chat Completions stream chunks, ending with the usage-only chunk."""
-    base = {"id": completion["id"], "object": "chat.completion.chunk",
-            "created": completion["created"], "model": completion["model"]}
+    base = {
+        "id": completion["id"],
+        "object": "chat.completion.chunk",
+        "created": completion["created"],
+        "model": completion["model"],
+    }
     text = completion["choices"][0]["message"]["content"]
-    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                    "finish_reason": None}]}]
-    chunks += [{**base, "choices": [{"index": 0, "delta": {"content": text[j:j + 5]},
-                                     "finish_reason": None}]} for j in range(0, len(text), 5)]
+    chunks = [
+        {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}
+            ],
+        }
+    ]
+    chunks += [
+        {
+            **base,
+            "choices": [{"index": 0, "delta": {"content": text[j : j + 5]}, "finish_reason": None}],
+        }
+        for j in range(0, len(text), 5)
+    ]
     chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     chunks.append({**base, "choices": [], "usage": completion["usage"]})
     return chunks
@@ -302,8 +395,11 @@ def chat_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
 def _anthropic_error(
     status: int, kind: str, message: str, headers: dict[str, str] | None = None
 ) -> web.Response:
-    return web.json_response({"type": "error", "error": {"type": kind, "message": message}},
-                             status=status, headers=headers)
+    return web.json_response(
+        {"type": "error", "error": {"type": kind, "message": message}},
+        status=status,
+        headers=headers,
+    )
 
 
 def _last_user_text(body: dict[str, Any]) -> str:

@@ -48,18 +48,23 @@ def anthropic_violations(body: dict[str, Any]) -> list[str]:
         blocks = content if isinstance(content, list) else []
         results = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
         kinds = [b.get("type") for b in blocks]
-        if results and kinds[:len(results)] != ["tool_result"] * len(results):
+        if results and kinds[: len(results)] != ["tool_result"] * len(results):
             out.append(f"messages.{i}: tool_result blocks must come first")
         for rid in results:
             if rid not in prev_calls:
-                out.append(f"messages.{i}: unexpected tool_use_id {rid} in tool_result blocks: "
-                           "each tool_result must have a tool_use in the previous message")
+                out.append(
+                    f"messages.{i}: unexpected tool_use_id {rid} in tool_result blocks: "
+                    "each tool_result must have a tool_use in the previous message"
+                )
         missing = [c for c in prev_calls if c not in results]
         if missing:
-            out.append(f"messages.{i}: tool_use ids were found without tool_result blocks "
-                       f"immediately after: {', '.join(missing)}")
-        prev_calls = [b.get("id") for b in blocks if b.get("type") == "tool_use"] \
-            if r == "assistant" else []
+            out.append(
+                f"messages.{i}: tool_use ids were found without tool_result blocks "
+                f"immediately after: {', '.join(missing)}"
+            )
+        prev_calls = (
+            [b.get("id") for b in blocks if b.get("type") == "tool_use"] if r == "assistant" else []
+        )
     if prev_role != "user":
         out.append("the last message must be a user message")
     return out
@@ -79,14 +84,18 @@ def chat_violations(body: dict[str, Any]) -> list[str]:
         seen_other = True
         if r == "tool":
             if m.get("tool_call_id") not in pending:
-                out.append(f"messages[{i}]: messages with role 'tool' must be a response to a "
-                           "preceding message with 'tool_calls'")
+                out.append(
+                    f"messages[{i}]: messages with role 'tool' must be a response to a "
+                    "preceding message with 'tool_calls'"
+                )
             else:
                 pending.remove(m.get("tool_call_id"))
             continue
         if pending:
-            out.append(f"messages[{i}]: an assistant message with 'tool_calls' must be followed "
-                       f"by tool messages responding to each tool_call_id ({', '.join(pending)})")
+            out.append(
+                f"messages[{i}]: an assistant message with 'tool_calls' must be followed "
+                f"by tool messages responding to each tool_call_id ({', '.join(pending)})"
+            )
         pending = [c["id"] for c in m.get("tool_calls") or []] if r == "assistant" else []
     if pending:
         out.append("the last tool calls have no answers")
@@ -104,8 +113,9 @@ def responses_violations(body: dict[str, Any]) -> list[str]:
     for i, item in enumerate(items or []):
         kind = item.get("type", "message")
         # Codex 0.171 sends its tool schemas as a leading developer item of its own type
-        if kind == "additional_tools" or (kind == "message"
-                                          and item.get("role") in ("system", "developer")):
+        if kind == "additional_tools" or (
+            kind == "message" and item.get("role") in ("system", "developer")
+        ):
             if seen_other:
                 out.append(f"input[{i}]: system messages must come first")
             continue
@@ -114,8 +124,10 @@ def responses_violations(body: dict[str, Any]) -> list[str]:
             called.add(item["call_id"])
         elif kind == "function_call_output":
             if item.get("call_id") not in called:
-                out.append(f"input[{i}]: No tool call found for function call output with "
-                           f"call_id {item.get('call_id')}")
+                out.append(
+                    f"input[{i}]: No tool call found for function call output with "
+                    f"call_id {item.get('call_id')}"
+                )
             answered.add(item.get("call_id"))
     for c in sorted(called - answered):
         out.append(f"No tool output found for function call {c}")
@@ -157,8 +169,9 @@ class StrictUpstream:
     def bodies(self, api: str, status: int = 200) -> list[dict[str, Any]]:
         return [orjson.loads(raw) for a, raw, s in self.received if a == api and s == status]
 
-    async def _check(self, request: web.Request, api: str, rules: Any,
-                     error: Any) -> tuple[dict[str, Any] | None, web.Response | None]:
+    async def _check(
+        self, request: web.Request, api: str, rules: Any, error: Any
+    ) -> tuple[dict[str, Any] | None, web.Response | None]:
         raw = await request.read()
         body = orjson.loads(raw)
         problems = rules(body)
@@ -179,14 +192,29 @@ class StrictUpstream:
         n = next(self._ids)
         content: list[dict[str, Any]] = [{"type": "text", "text": f"Step {n}: working on it."}]
         if body.get("tools") and not ends_with_tool_result("anthropic", body):
-            content.append({"type": "tool_use", "id": f"toolu_{n:04d}",
-                            "name": body["tools"][0]["name"], "input": {"path": f"/tmp/f{n}"}})
-        message = {"id": f"msg_{n:06d}", "type": "message", "role": "assistant",
-                   "model": body.get("model"), "content": content,
-                   "stop_reason": "tool_use" if len(content) > 1 else "end_turn",
-                   "stop_sequence": None,
-                   "usage": {"input_tokens": body["_tokens"], "cache_creation_input_tokens": 0,
-                             "cache_read_input_tokens": 0, "output_tokens": 9}}
+            content.append(
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{n:04d}",
+                    "name": body["tools"][0]["name"],
+                    "input": {"path": f"/tmp/f{n}"},
+                }
+            )
+        message = {
+            "id": f"msg_{n:06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model"),
+            "content": content,
+            "stop_reason": "tool_use" if len(content) > 1 else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": body["_tokens"],
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": 9,
+            },
+        }
         if not body.get("stream"):
             return web.json_response(message)
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
@@ -206,16 +234,32 @@ class StrictUpstream:
         if body.get("tools") and not ends_with_tool_result("chat", body):
             name = body["tools"][0]["function"]["name"]
             message["tool_calls"] = [
-                {"id": f"call_{n}_{k}", "type": "function",
-                 "function": {"name": name, "arguments": orjson.dumps({"k": k}).decode()}}
-                for k in range(2)]  # two parallel calls
-        usage = {"prompt_tokens": body["_tokens"], "completion_tokens": 5,
-                 "total_tokens": body["_tokens"] + 5}
-        completion = {"id": f"chatcmpl-{n}", "object": "chat.completion",
-                      "created": 1700000000, "model": body.get("model"),
-                      "choices": [{"index": 0, "message": message,
-                                   "finish_reason": "tool_calls" if "tool_calls" in message
-                                   else "stop"}], "usage": usage}
+                {
+                    "id": f"call_{n}_{k}",
+                    "type": "function",
+                    "function": {"name": name, "arguments": orjson.dumps({"k": k}).decode()},
+                }
+                for k in range(2)
+            ]  # two parallel calls
+        usage = {
+            "prompt_tokens": body["_tokens"],
+            "completion_tokens": 5,
+            "total_tokens": body["_tokens"] + 5,
+        }
+        completion = {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": body.get("model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if "tool_calls" in message else "stop",
+                }
+            ],
+            "usage": usage,
+        }
         if not body.get("stream") or "tool_calls" in message:
             return web.json_response(completion)
         return await stream_chat(request, completion)
@@ -228,29 +272,64 @@ class StrictUpstream:
         n = next(self._ids)
         output: list[dict[str, Any]] = []
         if body.get("tools") and not ends_with_tool_result("responses", body):
-            output.append({"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}",
-                           "name": body["tools"][0]["name"], "arguments": "{}",
-                           "status": "completed"})
+            output.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{n}",
+                    "call_id": f"call_{n}",
+                    "name": body["tools"][0]["name"],
+                    "arguments": "{}",
+                    "status": "completed",
+                }
+            )
         else:
-            output.append({"type": "message", "id": f"m_{n}", "role": "assistant",
-                           "status": "completed",
-                           "content": [{"type": "output_text", "text": f"Step {n}.",
-                                        "annotations": []}]})
-        return web.json_response({
-            "id": f"resp_{n}", "object": "response", "created_at": 1700000000,
-            "status": "completed", "model": body.get("model"), "output": output,
-            "parallel_tool_calls": True, "tool_choice": "auto", "tools": [],
-            "usage": {"input_tokens": body["_tokens"], "output_tokens": 5,
-                      "total_tokens": body["_tokens"] + 5,
-                      "input_tokens_details": {"cached_tokens": 0},
-                      "output_tokens_details": {"reasoning_tokens": 0}}})
+            output.append(
+                {
+                    "type": "message",
+                    "id": f"m_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": f"Step {n}.", "annotations": []}],
+                }
+            )
+        return web.json_response(
+            {
+                "id": f"resp_{n}",
+                "object": "response",
+                "created_at": 1700000000,
+                "status": "completed",
+                "model": body.get("model"),
+                "output": output,
+                "parallel_tool_calls": True,
+                "tool_choice": "auto",
+                "tools": [],
+                "usage": {
+                    "input_tokens": body["_tokens"],
+                    "output_tokens": 5,
+                    "total_tokens": body["_tokens"] + 5,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                },
+            }
+        )
 
 
 def _a_error(message: str) -> web.Response:
-    return web.json_response({"type": "error", "error": {"type": "invalid_request_error",
-                                                         "message": message}}, status=400)
+    return web.json_response(
+        {"type": "error", "error": {"type": "invalid_request_error", "message": message}},
+        status=400,
+    )
 
 
 def _o_error(message: str) -> web.Response:
-    return web.json_response({"error": {"message": message, "type": "invalid_request_error",
-                                        "param": None, "code": None}}, status=400)
+    return web.json_response(
+        {
+            "error": {
+                "message": message,
+                "type": "invalid_request_error",
+                "param": None,
+                "code": None,
+            }
+        },
+        status=400,
+    )

@@ -41,8 +41,9 @@ def test_counts_match_server_rule_and_are_cached(corpus, server, tmp_path):
 def test_429_retry_after_and_500_backoff(corpus, server, tmp_path):
     s = _session(corpus)
     server.fail = [(429, {"retry-after": "0"}), (500, {}), (429, {"retry-after": "1"})]
-    counter = AnthropicCounter.from_env(cache=DiskCache(tmp_path / "c.json"), workers=1,
-                                        backoff=0.01)
+    counter = AnthropicCounter.from_env(
+        cache=DiskCache(tmp_path / "c.json"), workers=1, backoff=0.01
+    )
     assert counter.prompt(s.requests[0]) is not None
     assert server.calls == 4 and counter.calls == 4
 
@@ -50,8 +51,9 @@ def test_429_retry_after_and_500_backoff(corpus, server, tmp_path):
 def test_persistent_failure_is_reported_per_row(corpus, server, tmp_path):
     s = _session(corpus)
     server.always = 503
-    counter = AnthropicCounter.from_env(cache=DiskCache(tmp_path / "c.json"), retries=2,
-                                        backoff=0.01)
+    counter = AnthropicCounter.from_env(
+        cache=DiskCache(tmp_path / "c.json"), retries=2, backoff=0.01
+    )
     assert counter.prompt(s.requests[0]) is None
     assert server.calls == 3 and "503" in (counter.error(s.requests[0]) or "")
 
@@ -70,8 +72,15 @@ def test_cli_second_run_makes_no_api_calls(corpus, server, capsys):
 
 
 def test_cli_categories_with_anthropic(corpus, server, capsys):
-    argv = ["compare", str(corpus / CAPTURED), "--estimators", "anthropic,qwen", "--json",
-            "--request", "last"]
+    argv = [
+        "compare",
+        str(corpus / CAPTURED),
+        "--estimators",
+        "anthropic,qwen",
+        "--json",
+        "--request",
+        "last",
+    ]
     assert main(argv) == 0
     cats = json.loads(capsys.readouterr().out)["categories"]["estimates"]["anthropic"]
     assert cats["builtin_tools"] > 0 and cats["system_prompt"] > 0 and cats["messages"] > 0

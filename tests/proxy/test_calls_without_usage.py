@@ -25,13 +25,23 @@ async def _messages(request: web.Request) -> web.Response:
     ``x-fake-mode: 429`` refuses the call."""
     raw = await request.read()
     if request.headers.get("x-fake-mode") == "429":
-        return web.json_response({"type": "error", "error": {
-            "type": "rate_limit_error", "message": "Slow down"}}, status=429)
+        return web.json_response(
+            {"type": "error", "error": {"type": "rate_limit_error", "message": "Slow down"}},
+            status=429,
+        )
     n = len(raw) // 4
-    return web.json_response({
-        "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "claude-test-1",
-        "content": [{"type": "text", "text": "Noted."}], "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": n, "output_tokens": 3}})
+    return web.json_response(
+        {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test-1",
+            "content": [{"type": "text", "text": "Noted."}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": n, "output_tokens": 3},
+        }
+    )
 
 
 @pytest.fixture
@@ -49,9 +59,12 @@ def recording(tmp_path: Path) -> Iterator[Path]:
                 if mode != "" or n == 0 or history[-1]["role"] == "assistant":
                     history.append({"role": "user", "content": f"turn {n}: {TURN}"})
                 try:
-                    reply = c.messages.create(model="claude-test-1", max_tokens=64,
-                                              messages=history,
-                                              extra_headers={"x-fake-mode": mode})
+                    reply = c.messages.create(
+                        model="claude-test-1",
+                        max_tokens=64,
+                        messages=history,
+                        extra_headers={"x-fake-mode": mode},
+                    )
                     history.append({"role": "assistant", "content": reply.content[0].text})
                 except anthropic.RateLimitError:
                     assert mode == "429"  # the same history is sent again next
@@ -67,7 +80,7 @@ def test_a_refused_call_keeps_its_size_messages_and_tier(recording: Path) -> Non
     assert [r.usage is None for r in s.requests] == [False, False, True, False]
     a = Analysis(s)
     last, refused = s.requests[1], s.requests[2]
-    added = refused.messages[len(last.messages):]
+    added = refused.messages[len(last.messages) :]
     assert len(added) == 2  # the reply to call 1 and the new user turn
     expected = last.usage.prompt_tokens + a.estimator.messages(added)
     b = a.breakdown(2)

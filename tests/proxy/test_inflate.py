@@ -30,10 +30,20 @@ def _zstd(data: bytes) -> bytes:
     return bytes(zstd.compress(data))
 
 
-PACKERS = {"gzip": lambda d: gzip.compress(d, 9), "deflate": lambda d: zlib.compress(d, 9),
-           "raw deflate": _deflate_raw, "br": _brotli, "zstd": _zstd}
-HEADER = {"gzip": "gzip", "deflate": "deflate", "raw deflate": "deflate", "br": "br",
-          "zstd": "zstd"}
+PACKERS = {
+    "gzip": lambda d: gzip.compress(d, 9),
+    "deflate": lambda d: zlib.compress(d, 9),
+    "raw deflate": _deflate_raw,
+    "br": _brotli,
+    "zstd": _zstd,
+}
+HEADER = {
+    "gzip": "gzip",
+    "deflate": "deflate",
+    "raw deflate": "deflate",
+    "br": "br",
+    "zstd": "zstd",
+}
 
 
 @pytest.mark.parametrize("kind", PACKERS)
@@ -46,9 +56,14 @@ def test_a_bomb_is_refused_in_every_coding(kind: str) -> None:
 
 @pytest.mark.parametrize("kind", PACKERS)
 def test_a_real_body_decodes_whole_in_every_coding(kind: str) -> None:
-    body = b'{"messages": [' + b",".join(
-        b'{"role": "user", "content": "%s"}' % os.urandom(600).hex().encode()
-        for _ in range(10_000)) + b"]}"  # 12 MB of JSON that compresses about 2 times
+    body = (
+        b'{"messages": ['
+        + b",".join(
+            b'{"role": "user", "content": "%s"}' % os.urandom(600).hex().encode()
+            for _ in range(10_000)
+        )
+        + b"]}"
+    )  # 12 MB of JSON that compresses about 2 times
     assert len(body) > FLOOR
     assert inflate(PACKERS[kind](body), HEADER[kind], CAP) == body
 
@@ -62,13 +77,16 @@ def test_a_nested_bomb_is_refused_and_too_many_codings_are_not_tried() -> None:
     assert inflate(b"plain", "identity, identity", CAP) == b"plain"
 
 
-@pytest.mark.parametrize(("data", "coding", "said"), [
-    (b"not gzip at all", "gzip", "not a valid gzip stream"),
-    (b"\x1f\x8b\x08\x00garbage", "gzip", "not a valid gzip stream"),
-    (b"not zlib", "deflate", "not a valid deflate stream"),
-    (b"\x00\x01", "br", "not a valid br stream"),
-    (b"abc", "compress", "content-encoding compress has no decoder here"),
-])
+@pytest.mark.parametrize(
+    ("data", "coding", "said"),
+    [
+        (b"not gzip at all", "gzip", "not a valid gzip stream"),
+        (b"\x1f\x8b\x08\x00garbage", "gzip", "not a valid gzip stream"),
+        (b"not zlib", "deflate", "not a valid deflate stream"),
+        (b"\x00\x01", "br", "not a valid br stream"),
+        (b"abc", "compress", "content-encoding compress has no decoder here"),
+    ],
+)
 def test_a_body_not_of_its_coding_says_so(data: bytes, coding: str, said: str) -> None:
     if coding == "br":
         pytest.importorskip("brotli")
@@ -97,8 +115,10 @@ def test_a_body_of_too_many_values_is_not_parsed() -> None:
 
     crowded = b"[" + b"{}," * MAX_VALUES + b"{}]"
     assert json_values(crowded) > MAX_VALUES
-    assert parse_json(crowded) == {"_raw": f"[{len(crowded)} bytes, not parsed: up to "
-                                           f"{json_values(crowded):,} JSON values (at most "
-                                           f"{MAX_VALUES:,} are parsed)]"}
+    assert parse_json(crowded) == {
+        "_raw": f"[{len(crowded)} bytes, not parsed: up to "
+        f"{json_values(crowded):,} JSON values (at most "
+        f"{MAX_VALUES:,} are parsed)]"
+    }
     fine = b"[" + b"{}," * 1000 + b"{}]"
     assert parse_json(fine) == [{}] * 1001

@@ -31,25 +31,35 @@ from ctxviewer.proxy.rewrite import Rewriter
 from ctxviewer.proxy.thread import ProxyThread
 
 CAPTURES = Path(__file__).resolve().parents[1] / "data" / "live_compact"
-SENT_HEADERS = ("user-agent", "x-claude-code-session-id", "session_id", "anthropic-version",
-                "anthropic-beta", "content-type")
+SENT_HEADERS = (
+    "user-agent",
+    "x-claude-code-session-id",
+    "session_id",
+    "anthropic-version",
+    "anthropic-beta",
+    "content-type",
+)
 
 # What the agent injected that a compaction must keep, as the agent sent it.
 CLAUDE_CODE = {
-    "project CLAUDE.md": "RULE-PROJ-1", "the user's CLAUDE.md": "RULE-USER-1",
+    "project CLAUDE.md": "RULE-PROJ-1",
+    "the user's CLAUDE.md": "RULE-USER-1",
     "the environment": "Primary working directory: /work/rc/proj",
     "the skill listing": "The following skills are available for use with the Skill tool",
     "the deferred tools": "deferred tools are now available via ToolSearch",
 }
 QWEN_CODE = {
-    "project QWEN.md": "RULE-QWEN-PROJ-1", "the user's QWEN.md": "RULE-QWEN-USER-1",
+    "project QWEN.md": "RULE-QWEN-PROJ-1",
+    "the user's QWEN.md": "RULE-QWEN-USER-1",
     "the environment": "I'm currently working in the directory",
     "the skill listing": "<available_skills>",
     "the deferred tools": "reachable through `tool_search`",
 }
 CODEX = {
-    "AGENTS.md": "RULE-CODEX-2", "the environment": "<environment_context>",
-    "the base instructions": "You are Codex", "the tool schemas": '"additional_tools"',
+    "AGENTS.md": "RULE-CODEX-2",
+    "the environment": "<environment_context>",
+    "the base instructions": "You are Codex",
+    "the tool schemas": '"additional_tools"',
     "the skill listing": "<skills_instructions>",
 }
 
@@ -60,8 +70,11 @@ def agent_calls(name: str) -> Iterator[tuple[str, dict[str, str], dict[str, Any]
         for line in f:
             rec = orjson.loads(line)
             body = rec.get("request", {}).get("body")
-            if rec.get("type") != "exchange" or not isinstance(body, dict) \
-                    or rec["path"].endswith("count_tokens"):
+            if (
+                rec.get("type") != "exchange"
+                or not isinstance(body, dict)
+                or rec["path"].endswith("count_tokens")
+            ):
                 continue
             headers = {k: v for k, v in rec["request"]["headers"].items() if k in SENT_HEADERS}
             yield rec["path"], headers, body
@@ -73,8 +86,11 @@ def replay(proxy: ProxyThread, name: str) -> list[dict[str, Any]]:
     sent = []
     for path, headers, body in agent_calls(name):
         request = urllib.request.Request(
-            proxy.url + path, data=orjson.dumps(body), method="POST",
-            headers={**headers, "x-api-key": "sk-ant-test", "authorization": "Bearer sk-test"})
+            proxy.url + path,
+            data=orjson.dumps(body),
+            method="POST",
+            headers={**headers, "x-api-key": "sk-ant-test", "authorization": "Bearer sk-test"},
+        )
         with opener.open(request, timeout=30) as answer:
             assert answer.status == 200
             answer.read()
@@ -83,14 +99,20 @@ def replay(proxy: ProxyThread, name: str) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def compacting_proxy(strict: StrictUpstream, tmp_path: Path
-                     ) -> Iterator[Callable[[int], ProxyThread]]:
+def compacting_proxy(
+    strict: StrictUpstream, tmp_path: Path
+) -> Iterator[Callable[[int], ProxyThread]]:
     started: list[ProxyThread] = []
 
     def make(compact_at: int) -> ProxyThread:
-        proxy = ProxyThread(port=0, out=tmp_path / "rec.jsonl", upstream=strict.url,
-                            openai_upstream=strict.url, timeout=10.0,
-                            rewriter=Rewriter(compact_at=compact_at))
+        proxy = ProxyThread(
+            port=0,
+            out=tmp_path / "rec.jsonl",
+            upstream=strict.url,
+            openai_upstream=strict.url,
+            timeout=10.0,
+            rewriter=Rewriter(compact_at=compact_at),
+        )
         proxy.start()
         started.append(proxy)
         return proxy
@@ -100,14 +122,23 @@ def compacting_proxy(strict: StrictUpstream, tmp_path: Path
         proxy.stop()
 
 
-@pytest.mark.parametrize(("capture", "api", "compact_at", "kept"), [
-    ("claude-code-2.1.332.rec.jsonl.xz", "anthropic", 15_000, CLAUDE_CODE),
-    ("qwen-code-0.24.4.rec.jsonl.xz", "chat", 24_000, QWEN_CODE),
-    ("codex-0.171.0.rec.jsonl.xz", "responses", 17_000, CODEX),
-], ids=["claude-code", "qwen-code", "codex"])
+@pytest.mark.parametrize(
+    ("capture", "api", "compact_at", "kept"),
+    [
+        ("claude-code-2.1.332.rec.jsonl.xz", "anthropic", 15_000, CLAUDE_CODE),
+        ("qwen-code-0.24.4.rec.jsonl.xz", "chat", 24_000, QWEN_CODE),
+        ("codex-0.171.0.rec.jsonl.xz", "responses", 17_000, CODEX),
+    ],
+    ids=["claude-code", "qwen-code", "codex"],
+)
 def test_a_live_compaction_keeps_what_the_agent_injected(
-        compacting_proxy: Callable[[int], ProxyThread], strict: StrictUpstream, capture: str,
-        api: str, compact_at: int, kept: dict[str, str]) -> None:
+    compacting_proxy: Callable[[int], ProxyThread],
+    strict: StrictUpstream,
+    capture: str,
+    api: str,
+    compact_at: int,
+    kept: dict[str, str],
+) -> None:
     proxy = compacting_proxy(compact_at)
     sent = replay(proxy, capture)
     seen = strict.bodies(api)
@@ -117,8 +148,11 @@ def test_a_live_compaction_keeps_what_the_agent_injected(
     for original, upstream in rewritten:
         text = orjson.dumps(upstream).decode()
         assert len(text) < len(orjson.dumps(original))
-        missing = [what for what, marker in kept.items()
-                   if marker in orjson.dumps(original).decode() and marker not in text]
+        missing = [
+            what
+            for what, marker in kept.items()
+            if marker in orjson.dumps(original).decode() and marker not in text
+        ]
         assert missing == [], f"lost in the rewrite: {', '.join(missing)}"
         assert "Summary of the earlier conversation" in text
     # every rule the agent sent is in what the model saw, each request after the rewrite
@@ -128,7 +162,8 @@ def test_a_live_compaction_keeps_what_the_agent_injected(
 
 
 def test_the_summary_follows_the_agents_first_message_blocks(
-        compacting_proxy: Callable[[int], ProxyThread], strict: StrictUpstream) -> None:
+    compacting_proxy: Callable[[int], ProxyThread], strict: StrictUpstream
+) -> None:
     """Claude Code: the first user message's <system-reminder> blocks stay first and in
     order, the summary comes after them (never where a rule stood), and the
     environment's system message stays in its place."""
@@ -136,23 +171,33 @@ def test_the_summary_follows_the_agents_first_message_blocks(
     sent = replay(proxy, "claude-code-2.1.332.rec.jsonl.xz")
     seen = strict.bodies("anthropic")
     original, upstream = next((s, u) for s, u in zip(sent, seen, strict=True) if s != u)
-    reminders = [b for b in original["messages"][0]["content"]
-                 if b.get("text", "").startswith("<system-reminder>")]
+    reminders = [
+        b
+        for b in original["messages"][0]["content"]
+        if b.get("text", "").startswith("<system-reminder>")
+    ]
     first = upstream["messages"][0]["content"]
-    assert first[:len(reminders)] == reminders
+    assert first[: len(reminders)] == reminders
     assert "Summary of the earlier conversation" in first[len(reminders)]["text"]
     assert upstream["messages"][1] == original["messages"][1]
     assert upstream["messages"][1]["role"] == "system"
 
 
-def test_the_recording_shows_the_rewrite_and_its_undo(strict: StrictUpstream,
-                                                      tmp_path: Path) -> None:
+def test_the_recording_shows_the_rewrite_and_its_undo(
+    strict: StrictUpstream, tmp_path: Path
+) -> None:
     """A live compaction is a compaction in every view (trigger ``proxy``: the report's
     observed compactions, the timeline's marks and title, the request list), and so
     is its undo."""
     rewriter = Rewriter(compact_at=15_000)
-    proxy = ProxyThread(port=0, out=tmp_path / "rec.jsonl", upstream=strict.url,
-                        openai_upstream=strict.url, timeout=10.0, rewriter=rewriter)
+    proxy = ProxyThread(
+        port=0,
+        out=tmp_path / "rec.jsonl",
+        upstream=strict.url,
+        openai_upstream=strict.url,
+        timeout=10.0,
+        rewriter=rewriter,
+    )
     proxy.start()
     try:
         calls = list(agent_calls("claude-code-2.1.332.rec.jsonl.xz"))
@@ -161,15 +206,19 @@ def test_the_recording_shows_the_rewrite_and_its_undo(strict: StrictUpstream,
             if i == len(calls) - 1:  # the user undoes it before the last turn
                 (conv,) = rewriter.conversations()
                 rewriter.undo(conv["conversation"])
-            request = urllib.request.Request(proxy.url + path, data=orjson.dumps(body),
-                                             method="POST", headers=headers)
+            request = urllib.request.Request(
+                proxy.url + path, data=orjson.dumps(body), method="POST", headers=headers
+            )
             with opener.open(request, timeout=30) as answer:
                 answer.read()
     finally:
         proxy.stop()
     a = Analysis(load(str(proxy.out)))
-    rewritten = [r.index for r in a.session.requests
-                 if any(n.startswith("rewritten by the proxy") for n in r.notes)]
+    rewritten = [
+        r.index
+        for r in a.session.requests
+        if any(n.startswith("rewritten by the proxy") for n in r.notes)
+    ]
     assert rewritten and rewritten[-1] == len(calls) - 2
     assert a.compactions.observed == (rewritten[0],)
     assert a.compactions.triggers == ("proxy",)
@@ -179,8 +228,9 @@ def test_the_recording_shows_the_rewrite_and_its_undo(strict: StrictUpstream,
     assert [e.kind for e in a.session.requests[-1].events] == [PROXY_UNDO]
     view = from_analysis(a)
     labels = [m.label() for m in view.marks]
-    assert labels[0].startswith(f"compaction (proxy)\n{event.pre_tokens:,} \u2192 "
-                                f"{event.post_tokens:,}")
+    assert labels[0].startswith(
+        f"compaction (proxy)\n{event.pre_tokens:,} \u2192 {event.post_tokens:,}"
+    )
     assert any(label.startswith("live compaction undone") for label in labels)
     assert "(1 happened)" in view.whatif.title
     assert "proxy" in orjson.dumps(report_json(a)["compactions"]).decode()
@@ -196,20 +246,32 @@ def test_a_live_plan_judges_its_target_on_the_api_count() -> None:
 
     *_, (_path, headers, body) = agent_calls("claude-code-2.1.332.rec.jsonl.xz")
     tpb = 12_651 / len(orjson.dumps(body))  # as the fake upstream counted a request
-    p = plan("anthropic", body, "c", "trim", get_estimator("qwen"),
-             thresholds(15_000, "shannon"), tokens_per_byte=tpb,
-             injected=("<system-reminder>",))
+    p = plan(
+        "anthropic",
+        body,
+        "c",
+        "trim",
+        get_estimator("qwen"),
+        thresholds(15_000, "shannon"),
+        tokens_per_byte=tpb,
+        injected=("<system-reminder>",),
+    )
     [note] = [n for n in p.notes if n.startswith("misses its target")]
     assert "against 5,625" in note
     assert p.tokens_after > 5_625
 
 
-@pytest.mark.parametrize(("capture", "api", "violations"), [
-    ("claude-code-2.1.332.rec.jsonl.xz", "anthropic", "anthropic_violations"),
-    ("codex-0.171.0.rec.jsonl.xz", "openai-responses", "responses_violations"),
-], ids=["claude-code", "codex"])
-def test_trim_and_slim_work_on_the_agents_real_shapes(capture: str, api: str,
-                                                      violations: str) -> None:
+@pytest.mark.parametrize(
+    ("capture", "api", "violations"),
+    [
+        ("claude-code-2.1.332.rec.jsonl.xz", "anthropic", "anthropic_violations"),
+        ("codex-0.171.0.rec.jsonl.xz", "openai-responses", "responses_violations"),
+    ],
+    ids=["claude-code", "codex"],
+)
+def test_trim_and_slim_work_on_the_agents_real_shapes(
+    capture: str, api: str, violations: str
+) -> None:
     """Claude Code's environment message inside ``messages`` (and Codex's leading
     developer items) no longer stop a rewrite: trim cuts the real request, slim shortens
     a long tool result the model has answered and leaves the last one whole."""
@@ -232,21 +294,36 @@ def test_trim_and_slim_work_on_the_agents_real_shapes(capture: str, api: str,
     assert raw is not None
     long = "\n".join(f"{i:4}  line {i} of a long file" for i in range(400))
     if api == "anthropic":
-        call = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_a",
-                                                  "name": "Read", "input": {"file_path": "x"}}]}
-        result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_a",
-                                               "content": long}]}
+        call = {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_a", "name": "Read", "input": {"file_path": "x"}}
+            ],
+        }
+        result = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_a", "content": long}],
+        }
         answer = {"role": "assistant", "content": [{"type": "text", "text": "Read it."}]}
-        call2 = {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_b",
-                                                   "name": "Read", "input": {"file_path": "y"}}]}
-        last = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_b",
-                                             "content": long}]}
+        call2 = {
+            "role": "assistant",
+            "content": [
+                {"type": "tool_use", "id": "toolu_b", "name": "Read", "input": {"file_path": "y"}}
+            ],
+        }
+        last = {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_b", "content": long}],
+        }
         grown = [*raw, call, result, answer, {"role": "user", "content": "And y?"}, call2, last]
     else:
         call = {"type": "function_call", "call_id": "c_a", "name": "shell", "arguments": "{}"}
         result = {"type": "function_call_output", "call_id": "c_a", "output": long}
-        answer = {"type": "message", "role": "assistant",
-                  "content": [{"type": "output_text", "text": "Read it."}]}
+        answer = {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Read it."}],
+        }
         call2 = {"type": "function_call", "call_id": "c_b", "name": "shell", "arguments": "{}"}
         last = {"type": "function_call_output", "call_id": "c_b", "output": long}
         grown = [*raw, call, result, answer, call2, last]

@@ -22,15 +22,33 @@ from cli_server import CliServer
 
 from ctxviewer.ingest import load
 
-EXPORT = {"resourceLogs": [{"resource": {"attributes": [
-    {"key": "service.name", "value": {"stringValue": "claude-code"}}]},
-    "scopeLogs": [{"logRecords": [{"timeUnixNano": "1", "attributes": [
-        {"key": "event.name", "value": {"stringValue": "api_request"}},
-        {"key": "input_tokens", "value": {"intValue": 42}}]}]}]}]}
+EXPORT = {
+    "resourceLogs": [
+        {
+            "resource": {
+                "attributes": [{"key": "service.name", "value": {"stringValue": "claude-code"}}]
+            },
+            "scopeLogs": [
+                {
+                    "logRecords": [
+                        {
+                            "timeUnixNano": "1",
+                            "attributes": [
+                                {"key": "event.name", "value": {"stringValue": "api_request"}},
+                                {"key": "input_tokens", "value": {"intValue": 42}},
+                            ],
+                        }
+                    ]
+                }
+            ],
+        }
+    ]
+}
 
 
-def _post(url: str, data: bytes, encoding: str | None = None,
-          ctype: str = "application/json") -> tuple[int, dict[str, Any]]:
+def _post(
+    url: str, data: bytes, encoding: str | None = None, ctype: str = "application/json"
+) -> tuple[int, dict[str, Any]]:
     headers = {"Content-Type": ctype, **({"Content-Encoding": encoding} if encoding else {})}
     req = urllib.request.Request(url, data=data, headers=headers, method="POST")
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -44,8 +62,9 @@ def _post(url: str, data: bytes, encoding: str | None = None,
 @pytest.fixture
 def otel(tmp_path: Path) -> Any:
     """The ``ctxviewer otel`` command, printing a line per export (not quiet)."""
-    server = CliServer("otel", ["--out", str(tmp_path / "otel.jsonl"), "--client-timeout",
-                                "1"], tmp_path)
+    server = CliServer(
+        "otel", ["--out", str(tmp_path / "otel.jsonl"), "--client-timeout", "1"], tmp_path
+    )
     yield server
     if server.proc.poll() is None:
         server.stop()
@@ -58,16 +77,17 @@ def _written(tmp_path: Path) -> list[dict[str, Any]]:
 # -- bombs ------------------------------------------------------------------------------
 
 
-def test_gzip_bombs_are_refused_before_they_take_memory(otel: CliServer,
-                                                        tmp_path: Path) -> None:
+def test_gzip_bombs_are_refused_before_they_take_memory(otel: CliServer, tmp_path: Path) -> None:
     nuls = gzip.compress(bytes(256 << 20), 9)  # 256 MiB of NULs in 256 KB
     as_json = gzip.compress(b'{"resourceLogs": [{"x": "' + b"a" * (32 << 20) + b'"}]}', 9)
     for bomb in (nuls, as_json):
         status, answer = _post(f"{otel.url}/v1/logs", bomb, "gzip")
         assert status == 413 and "inflates past 8 MiB" in answer["message"]
         assert answer["code"] == 8  # RESOURCE_EXHAUSTED: an exporter does not retry it
-    assert _post(f"{otel.url}/v1/logs", gzip.compress(json.dumps(EXPORT).encode()),
-                 "gzip") == (200, {})
+    assert _post(f"{otel.url}/v1/logs", gzip.compress(json.dumps(EXPORT).encode()), "gzip") == (
+        200,
+        {},
+    )
     code, err = otel.stop()
     assert code == 0 and err == ""
     assert _written(tmp_path) == [EXPORT]  # the bombs wrote nothing
@@ -83,20 +103,33 @@ def _deep(levels: int) -> dict[str, Any]:
     return value
 
 
-
-@pytest.mark.parametrize("junk", [
-    {"resourceLogs": 5}, {"resourceLogs": [5]}, {"resourceLogs": [{"scopeLogs": {}}]},
-    {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"attributes": [{"key": 1}]}]}]}]},
-    {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"boolValue": "yes"}}]}]}]},
-    {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": ["x"]}]}]}]},
-    {"resourceMetrics": [{"scopeMetrics": [{"metrics": [{"sum": {"dataPoints": [
-        {"asDouble": {}}]}}]}]}]},
-    {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": _deep(70)}]}]}]},
-])
+@pytest.mark.parametrize(
+    "junk",
+    [
+        {"resourceLogs": 5},
+        {"resourceLogs": [5]},
+        {"resourceLogs": [{"scopeLogs": {}}]},
+        {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"attributes": [{"key": 1}]}]}]}]},
+        {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": {"boolValue": "yes"}}]}]}]},
+        {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": ["x"]}]}]}]},
+        {
+            "resourceMetrics": [
+                {"scopeMetrics": [{"metrics": [{"sum": {"dataPoints": [{"asDouble": {}}]}}]}]}
+            ]
+        },
+        {"resourceLogs": [{"scopeLogs": [{"logRecords": [{"body": _deep(70)}]}]}]},
+    ],
+)
 def test_junk_shaped_like_an_export_is_a_400_and_writes_nothing(
-        otel: CliServer, tmp_path: Path, junk: dict[str, Any]) -> None:
-    path = "/v1/traces" if "resourceSpans" in junk else \
-        "/v1/metrics" if "resourceMetrics" in junk else "/v1/logs"
+    otel: CliServer, tmp_path: Path, junk: dict[str, Any]
+) -> None:
+    path = (
+        "/v1/traces"
+        if "resourceSpans" in junk
+        else "/v1/metrics"
+        if "resourceMetrics" in junk
+        else "/v1/logs"
+    )
     status, answer = _post(otel.url + path, json.dumps(junk).encode())
     assert status == 400 and answer["message"].startswith("not an OTLP export request: ")
     assert _post(f"{otel.url}/v1/logs", json.dumps(EXPORT).encode()) == (200, {})
@@ -112,8 +145,10 @@ def test_junk_shaped_like_an_export_is_a_400_and_writes_nothing(
 def _half_sent(url: str, n: int) -> list[socket.socket]:
     host, port = url.removeprefix("http://").rsplit(":", 1)
     socks = []
-    head = (b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-            b"Content-Length: 1000\r\n\r\n" + b"{" * 500)
+    head = (
+        b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 1000\r\n\r\n" + b"{" * 500
+    )
     for i in range(n):
         sock = socket.create_connection((host, int(port)), timeout=20)
         sock.sendall(head[:20] if i % 2 else head)  # half a head; half a body
@@ -121,8 +156,9 @@ def _half_sent(url: str, n: int) -> list[socket.socket]:
     return socks
 
 
-def test_half_sent_connections_are_closed_and_exports_go_on(otel: CliServer,
-                                                            tmp_path: Path) -> None:
+def test_half_sent_connections_are_closed_and_exports_go_on(
+    otel: CliServer, tmp_path: Path
+) -> None:
     socks = _half_sent(otel.url, 200)
     assert _post(f"{otel.url}/v1/logs", json.dumps(EXPORT).encode()) == (200, {})
     deadline = time.monotonic() + 15
@@ -133,8 +169,10 @@ def test_half_sent_connections_are_closed_and_exports_go_on(otel: CliServer,
         sock.close()
     for _ in range(50):  # clients that hang up mid-body
         with socket.create_connection(("127.0.0.1", int(otel.url.rsplit(":", 1)[1]))) as s:
-            s.sendall(b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
-                      b"\r\nContent-Length: 1000\r\n\r\n" + b"{" * 300)
+            s.sendall(
+                b"POST /v1/logs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                b"\r\nContent-Length: 1000\r\n\r\n" + b"{" * 300
+            )
     time.sleep(0.5)  # let the receiver see them go
     code, err = otel.stop()
     assert code == 0 and err == ""  # not a traceback per connection
@@ -146,24 +184,32 @@ def _descriptor_limit() -> None:  # in the child, before exec
     resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
 
 
-def test_a_flood_past_the_descriptor_limit_does_not_keep_an_exporter_out(
-        tmp_path: Path) -> None:
+def test_a_flood_past_the_descriptor_limit_does_not_keep_an_exporter_out(tmp_path: Path) -> None:
     """With 256 descriptors, 400 silent connections: the exporter still gets in."""
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-    server = CliServer("otel", ["--out", str(tmp_path / "otel.jsonl"), "--quiet"], tmp_path,
-                       preexec=_descriptor_limit)
+    server = CliServer(
+        "otel",
+        ["--out", str(tmp_path / "otel.jsonl"), "--quiet"],
+        tmp_path,
+        preexec=_descriptor_limit,
+    )
     try:
         flood = _half_sent(server.url, 400)
         session = requests.Session()
         session.trust_env = False
         logs = LoggerProvider()
-        logs.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter(
-            endpoint=f"{server.url}/v1/logs", session=session, timeout=10)))
-        logs.get_logger("t").emit(body="claude_code.api_request",
-                                  attributes={"event.name": "api_request", "input_tokens": 7})
+        logs.add_log_record_processor(
+            SimpleLogRecordProcessor(
+                OTLPLogExporter(endpoint=f"{server.url}/v1/logs", session=session, timeout=10)
+            )
+        )
+        logs.get_logger("t").emit(
+            body="claude_code.api_request",
+            attributes={"event.name": "api_request", "input_tokens": 7},
+        )
         logs.shutdown()
         for sock in flood:
             sock.close()
@@ -180,29 +226,63 @@ ANTHROPIC_KEY = "sk-ant-api03-" + "Xy9" * 30
 
 
 def test_secret_attributes_and_keys_in_logged_bodies_are_not_written(
-        otel: CliServer, tmp_path: Path) -> None:
+    otel: CliServer, tmp_path: Path
+) -> None:
     from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk._logs.export import SimpleLogRecordProcessor
 
-    body = json.dumps({"model": "claude-opus-4-8", "messages": [
-        {"role": "user", "content": f"my key is {ANTHROPIC_KEY}, keep it"}]})
-    secrets = {"api_key": "attr-api-key-value", "authorization": "Bearer attr-auth-value-123",
-               "http.request.header.x-api-key": "attr-header-key-value",
-               "x-gateway-creds": "attr-creds-value"}
+    body = json.dumps(
+        {
+            "model": "claude-opus-4-8",
+            "messages": [{"role": "user", "content": f"my key is {ANTHROPIC_KEY}, keep it"}],
+        }
+    )
+    secrets = {
+        "api_key": "attr-api-key-value",
+        "authorization": "Bearer attr-auth-value-123",
+        "http.request.header.x-api-key": "attr-header-key-value",
+        "x-gateway-creds": "attr-creds-value",
+    }
     session = requests.Session()
     session.trust_env = False
     logs = LoggerProvider()
-    logs.add_log_record_processor(SimpleLogRecordProcessor(OTLPLogExporter(
-        endpoint=f"{otel.url}/v1/logs", session=session, timeout=10)))
-    logs.get_logger("t").emit(body="claude_code.api_request_body", attributes={
-        "event.name": "api_request_body", "body": body, "session.id": "s-1", **secrets})
+    logs.add_log_record_processor(
+        SimpleLogRecordProcessor(
+            OTLPLogExporter(endpoint=f"{otel.url}/v1/logs", session=session, timeout=10)
+        )
+    )
+    logs.get_logger("t").emit(
+        body="claude_code.api_request_body",
+        attributes={"event.name": "api_request_body", "body": body, "session.id": "s-1", **secrets},
+    )
     logs.shutdown()
-    as_json = {"resourceLogs": [{"resource": {"attributes": [
-        {"key": "api_key", "value": {"stringValue": "json-api-key-value"}}]},
-        "scopeLogs": [{"logRecords": [{"body": {"stringValue": f"x {ANTHROPIC_KEY}"},
-                                       "attributes": [{"key": "authorization", "value": {
-                                           "stringValue": "json-auth-value"}}]}]}]}]}
+    as_json = {
+        "resourceLogs": [
+            {
+                "resource": {
+                    "attributes": [
+                        {"key": "api_key", "value": {"stringValue": "json-api-key-value"}}
+                    ]
+                },
+                "scopeLogs": [
+                    {
+                        "logRecords": [
+                            {
+                                "body": {"stringValue": f"x {ANTHROPIC_KEY}"},
+                                "attributes": [
+                                    {
+                                        "key": "authorization",
+                                        "value": {"stringValue": "json-auth-value"},
+                                    }
+                                ],
+                            }
+                        ]
+                    }
+                ],
+            }
+        ]
+    }
     assert _post(f"{otel.url}/v1/logs", json.dumps(as_json).encode())[0] == 200
     code, err = otel.stop()
     assert code == 0
@@ -228,20 +308,21 @@ def _field(number: int, payload: bytes) -> bytes:
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
-def test_exports_that_decode_into_millions_of_values_are_refused(otel: CliServer,
-                                                                 tmp_path: Path) -> None:
+def test_exports_that_decode_into_millions_of_values_are_refused(
+    otel: CliServer, tmp_path: Path
+) -> None:
     """A byte of a packed protobuf field, or 3 of JSON's ``{},``, becomes a Python object
     of 50 to 64 bytes: 20 MB of them took the receiver to 1.6 GB and 74 s."""
     buckets = _field(2, bytes(8 << 20))  # ExponentialHistogram bucket counts, packed zeros
     metrics = _field(1, _field(2, _field(2, _field(10, _field(1, _field(8, buckets))))))
     many_objects = b'{"resourceLogs": [' + b"{}," * 3_000_000 + b"{}]}"
     for path, data, ctype, encoding in [
-            ("/v1/metrics", metrics, "application/x-protobuf", None),
-            ("/v1/metrics", gzip.compress(metrics, 9), "application/x-protobuf", "gzip"),
-            ("/v1/logs", many_objects, "application/json", None),
-            ("/v1/logs", gzip.compress(many_objects, 9), "application/json", "gzip")]:
-        headers = {"Content-Type": ctype, **({"Content-Encoding": encoding} if encoding
-                                             else {})}
+        ("/v1/metrics", metrics, "application/x-protobuf", None),
+        ("/v1/metrics", gzip.compress(metrics, 9), "application/x-protobuf", "gzip"),
+        ("/v1/logs", many_objects, "application/json", None),
+        ("/v1/logs", gzip.compress(many_objects, 9), "application/json", "gzip"),
+    ]:
+        headers = {"Content-Type": ctype, **({"Content-Encoding": encoding} if encoding else {})}
         req = urllib.request.Request(otel.url + path, data=data, headers=headers)
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.build_opener(urllib.request.ProxyHandler({})).open(req, timeout=30)

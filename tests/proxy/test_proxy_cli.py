@@ -20,19 +20,22 @@ from ctxviewer.cli import main
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("args", [
-    ["--port", "99999"],
-    ["--port", "eighty"],
-    ["--upstream", "ftp://example.invalid"],
-    ["--openai-upstream", "not a url"],
-    ["--timeout", "0"],
-    ["--port", "0", "--out", "/no/such/dir/rec.jsonl"],
-    ["--strategy", "trim"],  # rewriting options need --compact-at
-    ["--summarizer", "anthropic"],
-    ["--compact-at", "0"],
-    ["--compact-at", "lots"],
-    ["--compact-at", "1000", "--strategy", "nope"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--port", "99999"],
+        ["--port", "eighty"],
+        ["--upstream", "ftp://example.invalid"],
+        ["--openai-upstream", "not a url"],
+        ["--timeout", "0"],
+        ["--port", "0", "--out", "/no/such/dir/rec.jsonl"],
+        ["--strategy", "trim"],  # rewriting options need --compact-at
+        ["--summarizer", "anthropic"],
+        ["--compact-at", "0"],
+        ["--compact-at", "lots"],
+        ["--compact-at", "1000", "--strategy", "nope"],
+    ],
+)
 def test_bad_arguments_exit_2(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["proxy", *args]) == 2
     err = capsys.readouterr().err
@@ -64,9 +67,25 @@ def test_run_prints_exports_records_and_stops_cleanly(
     out = tmp_path / "rec.jsonl"
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     with subprocess.Popen(
-        [sys.executable, "-m", "ctxviewer", "proxy", "--port", "0", "--out", str(out),
-         "--upstream", upstream.url, "--openai-upstream", upstream.url],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "ctxviewer",
+            "proxy",
+            "--port",
+            "0",
+            "--out",
+            str(out),
+            "--upstream",
+            upstream.url,
+            "--openai-upstream",
+            upstream.url,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
     ) as proc:
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=_lines, args=(proc.stdout, lines), daemon=True).start()
@@ -83,8 +102,9 @@ def test_run_prints_exports_records_and_stops_cleanly(
     assert API_KEY not in out.read_text()
 
 
-def _drive(proc: subprocess.Popen[str], lines: queue.Queue[str], out: Path,
-           stop_signal: signal.Signals) -> None:
+def _drive(
+    proc: subprocess.Popen[str], lines: queue.Queue[str], out: Path, stop_signal: signal.Signals
+) -> None:
     """Read the banner, send one request through the proxy, stop it with ``stop_signal``."""
     banner: list[str] = []
     while not banner or not banner[-1].startswith("Ctrl+C"):
@@ -92,13 +112,17 @@ def _drive(proc: subprocess.Popen[str], lines: queue.Queue[str], out: Path,
     exports = [line for line in banner if line.startswith("export ")]
     base = exports[0].removeprefix("export ANTHROPIC_BASE_URL=")
     assert base.startswith("http://127.0.0.1:") and not base.endswith(":0")
-    assert exports == [f"export ANTHROPIC_BASE_URL={base}", f"export OPENAI_BASE_URL={base}/v1",
-                       f"export GOOGLE_GEMINI_BASE_URL={base}"]
+    assert exports == [
+        f"export ANTHROPIC_BASE_URL={base}",
+        f"export OPENAI_BASE_URL={base}/v1",
+        f"export GOOGLE_GEMINI_BASE_URL={base}",
+    ]
     assert f"recording to {out}" in banner
 
     with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:
-        client.messages.create(model="m", max_tokens=5,
-                               messages=[{"role": "user", "content": "via cli"}])
+        client.messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": "via cli"}]
+        )
     exchange_line = lines.get(timeout=20)
     assert exchange_line.startswith("ex_000001") and "anthropic" in exchange_line
 

@@ -14,21 +14,26 @@ N_STREAMS = 50
 
 
 def _request(i: int) -> dict[str, Any]:
-    return {"model": "claude-test-1", "max_tokens": 64,
-            "system": f"system prompt for caller {i}",
-            "messages": [{"role": "user", "content": f"question number {i}"}],
-            "tools": [{"name": f"tool_{i}", "input_schema": {"type": "object"}}],
-            "stream": True}
+    return {
+        "model": "claude-test-1",
+        "max_tokens": 64,
+        "system": f"system prompt for caller {i}",
+        "messages": [{"role": "user", "content": f"question number {i}"}],
+        "tools": [{"name": f"tool_{i}", "input_schema": {"type": "object"}}],
+        "stream": True,
+    }
 
 
 async def _stream_all(url: str) -> list[str]:
-    async with anthropic.AsyncAnthropic(base_url=url, api_key=API_KEY, max_retries=0,
-                                        timeout=30.0) as client:
+    async with anthropic.AsyncAnthropic(
+        base_url=url, api_key=API_KEY, max_retries=0, timeout=30.0
+    ) as client:
 
         async def one(i: int) -> str:
             message_id = ""
-            stream = await client.messages.create(**_request(i),
-                                                  extra_headers={"x-fake-mode": "drip"})
+            stream = await client.messages.create(
+                **_request(i), extra_headers={"x-fake-mode": "drip"}
+            )
             async for event in stream:
                 if event.type == "message_start":
                     message_id = event.message.id

@@ -19,13 +19,17 @@ from ctxviewer.proxy import ProxyThread
 # What a client sees when a stream is cut: the SDK's transport error (or its wrapper).
 STREAM_CUT = (anthropic.APIError, httpx2.TransportError)
 
-SENT: dict[str, Any] = {"model": "claude-test-1", "max_tokens": 32,
-                        "messages": [{"role": "user", "content": "will it fail?"}]}
+SENT: dict[str, Any] = {
+    "model": "claude-test-1",
+    "max_tokens": 32,
+    "messages": [{"role": "user", "content": "will it fail?"}],
+}
 
 
 def _client(proxy: ProxyThread, **kwargs: Any) -> anthropic.Anthropic:
-    return anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0,
-                               timeout=20.0, **kwargs)
+    return anthropic.Anthropic(
+        base_url=proxy.url, api_key=API_KEY, max_retries=0, timeout=20.0, **kwargs
+    )
 
 
 def _free_port() -> int:
@@ -38,14 +42,18 @@ def test_upstream_500_passes_through(client: anthropic.Anthropic, proxy: ProxyTh
     with pytest.raises(anthropic.InternalServerError) as info:
         client.messages.create(**SENT, extra_headers={"x-fake-mode": "500"})
     assert info.value.status_code == 500
-    assert info.value.body == {"type": "error",
-                               "error": {"type": "api_error", "message": "Internal server error"}}
+    assert info.value.body == {
+        "type": "error",
+        "error": {"type": "api_error", "message": "Internal server error"},
+    }
     (ex,) = exchanges(proxy, 1)
     assert ex["request"]["body"] == SENT
     assert ex["response"]["status"] == 500
     assert ex["response"]["body"]["error"]["type"] == "api_error"
-    assert ex["error"] == {"kind": "upstream_status",
-                           "message": "HTTP 500: api_error: Internal server error"}
+    assert ex["error"] == {
+        "kind": "upstream_status",
+        "message": "HTTP 500: api_error: Internal server error",
+    }
     assert ex["usage"] is None
 
 
@@ -62,8 +70,9 @@ def test_upstream_429_keeps_retry_after(client: anthropic.Anthropic, proxy: Prox
 def test_upstream_reset_mid_stream(client: anthropic.Anthropic, proxy: ProxyThread) -> None:
     seen: list[str] = []
     with pytest.raises(STREAM_CUT):
-        for event in client.messages.create(**SENT, stream=True,
-                                            extra_headers={"x-fake-mode": "reset"}):
+        for event in client.messages.create(
+            **SENT, stream=True, extra_headers={"x-fake-mode": "reset"}
+        ):
             seen.append(event.type)
     assert seen[0] == "message_start"  # what was sent before the reset reached the client
     (ex,) = exchanges(proxy, 1)
@@ -103,8 +112,9 @@ def test_upstream_stalls_mid_stream(make_proxy: Callable[..., ProxyThread]) -> N
     proxy = make_proxy(timeout=0.3)
     t0 = time.perf_counter()
     with _client(proxy) as client, pytest.raises(STREAM_CUT):
-        for _event in client.messages.create(**SENT, stream=True,
-                                             extra_headers={"x-fake-mode": "stall"}):
+        for _event in client.messages.create(
+            **SENT, stream=True, extra_headers={"x-fake-mode": "stall"}
+        ):
             pass
     assert time.perf_counter() - t0 < 3
     (ex,) = exchanges(proxy, 1)
@@ -112,12 +122,16 @@ def test_upstream_stalls_mid_stream(make_proxy: Callable[..., ProxyThread]) -> N
     assert ex["response"]["body"]["type"] == "message"
 
 
-def test_client_disconnect_mid_stream(client: anthropic.Anthropic, proxy: ProxyThread,
-                                      upstream: FakeUpstream) -> None:
+def test_client_disconnect_mid_stream(
+    client: anthropic.Anthropic, proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
     async def read_one_chunk_then_leave() -> bytes:
         async with aiohttp.ClientSession() as session:
-            resp = await session.post(f"{proxy.url}/v1/messages", json={**SENT, "stream": True},
-                                      headers={"x-api-key": API_KEY, "x-fake-mode": "drip"})
+            resp = await session.post(
+                f"{proxy.url}/v1/messages",
+                json={**SENT, "stream": True},
+                headers={"x-api-key": API_KEY, "x-fake-mode": "drip"},
+            )
             chunk = await resp.content.readany()
             resp.close()  # drops the connection mid-stream
             return chunk
@@ -138,10 +152,14 @@ def test_stop_with_a_stream_in_flight(make_proxy: Callable[..., ProxyThread]) ->
     proxy = make_proxy(timeout=10.0)
 
     async def stream_until_cut() -> None:
-        async with aiohttp.ClientSession() as session, session.post(
-            f"{proxy.url}/v1/messages", json={**SENT, "stream": True},
-            headers={"x-fake-mode": "stall"},
-        ) as resp:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"{proxy.url}/v1/messages",
+                json={**SENT, "stream": True},
+                headers={"x-fake-mode": "stall"},
+            ) as resp,
+        ):
             await resp.content.readany()
             proxy_stop = asyncio.get_running_loop().run_in_executor(None, proxy.stop)
             with pytest.raises(aiohttp.ClientError):
@@ -156,8 +174,9 @@ def test_stop_with_a_stream_in_flight(make_proxy: Callable[..., ProxyThread]) ->
     assert ex["request"]["body"] == {**SENT, "stream": True}
 
 
-def test_proxy_bug_is_recorded_and_answered(client: anthropic.Anthropic, proxy: ProxyThread,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_proxy_bug_is_recorded_and_answered(
+    client: anthropic.Anthropic, proxy: ProxyThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An unexpected exception inside the proxy: the client gets a 500, the request is kept."""
     import ctxviewer.proxy.forward as forward
 

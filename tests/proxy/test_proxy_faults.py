@@ -40,15 +40,25 @@ def calls(draw: st.DrawFn) -> dict:
 
 async def _call(base: str, n: int, call: dict) -> bool:
     """Make one call; True when its whole answer came back."""
-    body = {"model": "claude-test", "max_tokens": 16, "stream": call["stream"],
-            "messages": [{"role": "user", "content": f"call {n}"}]}
-    headers = {"x-api-key": API_KEY, "anthropic-version": "2023-06-01",
-               "x-fake-mode": call["fault"], "x-fake-size": str(call["size"])}
+    body = {
+        "model": "claude-test",
+        "max_tokens": 16,
+        "stream": call["stream"],
+        "messages": [{"role": "user", "content": f"call {n}"}],
+    }
+    headers = {
+        "x-api-key": API_KEY,
+        "anthropic-version": "2023-06-01",
+        "x-fake-mode": call["fault"],
+        "x-fake-size": str(call["size"]),
+    }
     timeout = aiohttp.ClientTimeout(total=20)
 
     async def talk() -> None:
-        async with aiohttp.ClientSession(timeout=timeout) as s, s.post(
-                f"{base}/v1/messages", data=orjson.dumps(body), headers=headers) as resp:
+        async with (
+            aiohttp.ClientSession(timeout=timeout) as s,
+            s.post(f"{base}/v1/messages", data=orjson.dumps(body), headers=headers) as resp,
+        ):
             await resp.read()
 
     try:
@@ -67,15 +77,20 @@ async def _all(base: str, batch: list[dict]) -> int:
 
 
 # no shrinking: a failing example is printed as drawn (shrinking one takes minutes)
-@settings(max_examples=12, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=12,
+    deadline=None,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(batch=st.lists(calls(), min_size=1, max_size=10))
 def test_every_line_parses_and_reads_back(tmp_path_factory, batch: list[dict]) -> None:
     out = tmp_path_factory.mktemp("faults") / "rec.jsonl"
     upstream = FakeUpstream()
     upstream.server.start()
-    proxy = ProxyThread(port=0, out=out, upstream=upstream.url, openai_upstream=upstream.url,
-                        timeout=PROXY_TIMEOUT)
+    proxy = ProxyThread(
+        port=0, out=out, upstream=upstream.url, openai_upstream=upstream.url, timeout=PROXY_TIMEOUT
+    )
     try:
         proxy.start()
         answered = asyncio.run(_all(proxy.url, batch))

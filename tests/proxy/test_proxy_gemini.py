@@ -36,29 +36,47 @@ def fake() -> Iterator[FakeGemini]:
 
 @pytest.fixture
 def gproxy(fake: FakeGemini, tmp_path: Path) -> Iterator[ProxyThread]:
-    proxy = ProxyThread(port=0, out=tmp_path / "gemini.rec.jsonl", gemini_upstream=fake.url,
-                        upstream="http://127.0.0.1:9", openai_upstream="http://127.0.0.1:9",
-                        timeout=5.0)
+    proxy = ProxyThread(
+        port=0,
+        out=tmp_path / "gemini.rec.jsonl",
+        gemini_upstream=fake.url,
+        upstream="http://127.0.0.1:9",
+        openai_upstream="http://127.0.0.1:9",
+        timeout=5.0,
+    )
     proxy.start()
     yield proxy
     proxy.stop()
 
 
-WEATHER = {"name": "get_weather", "description": "Weather of a city",
-           "parameters": {"type": "OBJECT", "properties": {"city": {"type": "STRING"}},
-                          "required": ["city"]}}
+WEATHER = {
+    "name": "get_weather",
+    "description": "Weather of a city",
+    "parameters": {
+        "type": "OBJECT",
+        "properties": {"city": {"type": "STRING"}},
+        "required": ["city"],
+    },
+}
 
 
-def test_the_sdk_streams_and_counts_through_the_proxy(gproxy: ProxyThread,
-                                                      fake: FakeGemini) -> None:
+def test_the_sdk_streams_and_counts_through_the_proxy(
+    gproxy: ProxyThread, fake: FakeGemini
+) -> None:
     client = genai.Client(api_key=KEY, http_options=types.HttpOptions(base_url=gproxy.url))
     config = types.GenerateContentConfig(
         system_instruction="You are a test agent.",
-        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(**WEATHER)])])
-    whole = client.models.generate_content(model="gemini-3.8-flash", contents="Hello?",
-                                           config=config)
-    pieces = [c.text or "" for c in client.models.generate_content_stream(
-        model="gemini-3.8-flash", contents="Stream it.", config=config)]
+        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(**WEATHER)])],
+    )
+    whole = client.models.generate_content(
+        model="gemini-3.8-flash", contents="Hello?", config=config
+    )
+    pieces = [
+        c.text or ""
+        for c in client.models.generate_content_stream(
+            model="gemini-3.8-flash", contents="Stream it.", config=config
+        )
+    ]
     counted = client.models.count_tokens(model="gemini-3.8-flash", contents="Count me.")
     assert whole.text == "Fake answer." and "".join(pieces) == "Fake answer."
     assert counted.total_tokens > 0
@@ -72,9 +90,12 @@ def test_the_sdk_streams_and_counts_through_the_proxy(gproxy: ProxyThread,
         assert rec["request"]["headers"]["x-goog-api-key"] == "[redacted]"
         assert rec["request"]["body"] == sent["body"]
         prompt = rec["response"]["body"]["usageMetadata"]["promptTokenCount"]
-        assert rec["usage"] == {"input_tokens": prompt, "cache_creation_input_tokens": 0,
-                                "cache_read_input_tokens": 0,
-                                "output_tokens": CANDIDATES + THOUGHTS}
+        assert rec["usage"] == {
+            "input_tokens": prompt,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": CANDIDATES + THOUGHTS,
+        }
     streamed = records[1]["response"]
     assert streamed["stream"] is True
     parts = streamed["body"]["candidates"][0]["content"]["parts"]
@@ -93,8 +114,9 @@ def test_the_sdk_streams_and_counts_through_the_proxy(gproxy: ProxyThread,
     assert a.window == 1_048_576
 
 
-def test_a_key_in_the_query_is_forwarded_and_never_recorded(gproxy: ProxyThread,
-                                                           fake: FakeGemini) -> None:
+def test_a_key_in_the_query_is_forwarded_and_never_recorded(
+    gproxy: ProxyThread, fake: FakeGemini
+) -> None:
     body = json.dumps({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}).encode()
     url = f"{gproxy.url}/v1beta/models/gemini-3.8-flash:generateContent?key={KEY}"
     req = urllib.request.Request(url, body, {"Content-Type": "application/json"})
@@ -111,14 +133,18 @@ def _captured() -> list[dict[str, Any]]:
 
 
 def test_gemini_clis_own_requests_read_with_its_window_and_threshold(
-        gproxy: ProxyThread, fake: FakeGemini) -> None:
+    gproxy: ProxyThread, fake: FakeGemini
+) -> None:
     """Gemini CLI 0.61.0's requests as captured (headers, path, query, body), sent through the
     proxy: recognised by GeminiCLI-tui/0.61.0, its router's calls are side calls, and the
     system prompt and tools are what was sent."""
     sent = _captured()
     for r in sent:
-        headers = {k: v for k, v in r["headers"].items()
-                   if k.lower() in ("user-agent", "x-goog-api-client", "content-type")}
+        headers = {
+            k: v
+            for k, v in r["headers"].items()
+            if k.lower() in ("user-agent", "x-goog-api-client", "content-type")
+        }
         headers["x-goog-api-key"] = KEY
         url = f"{gproxy.url}{r['path']}" + (f"?{r['query']}" if r["query"] else "")
         req = urllib.request.Request(url, json.dumps(r["body"]).encode(), headers)
@@ -137,8 +163,9 @@ def test_gemini_clis_own_requests_read_with_its_window_and_threshold(
             continue
         b = a.breakdown(i)
         system = est.count(r["body"]["systemInstruction"]["parts"][0]["text"])
-        tools = sum(est.count(js_dumps(d)) for t in r["body"]["tools"]
-                    for d in t["functionDeclarations"])
+        tools = sum(
+            est.count(js_dumps(d)) for t in r["body"]["tools"] for d in t["functionDeclarations"]
+        )
         assert abs(b.category("system_prompt").tokens - system) <= 0.05 * system
         shown = b.category("builtin_tools").tokens + b.category("mcp_tools").tokens
         assert abs(shown - tools) <= 0.05 * tools

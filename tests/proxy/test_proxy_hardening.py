@@ -31,15 +31,21 @@ from ctxviewer.proxy.recorder import NotARecording, Recorder
 
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpus"
-BODY = {"model": "claude-test", "max_tokens": 16,
-        "messages": [{"role": "user", "content": "hello through an encoded body"}]}
+BODY = {
+    "model": "claude-test",
+    "max_tokens": 16,
+    "messages": [{"role": "user", "content": "hello through an encoded body"}],
+}
 
 
-def _post(url: str, data: bytes, headers: dict[str, str],
-          method: str = "POST") -> tuple[int, bytes]:
+def _post(
+    url: str, data: bytes, headers: dict[str, str], method: str = "POST"
+) -> tuple[int, bytes]:
     async def run() -> tuple[int, bytes]:
-        async with aiohttp.ClientSession(auto_decompress=False) as s, s.request(
-                method, url, data=data, headers=headers) as resp:
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as s,
+            s.request(method, url, data=data, headers=headers) as resp,
+        ):
             return resp.status, await resp.read()
 
     return asyncio.run(asyncio.wait_for(run(), 20))
@@ -54,14 +60,21 @@ def _exchange(proxy: ProxyThread) -> dict:
 # -- routing by API shape -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("method", "path"), [
-    ("GET", "/"), ("POST", "/v2/things:generateContent"),
-    ("GET", "/admin/settings"), ("POST", "/v1/messagesX"),
-])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", "/"),
+        ("POST", "/v2/things:generateContent"),
+        ("GET", "/admin/settings"),
+        ("POST", "/v1/messagesX"),
+    ],
+)
 def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
-        proxy: ProxyThread, upstream: FakeUpstream, method: str, path: str) -> None:
-    status, body = _post(proxy.url + path, b"{}", {"Authorization": "Bearer sk-openai-SECRET"},
-                         method)
+    proxy: ProxyThread, upstream: FakeUpstream, method: str, path: str
+) -> None:
+    status, body = _post(
+        proxy.url + path, b"{}", {"Authorization": "Bearer sk-openai-SECRET"}, method
+    )
     assert status == 404
     assert b"no Anthropic, OpenAI or Gemini API call" in body
     assert upstream.received == []
@@ -71,23 +84,27 @@ def test_a_call_of_neither_api_gets_a_404_and_is_never_forwarded(
     assert b"sk-openai-SECRET" not in Path(proxy.out).read_bytes()
 
 
-@pytest.mark.parametrize(("path", "headers", "side"), [
-    ("/v1/models", {"Authorization": "Bearer sk-openai"}, "openai"),
-    ("/v1/embeddings", {"Authorization": "Bearer sk-openai"}, "openai"),
-    ("/chat/completions", {"Authorization": "Bearer sk-openai"}, "openai"),
-    ("/v1/models", {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}, "anthropic"),
-])
+@pytest.mark.parametrize(
+    ("path", "headers", "side"),
+    [
+        ("/v1/models", {"Authorization": "Bearer sk-openai"}, "openai"),
+        ("/v1/embeddings", {"Authorization": "Bearer sk-openai"}, "openai"),
+        ("/chat/completions", {"Authorization": "Bearer sk-openai"}, "openai"),
+        ("/v1/models", {"x-api-key": "sk-ant", "anthropic-version": "2023-06-01"}, "anthropic"),
+    ],
+)
 def test_calls_go_to_the_provider_of_their_shape(
-        make_proxy: Callable[..., ProxyThread], path: str, headers: dict[str, str],
-        side: str) -> None:
+    make_proxy: Callable[..., ProxyThread], path: str, headers: dict[str, str], side: str
+) -> None:
     anthropic_side, openai_side = FakeUpstream(), FakeUpstream()
     anthropic_side.server.start()
     openai_side.server.start()
     try:
         proxy = make_proxy(upstream=anthropic_side.url, openai_upstream=openai_side.url)
         method = "GET" if path == "/v1/models" else "POST"
-        data = b"" if method == "GET" else orjson.dumps({"model": "m", "input": "x",
-                                                          "messages": []})
+        data = (
+            b"" if method == "GET" else orjson.dumps({"model": "m", "input": "x", "messages": []})
+        )
         status, _ = _post(proxy.url + path, data, headers, method)
         assert status == 200
         hit = openai_side if side == "openai" else anthropic_side
@@ -102,11 +119,14 @@ def test_calls_go_to_the_provider_of_their_shape(
 
 
 def test_a_gzip_request_body_is_forwarded_as_sent_and_recorded_decoded(
-        proxy: ProxyThread, upstream: FakeUpstream) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
     packed = gzip.compress(orjson.dumps(BODY))
-    status, _ = _post(proxy.url + "/v1/messages", packed,
-                      {"Content-Encoding": "gzip", "Content-Type": "application/json",
-                       "x-api-key": API_KEY})
+    status, _ = _post(
+        proxy.url + "/v1/messages",
+        packed,
+        {"Content-Encoding": "gzip", "Content-Type": "application/json", "x-api-key": API_KEY},
+    )
     assert status == 200
     (got,) = upstream.received
     assert got["raw"] == packed and got["encoding"] == "gzip"  # byte-exact, header kept
@@ -115,23 +135,31 @@ def test_a_gzip_request_body_is_forwarded_as_sent_and_recorded_decoded(
 
 
 def test_a_body_in_an_encoding_without_a_decoder_is_forwarded_and_said_so(
-        proxy: ProxyThread, upstream: FakeUpstream) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
     opaque = bytes(range(256)) * 4
-    _post(proxy.url + "/v1/messages/batches", opaque,
-          {"Content-Encoding": "x-custom", "x-api-key": API_KEY})
+    _post(
+        proxy.url + "/v1/messages/batches",
+        opaque,
+        {"Content-Encoding": "x-custom", "x-api-key": API_KEY},
+    )
     (got,) = upstream.received
     assert got["raw"] == opaque and got["encoding"] == "x-custom"
     body = _exchange(proxy)["request"]["body"]
-    assert body == {"_raw": "[1024 bytes, content-encoding x-custom, not decoded: "
-                            "content-encoding x-custom has no decoder here]"}
+    assert body == {
+        "_raw": "[1024 bytes, content-encoding x-custom, not decoded: "
+        "content-encoding x-custom has no decoder here]"
+    }
 
 
 def test_a_brotli_body_is_recorded_decoded_when_brotli_is_installed(
-        proxy: ProxyThread, upstream: FakeUpstream) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
     brotli = pytest.importorskip("brotli", reason="brotli is an optional decoder")
     packed = brotli.compress(orjson.dumps(BODY))
-    _post(proxy.url + "/v1/messages/batches", packed,
-          {"Content-Encoding": "br", "x-api-key": API_KEY})
+    _post(
+        proxy.url + "/v1/messages/batches", packed, {"Content-Encoding": "br", "x-api-key": API_KEY}
+    )
     assert upstream.received[0]["raw"] == packed
     assert _exchange(proxy)["request"]["body"] == BODY
 
@@ -140,14 +168,17 @@ def test_a_brotli_body_is_recorded_decoded_when_brotli_is_installed(
 
 
 def test_an_absolute_form_request_line_goes_to_the_upstream_path(
-        proxy: ProxyThread, upstream: FakeUpstream) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
     """``POST http://elsewhere/v1/messages``: a client that takes the proxy for an
     HTTP proxy. Its host is not appended to the upstream's."""
     body = orjson.dumps(BODY)
-    head = (f"POST http://api.example.invalid/v1/messages?beta=true HTTP/1.1\r\n"
-            f"Host: api.example.invalid\r\nx-api-key: {API_KEY}\r\n"
-            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n").encode()
+    head = (
+        f"POST http://api.example.invalid/v1/messages?beta=true HTTP/1.1\r\n"
+        f"Host: api.example.invalid\r\nx-api-key: {API_KEY}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    ).encode()
     with socket.create_connection(("127.0.0.1", proxy.port), timeout=20) as sock:
         sock.sendall(head + body)
         answer = b""
@@ -165,13 +196,19 @@ def test_an_absolute_form_request_line_goes_to_the_upstream_path(
 
 
 def test_a_client_hanging_up_while_the_upstream_is_silent_is_noticed_at_once(
-        make_proxy: Callable[..., ProxyThread], upstream: FakeUpstream) -> None:
+    make_proxy: Callable[..., ProxyThread], upstream: FakeUpstream
+) -> None:
     proxy = make_proxy(timeout=600.0)
     with socket.create_connection(("127.0.0.1", proxy.port), timeout=20) as sock:
         body = orjson.dumps(BODY)
-        sock.sendall((f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-fake-mode: hang\r\n"
-                      f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
-                      "\r\n").encode() + body)
+        sock.sendall(
+            (
+                f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-fake-mode: hang\r\n"
+                f"content-type: application/json\r\ncontent-length: {len(body)}\r\n"
+                "\r\n"
+            ).encode()
+            + body
+        )
         deadline = time.monotonic() + 10
         while not upstream.received and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -187,7 +224,8 @@ def test_a_client_hanging_up_while_the_upstream_is_silent_is_noticed_at_once(
 
 
 def test_a_half_line_left_by_a_killed_run_does_not_swallow_the_next_meta_line(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "rec.jsonl"
     rec = Recorder(out)
     rec.open({"anthropic": "http://127.0.0.1:1"})
@@ -205,7 +243,9 @@ def test_a_half_line_left_by_a_killed_run_does_not_swallow_the_next_meta_line(
 
 def test_a_file_that_is_not_a_recording_is_refused_unless_forced(tmp_path: Path) -> None:
     transcript = tmp_path / "session.jsonl"
-    transcript.write_bytes(b'{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}\n')
+    transcript.write_bytes(
+        b'{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}\n'
+    )
     before = transcript.read_bytes()
     with pytest.raises(NotARecording, match="not a ctxviewer recording"):
         Recorder(transcript).open({"anthropic": "http://127.0.0.1:1"})
@@ -219,7 +259,8 @@ def test_a_file_that_is_not_a_recording_is_refused_unless_forced(tmp_path: Path)
 
 @pytest.mark.skipif(not (CORPUS / "claude-code").is_dir(), reason="../shared/corpus absent")
 def test_proxy_out_on_a_claude_code_transcript_exits_2_and_leaves_it_alone(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     source = next((CORPUS / "claude-code").glob("lanegrid__agtrace*.jsonl"))
     transcript = tmp_path / source.name
     transcript.write_bytes(source.read_bytes())
@@ -229,15 +270,33 @@ def test_proxy_out_on_a_claude_code_transcript_exits_2_and_leaves_it_alone(
     assert transcript.read_bytes() == source.read_bytes()
 
 
-def _start_cli_proxy(out: Path, upstream: FakeUpstream, tmp_path: Path,
-                     preexec: Callable[[], None] | None = None
-                     ) -> tuple[subprocess.Popen[str], str, queue.Queue[str]]:
+def _start_cli_proxy(
+    out: Path, upstream: FakeUpstream, tmp_path: Path, preexec: Callable[[], None] | None = None
+) -> tuple[subprocess.Popen[str], str, queue.Queue[str]]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ctxviewer", "proxy", "--port", "0", "--out", str(out),
-         "--upstream", upstream.url, "--openai-upstream", upstream.url, "--quiet"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path,
-        preexec_fn=preexec)
+        [
+            sys.executable,
+            "-m",
+            "ctxviewer",
+            "proxy",
+            "--port",
+            "0",
+            "--out",
+            str(out),
+            "--upstream",
+            upstream.url,
+            "--openai-upstream",
+            upstream.url,
+            "--quiet",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        preexec_fn=preexec,
+    )
     lines: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:
@@ -255,7 +314,8 @@ def _start_cli_proxy(out: Path, upstream: FakeUpstream, tmp_path: Path,
 
 
 def test_kill_9_mid_stream_then_restart_keeps_the_recording_readable(
-        tmp_path: Path, upstream: FakeUpstream) -> None:
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
     out = tmp_path / "rec.jsonl"
     proc, base, _ = _start_cli_proxy(out, upstream, tmp_path)
     try:
@@ -290,15 +350,23 @@ def _small_file_limit() -> None:  # runs in the child before exec
 
 
 def test_a_full_disk_stops_the_recording_in_one_line_and_forwarding_goes_on(
-        tmp_path: Path, upstream: FakeUpstream) -> None:
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
     """The file may not grow past 6 KB (as on a full disk): every call still gets its
     answer, the proxy says once why the recording stopped, and what was written reads."""
     out = tmp_path / "rec.jsonl"
     proc, base, lines = _start_cli_proxy(out, upstream, tmp_path, _small_file_limit)
     try:
         with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:
-            replies = [client.messages.create(**{**BODY, "messages": [
-                {"role": "user", "content": f"call {i} " + "pad " * 200}]}) for i in range(12)]
+            replies = [
+                client.messages.create(
+                    **{
+                        **BODY,
+                        "messages": [{"role": "user", "content": f"call {i} " + "pad " * 200}],
+                    }
+                )
+                for i in range(12)
+            ]
         assert len(replies) == 12 and all(r.content for r in replies)
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 1
@@ -321,7 +389,8 @@ def test_a_full_disk_stops_the_recording_in_one_line_and_forwarding_goes_on(
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 def test_out_on_a_pipe_or_a_device_exits_2_at_once(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
     if kind == "fifo":
         target = tmp_path / "pipe"
         os.mkfifo(target)
@@ -337,15 +406,23 @@ def test_a_damaged_stream_keeps_its_request_recorded() -> None:
     belongs) is recorded with its request; the answer says it was not reassembled."""
     from ctxviewer.proxy.exchange import Exchange
 
-    ex = Exchange("x1", "anthropic", "POST", "/v1/messages", "https://up/v1/messages",
-                  {"content-type": "application/json"},
-                  request_body=b'{"model":"m","messages":[{"role":"user","content":"hi"}]}')
+    ex = Exchange(
+        "x1",
+        "anthropic",
+        "POST",
+        "/v1/messages",
+        "https://up/v1/messages",
+        {"content-type": "application/json"},
+        request_body=b'{"model":"m","messages":[{"role":"user","content":"hi"}]}',
+    )
     ex.status = 200
     ex.response_headers = {"content-type": "text/event-stream"}
-    ex.chunks = [b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
-                 b'"usage":{"input_tokens":5}}}\n\n',
-                 b'event: content_block_delta\ndata: {"type":"content_block_delta",'
-                 b'"index":0,"delta":[1]}\n\n']
+    ex.chunks = [
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"m",'
+        b'"usage":{"input_tokens":5}}}\n\n',
+        b'event: content_block_delta\ndata: {"type":"content_block_delta",'
+        b'"index":0,"delta":[1]}\n\n',
+    ]
     record = ex.to_record()
     assert record["request"]["body"]["messages"][0]["content"] == "hi"
     assert "could not be reassembled: AttributeError" in record["response"]["body"]["_raw"]

@@ -23,16 +23,21 @@ from proxy_fakes import API_KEY, FakeUpstream, read_lines
 from ctxviewer.cli import main
 from ctxviewer.proxy import ProxyThread
 
-BODY = {"model": "claude-test", "max_tokens": 16,
-        "messages": [{"role": "user", "content": "hello"}]}
+BODY = {
+    "model": "claude-test",
+    "max_tokens": 16,
+    "messages": [{"role": "user", "content": "hello"}],
+}
 BOMB = bytes(64 << 20)  # 64 MiB of NULs
 LINE_LIMIT = 10 << 20  # no recording line of a bomb may pass this
 
 
 def _post(url: str, data: bytes, headers: dict[str, str]) -> tuple[int, bytes]:
     async def run() -> tuple[int, bytes]:
-        async with aiohttp.ClientSession(auto_decompress=False) as s, \
-                s.post(url, data=data, headers=headers) as resp:
+        async with (
+            aiohttp.ClientSession(auto_decompress=False) as s,
+            s.post(url, data=data, headers=headers) as resp,
+        ):
             return resp.status, await resp.read()
 
     return asyncio.run(asyncio.wait_for(run(), 30))
@@ -49,9 +54,11 @@ def _raw(port: int, data: bytes, timeout: float = 20) -> bytes:
 
 
 def _request(target: str, body: bytes = b"{}", extra: str = "") -> bytes:
-    return (f"POST {target} HTTP/1.1\r\nHost: x\r\nx-api-key: {API_KEY}\r\n"
-            f"content-type: application/json\r\ncontent-length: {len(body)}\r\n{extra}"
-            "connection: close\r\n\r\n").encode() + body
+    return (
+        f"POST {target} HTTP/1.1\r\nHost: x\r\nx-api-key: {API_KEY}\r\n"
+        f"content-type: application/json\r\ncontent-length: {len(body)}\r\n{extra}"
+        "connection: close\r\n\r\n"
+    ).encode() + body
 
 
 def _exchanges(proxy: ProxyThread, count: int) -> list[dict]:
@@ -62,38 +69,51 @@ def _exchanges(proxy: ProxyThread, count: int) -> list[dict]:
 # -- compressed bodies ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("coding", "packed"), [
-    ("gzip", lambda: gzip.compress(BOMB, 9)),
-    ("deflate", lambda: zlib.compress(BOMB, 9)),
-    ("gzip, gzip", lambda: gzip.compress(gzip.compress(BOMB, 9), 9)),
-])
+@pytest.mark.parametrize(
+    ("coding", "packed"),
+    [
+        ("gzip", lambda: gzip.compress(BOMB, 9)),
+        ("deflate", lambda: zlib.compress(BOMB, 9)),
+        ("gzip, gzip", lambda: gzip.compress(gzip.compress(BOMB, 9), 9)),
+    ],
+)
 def test_a_compressed_bomb_is_forwarded_as_sent_and_recorded_as_a_note(
-        proxy: ProxyThread, upstream: FakeUpstream, coding: str,
-        packed: Callable[[], bytes]) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream, coding: str, packed: Callable[[], bytes]
+) -> None:
     data = packed()
-    status, _ = _post(proxy.url + "/v1/messages/batches", data,
-                      {"Content-Encoding": coding, "x-api-key": API_KEY})
+    status, _ = _post(
+        proxy.url + "/v1/messages/batches", data, {"Content-Encoding": coding, "x-api-key": API_KEY}
+    )
     assert status == 200
     assert upstream.received[0]["raw"] == data  # the upstream judges it, byte for byte
     (ex,) = _exchanges(proxy, 1)
-    assert ex["request"]["body"]["_raw"].startswith(f"[{len(data)} bytes, content-encoding "
-                                                    f"{coding}, not decoded: inflates past")
+    assert ex["request"]["body"]["_raw"].startswith(
+        f"[{len(data)} bytes, content-encoding {coding}, not decoded: inflates past"
+    )
     assert max(len(line) for line in Path(proxy.out).read_bytes().splitlines()) < 64 << 10
 
 
-def test_an_invalid_gzip_body_is_recorded_with_why(proxy: ProxyThread,
-                                                   upstream: FakeUpstream) -> None:
-    _post(proxy.url + "/v1/messages/batches", b"this is not gzip",
-          {"Content-Encoding": "gzip", "x-api-key": API_KEY})
+def test_an_invalid_gzip_body_is_recorded_with_why(
+    proxy: ProxyThread, upstream: FakeUpstream
+) -> None:
+    _post(
+        proxy.url + "/v1/messages/batches",
+        b"this is not gzip",
+        {"Content-Encoding": "gzip", "x-api-key": API_KEY},
+    )
     (ex,) = _exchanges(proxy, 1)
     assert ex["request"]["body"]["_raw"] == (
         "[16 bytes, content-encoding gzip, not decoded: not a valid gzip stream (Error -3 "
-        "while decompressing data: incorrect header check)]")
+        "while decompressing data: incorrect header check)]"
+    )
 
 
 def test_a_body_that_is_not_json_is_kept_to_its_first_mib(proxy: ProxyThread) -> None:
-    _post(proxy.url + "/v1/messages/batches", gzip.compress(bytes(4 << 20)),
-          {"Content-Encoding": "gzip", "x-api-key": API_KEY})  # 4 MiB of NULs, 4 KB sent
+    _post(
+        proxy.url + "/v1/messages/batches",
+        gzip.compress(bytes(4 << 20)),
+        {"Content-Encoding": "gzip", "x-api-key": API_KEY},
+    )  # 4 MiB of NULs, 4 KB sent
     (ex,) = _exchanges(proxy, 1)
     raw = ex["request"]["body"]["_raw"]
     assert raw.endswith("[... cut: 4194304 bytes in all]") and len(raw) < (1 << 20) + 64
@@ -103,15 +123,24 @@ def test_a_body_that_is_not_json_is_kept_to_its_first_mib(proxy: ProxyThread) ->
 # -- request targets --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", [
-    "host://x/v1/messages", "munity://x/v1/messages", "hTTp://[::1/v1/messages",
-    "http://127.0.0.1:99999/v1/messages",
-    "/v1/chat/completions/../../messages", "/v1/chat/completions/%2e%2E/%2e./messages",
-    "/v1/chat/completions/..%2f..%2fmessages", "/v1/messages/.", "/v1\\..\\chat/completions",
-    "/v1/messages%00",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "host://x/v1/messages",
+        "munity://x/v1/messages",
+        "hTTp://[::1/v1/messages",
+        "http://127.0.0.1:99999/v1/messages",
+        "/v1/chat/completions/../../messages",
+        "/v1/chat/completions/%2e%2E/%2e./messages",
+        "/v1/chat/completions/..%2f..%2fmessages",
+        "/v1/messages/.",
+        "/v1\\..\\chat/completions",
+        "/v1/messages%00",
+    ],
+)
 def test_a_target_that_could_lead_off_the_upstream_is_refused(
-        make_proxy: Callable[..., ProxyThread], target: str) -> None:
+    make_proxy: Callable[..., ProxyThread], target: str
+) -> None:
     anthropic_side, openai_side = FakeUpstream(), FakeUpstream()
     anthropic_side.server.start()
     openai_side.server.start()
@@ -125,19 +154,24 @@ def test_a_target_that_could_lead_off_the_upstream_is_refused(
         openai_side.server.stop()
 
 
-@pytest.mark.parametrize("target", ["http://[::1]:9/v1/messages?beta=true",
-                                    "http://user:pw@127.0.0.1:9/v1/messages?beta=true",
-                                    "HTTPS://elsewhere.invalid/v1/messages?beta=true"])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "http://[::1]:9/v1/messages?beta=true",
+        "http://user:pw@127.0.0.1:9/v1/messages?beta=true",
+        "HTTPS://elsewhere.invalid/v1/messages?beta=true",
+    ],
+)
 def test_an_absolute_target_goes_only_to_the_upstream(
-        proxy: ProxyThread, upstream: FakeUpstream, target: str) -> None:
+    proxy: ProxyThread, upstream: FakeUpstream, target: str
+) -> None:
     """IPv6 literals, userinfo, another scheme: the host named is never contacted."""
     with socket.socket() as decoy:  # a listener where the target points, if it could
         decoy.bind(("127.0.0.1", 0))
         decoy.listen()
         decoy.settimeout(0.2)
         port = decoy.getsockname()[1]
-        answer = _raw(proxy.port, _request(target.replace(":9/", f":{port}/"),
-                                           orjson.dumps(BODY)))
+        answer = _raw(proxy.port, _request(target.replace(":9/", f":{port}/"), orjson.dumps(BODY)))
         assert answer.startswith(b"HTTP/1.1 200")
         with pytest.raises(TimeoutError):
             decoy.accept()
@@ -146,17 +180,33 @@ def test_an_absolute_target_goes_only_to_the_upstream(
 
 
 def test_bad_targets_print_no_traceback_and_everything_else_goes_on(
-        tmp_path: Path, upstream: FakeUpstream) -> None:
-    server = CliServer("proxy", ["--out", str(tmp_path / "rec.jsonl"), "--quiet",
-                                 "--upstream", upstream.url, "--openai-upstream",
-                                 upstream.url], tmp_path)
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
+    server = CliServer(
+        "proxy",
+        [
+            "--out",
+            str(tmp_path / "rec.jsonl"),
+            "--quiet",
+            "--upstream",
+            upstream.url,
+            "--openai-upstream",
+            upstream.url,
+        ],
+        tmp_path,
+    )
     port = int(server.url.rsplit(":", 1)[1])
     try:
-        for target in ("host://x/v1/messages", "http://[::1/v1/messages", "*",
-                       "example.com:443", "/v1/../v1/messages", "http://h:1x/v1/messages"):
+        for target in (
+            "host://x/v1/messages",
+            "http://[::1/v1/messages",
+            "*",
+            "example.com:443",
+            "/v1/../v1/messages",
+            "http://h:1x/v1/messages",
+        ):
             assert b" 400 " in _raw(port, _request(target)).split(b"\r\n")[0]
-        with anthropic.Anthropic(base_url=server.url, api_key=API_KEY,
-                                 max_retries=0) as client:
+        with anthropic.Anthropic(base_url=server.url, api_key=API_KEY, max_retries=0) as client:
             assert client.messages.create(**BODY).content
     finally:
         code, err = server.stop()
@@ -169,34 +219,55 @@ def test_bad_targets_print_no_traceback_and_everything_else_goes_on(
 
 SECRETS = {
     "x-jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQyIn0.c2lnbmF0dXJlLXZhbHVl",
-    "x-pwd": "hunter2-pwd-value", "x-pass": "hunter2-pass-value",
-    "x-access": "access-value-123", "x-gateway-creds": "gateway-creds-value",
+    "x-pwd": "hunter2-pwd-value",
+    "x-pass": "hunter2-pass-value",
+    "x-access": "access-value-123",
+    "x-gateway-creds": "gateway-creds-value",
     "x-custom": "Bearer sk-ant-api03-" + "A1b2C3d4" * 12,
-    "x-other": "AIzaSyD-" + "k" * 31, "x-gh": "ghp_" + "Z9" * 18,
+    "x-other": "AIzaSyD-" + "k" * 31,
+    "x-gh": "ghp_" + "Z9" * 18,
     "x-aws": "AKIA" + "ABCDEFGH23456789",
 }
-QUERY = {"%6Bey": "pct-key-value", "k%65y": "pct-key-value-2", "sig": "sig-value",
-         "code": "code-value", "pwd": "pwd-value", "pass": "pass-value",
-         "token[x]": "bracket-value", "t": "sk-proj-" + "Q" * 40}
+QUERY = {
+    "%6Bey": "pct-key-value",
+    "k%65y": "pct-key-value-2",
+    "sig": "sig-value",
+    "code": "code-value",
+    "pwd": "pwd-value",
+    "pass": "pass-value",
+    "token[x]": "bracket-value",
+    "t": "sk-proj-" + "Q" * 40,
+}
 
 
 def test_no_secret_reaches_the_recording_the_console_or_an_answer(
-        tmp_path: Path, upstream: FakeUpstream) -> None:
+    tmp_path: Path, upstream: FakeUpstream
+) -> None:
     out = tmp_path / "rec.jsonl"
-    server = CliServer("proxy", ["--out", str(out), "--upstream", upstream.url,
-                                 "--openai-upstream", upstream.url], tmp_path)
+    server = CliServer(
+        "proxy",
+        ["--out", str(out), "--upstream", upstream.url, "--openai-upstream", upstream.url],
+        tmp_path,
+    )
     query = "&".join(f"{k}={v}" for k, v in QUERY.items())
     answers = b""
     try:
-        with anthropic.Anthropic(base_url=server.url, api_key=API_KEY,
-                                 max_retries=0) as client:
-            client.messages.create(**BODY, extra_headers=SECRETS,
-                                   extra_query=dict(q.split("=") for q in query.split("&")))
+        with anthropic.Anthropic(base_url=server.url, api_key=API_KEY, max_retries=0) as client:
+            client.messages.create(
+                **BODY,
+                extra_headers=SECRETS,
+                extra_query=dict(q.split("=") for q in query.split("&")),
+            )
         port = int(server.url.rsplit(":", 1)[1])
-        for target in (f"/v1/messages/batches?{query}", f"host://x/v1/messages?{query}",
-                       f"/nowhere?{query}", f"/v1/../x?{query}"):
-            answers += _raw(port, _request(target, extra="".join(
-                f"{k}: {v}\r\n" for k, v in SECRETS.items())))
+        for target in (
+            f"/v1/messages/batches?{query}",
+            f"host://x/v1/messages?{query}",
+            f"/nowhere?{query}",
+            f"/v1/../x?{query}",
+        ):
+            answers += _raw(
+                port, _request(target, extra="".join(f"{k}: {v}\r\n" for k, v in SECRETS.items()))
+            )
     finally:
         code, err = server.stop()
     console = "\n".join(server.printed()) + err
@@ -204,14 +275,18 @@ def test_no_secret_reaches_the_recording_the_console_or_an_answer(
     recording = out.read_text()
     assert "[redacted]" in recording
     for secret in [API_KEY, *SECRETS.values(), *QUERY.values()]:
-        for where, text in (("recording", recording), ("console", console),
-                            ("answers", answers.decode())):
+        for where, text in (
+            ("recording", recording),
+            ("console", console),
+            ("answers", answers.decode()),
+        ):
             assert secret not in text, f"{secret} in the {where}"
             assert secret.split()[-1] not in text, f"{secret} in the {where}"
 
 
 def test_an_upstream_url_with_a_query_is_refused_without_echoing_it(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """A malformed upstream once had its ``?key=`` echoed in the proxy's 502 body."""
     with pytest.raises(ValueError, match="no query") as refused:
         ProxyThread(upstream="http://127.0.0.1:1/?key=upstream-SECRET")
@@ -225,7 +300,8 @@ def test_an_upstream_url_with_a_query_is_refused_without_echoing_it(
 
 
 def test_half_sent_requests_are_closed_and_real_calls_go_on(
-        make_proxy: Callable[..., ProxyThread], upstream: FakeUpstream) -> None:
+    make_proxy: Callable[..., ProxyThread], upstream: FakeUpstream
+) -> None:
     proxy = make_proxy(client_timeout=1.0)
     body = orjson.dumps(BODY)
     socks = []

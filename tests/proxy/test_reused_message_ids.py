@@ -21,10 +21,18 @@ CALLS = 10
 
 async def _messages(request: web.Request) -> web.Response:
     raw = await request.read()
-    return web.json_response({
-        "id": "msg_gateway", "type": "message", "role": "assistant", "model": "claude-test-1",
-        "content": [{"type": "text", "text": "ok"}], "stop_reason": "end_turn",
-        "stop_sequence": None, "usage": {"input_tokens": len(raw) // 4, "output_tokens": 1}})
+    return web.json_response(
+        {
+            "id": "msg_gateway",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-test-1",
+            "content": [{"type": "text", "text": "ok"}],
+            "stop_reason": "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": len(raw) // 4, "output_tokens": 1},
+        }
+    )
 
 
 @pytest.fixture
@@ -40,8 +48,7 @@ def recording(tmp_path: Path) -> Iterator[Path]:
         with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as c:
             for n in range(CALLS):
                 history.append({"role": "user", "content": f"step {n}: " + "word " * 200})
-                reply = c.messages.create(model="claude-test-1", max_tokens=8,
-                                          messages=history)
+                reply = c.messages.create(model="claude-test-1", max_tokens=8, messages=history)
                 assert reply.id == "msg_gateway"
                 history.append({"role": "assistant", "content": "ok"})
         assert proxy.wait_for_records(CALLS, 10)

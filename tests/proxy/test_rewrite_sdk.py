@@ -26,16 +26,19 @@ FILE = "".join(f"{i:4d}  def function_{i}(x):  # does thing {i}\n" for i in rang
 SYSTEM = "You are a careful coding agent working in /work/project."
 
 
-
 @pytest.fixture
-def rewriting_proxy(strict: StrictUpstream, tmp_path: Path
-                    ) -> Iterator[Callable[..., ProxyThread]]:
+def rewriting_proxy(strict: StrictUpstream, tmp_path: Path) -> Iterator[Callable[..., ProxyThread]]:
     started: list[ProxyThread] = []
 
     def make(rewriter: Rewriter) -> ProxyThread:
-        proxy = ProxyThread(port=0, out=tmp_path / f"rec{len(started)}.jsonl",
-                            upstream=strict.url, openai_upstream=strict.url, timeout=10.0,
-                            rewriter=rewriter)
+        proxy = ProxyThread(
+            port=0,
+            out=tmp_path / f"rec{len(started)}.jsonl",
+            upstream=strict.url,
+            openai_upstream=strict.url,
+            timeout=10.0,
+            rewriter=rewriter,
+        )
         proxy.start()
         started.append(proxy)
         return proxy
@@ -48,92 +51,155 @@ def rewriting_proxy(strict: StrictUpstream, tmp_path: Path
 # --- three agents, one per API: a prompt, a tool call, its result, an answer; repeated ---
 
 
-def anthropic_agent(client: anthropic.Anthropic, turns: int, stream: bool,
-                    messages: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+def anthropic_agent(
+    client: anthropic.Anthropic,
+    turns: int,
+    stream: bool,
+    messages: list[dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
     messages = [] if messages is None else messages
     start = len(messages)
-    tools = [{"name": "read_file", "description": "Read a file",
-              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+    tools = [
+        {
+            "name": "read_file",
+            "description": "Read a file",
+            "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}},
+        }
+    ]
     for t in range(turns):
         t += start
         messages.append({"role": "user", "content": f"Task {t}: read file {t}, fix the bug."})
         while True:
-            kwargs = {"model": "claude-test", "max_tokens": 256, "system": SYSTEM,
-                      "tools": tools, "messages": messages}
+            kwargs = {
+                "model": "claude-test",
+                "max_tokens": 256,
+                "system": SYSTEM,
+                "tools": tools,
+                "messages": messages,
+            }
             if stream:
                 with client.messages.stream(**kwargs) as s:
                     msg = s.get_final_message()
             else:
                 msg = client.messages.create(**kwargs)
-            content = [{"type": "text", "text": b.text} if b.type == "text" else
-                       {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
-                       for b in msg.content]
+            content = [
+                {"type": "text", "text": b.text}
+                if b.type == "text"
+                else {"type": "tool_use", "id": b.id, "name": b.name, "input": b.input}
+                for b in msg.content
+            ]
             messages.append({"role": "assistant", "content": content})
             calls = [b for b in content if b["type"] == "tool_use"]
             if not calls:
                 break
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": c["id"], "content": f"file {t}\n{FILE}"}
-                for c in calls]})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": c["id"],
+                            "content": f"file {t}\n{FILE}",
+                        }
+                        for c in calls
+                    ],
+                }
+            )
     return messages
 
 
 def chat_agent(client: openai.OpenAI, turns: int, stream: bool, task: str = "Task") -> None:
     messages: list[dict[str, Any]] = [{"role": "system", "content": SYSTEM}]
-    tools = [{"type": "function", "function": {
-        "name": "read_file", "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"k": {"type": "integer"}}}}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": "read_file",
+                "description": "Read a file",
+                "parameters": {"type": "object", "properties": {"k": {"type": "integer"}}},
+            },
+        }
+    ]
     for t in range(turns):
         messages.append({"role": "user", "content": f"{task} {t}: read file {t}, fix the bug."})
         while True:
             if stream:
-                text = "".join(c.choices[0].delta.content or "" for c in client.chat.completions
-                               .create(model="gpt-test", messages=messages, stream=True,
-                                       stream_options={"include_usage": True})
-                               if c.choices)
+                text = "".join(
+                    c.choices[0].delta.content or ""
+                    for c in client.chat.completions.create(
+                        model="gpt-test",
+                        messages=messages,
+                        stream=True,
+                        stream_options={"include_usage": True},
+                    )
+                    if c.choices
+                )
                 calls = []
                 assert text
                 messages.append({"role": "assistant", "content": text})
             else:
-                r = client.chat.completions.create(model="gpt-test", messages=messages,
-                                                   tools=tools)
+                r = client.chat.completions.create(model="gpt-test", messages=messages, tools=tools)
                 m = r.choices[0].message
                 calls = m.tool_calls or []
                 entry: dict[str, Any] = {"role": "assistant", "content": m.content}
                 if calls:
-                    entry["tool_calls"] = [{"id": c.id, "type": "function",
-                                            "function": {"name": c.function.name,
-                                                         "arguments": c.function.arguments}}
-                                           for c in calls]
+                    entry["tool_calls"] = [
+                        {
+                            "id": c.id,
+                            "type": "function",
+                            "function": {
+                                "name": c.function.name,
+                                "arguments": c.function.arguments,
+                            },
+                        }
+                        for c in calls
+                    ]
                 messages.append(entry)
             if not calls:
                 break
-            messages += [{"role": "tool", "tool_call_id": c.id, "content": f"file {t}\n{FILE}"}
-                         for c in calls]
+            messages += [
+                {"role": "tool", "tool_call_id": c.id, "content": f"file {t}\n{FILE}"}
+                for c in calls
+            ]
             stream = False
 
 
 def responses_agent(client: openai.OpenAI, turns: int) -> None:
     items: list[dict[str, Any]] = []
-    tools = [{"type": "function", "name": "read_file", "description": "Read a file",
-              "parameters": {"type": "object", "properties": {}}}]
+    tools = [
+        {
+            "type": "function",
+            "name": "read_file",
+            "description": "Read a file",
+            "parameters": {"type": "object", "properties": {}},
+        }
+    ]
     for t in range(turns):
         items.append({"role": "user", "content": f"Task {t}: read file {t}, fix the bug."})
         while True:
-            r = client.responses.create(model="gpt-test", instructions=SYSTEM, input=items,
-                                        tools=tools)
+            r = client.responses.create(
+                model="gpt-test", instructions=SYSTEM, input=items, tools=tools
+            )
             calls = []
             for out in r.output:
                 if out.type == "function_call":
                     calls.append(out.call_id)
-                    items.append({"type": "function_call", "call_id": out.call_id,
-                                  "name": out.name, "arguments": out.arguments})
+                    items.append(
+                        {
+                            "type": "function_call",
+                            "call_id": out.call_id,
+                            "name": out.name,
+                            "arguments": out.arguments,
+                        }
+                    )
                 else:
                     items.append({"role": "assistant", "content": out.content[0].text})
             if not calls:
                 break
-            items += [{"type": "function_call_output", "call_id": c,
-                       "output": f"file {t}\n{FILE}"} for c in calls]
+            items += [
+                {"type": "function_call_output", "call_id": c, "output": f"file {t}\n{FILE}"}
+                for c in calls
+            ]
 
 
 # --- what every rewriting run must show ----------------------------------------------------
@@ -144,8 +210,13 @@ def _records(proxy: ProxyThread, count: int) -> list[dict[str, Any]]:
     return [r for r in read_lines(proxy.out) if r["type"] == "exchange"]
 
 
-def check_rewritten(proxy: ProxyThread, strict: StrictUpstream, api: str, key: str,
-                    rules: Callable[[dict[str, Any]], list[str]]) -> dict[str, Any]:
+def check_rewritten(
+    proxy: ProxyThread,
+    strict: StrictUpstream,
+    api: str,
+    key: str,
+    rules: Callable[[dict[str, Any]], list[str]],
+) -> dict[str, Any]:
     """The recording has both bodies; the upstream got what the recording says; the
     compacted prefix is byte-identical on every later request; the tail is untouched."""
     sent = strict.bodies(api)
@@ -156,7 +227,7 @@ def check_rewritten(proxy: ProxyThread, strict: StrictUpstream, api: str, key: s
     mine = [r for r in records if r.get("conversation") == conv]
     rewritten = [r for r in mine if "upstream_body" in r["request"]]
     assert mine.index(records[first]) >= 1
-    assert rewritten == mine[mine.index(records[first]):] and len(rewritten) >= 2
+    assert rewritten == mine[mine.index(records[first]) :] and len(rewritten) >= 2
     plan = records[first]["rewrite"]["plan"]
     removed, added = plan["removed_items"], plan["added_items"]
     assert removed > added
@@ -172,9 +243,9 @@ def check_rewritten(proxy: ProxyThread, strict: StrictUpstream, api: str, key: s
         assert r["conversation"] == records[first]["conversation"]
         c_items, u_items = client[key], up[key]
         assert u_items[:head] == c_items[:head]
-        assert u_items[head + added:] == c_items[head + removed:]
+        assert u_items[head + added :] == c_items[head + removed :]
         assert len(u_items) == len(c_items) - removed + added
-        this = orjson.dumps(u_items[:head + added])
+        this = orjson.dumps(u_items[: head + added])
         assert prefix is None or this == prefix
         prefix = this
         assert r["usage"]["input_tokens"] < len(orjson.dumps(client)) // 4
@@ -185,7 +256,8 @@ def check_rewritten(proxy: ProxyThread, strict: StrictUpstream, api: str, key: s
 
 
 def test_anthropic_messages_compacted_streaming_and_not(
-        rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream) -> None:
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream
+) -> None:
     for stream in (False, True):
         strict.received.clear()
         proxy = rewriting_proxy(Rewriter(compact_at=3_000, strategy="qwen"))
@@ -197,13 +269,16 @@ def test_anthropic_messages_compacted_streaming_and_not(
         # the prompt dropped by what the plan said (calibrated on the last API count)
         plan = out["plan"]
         assert plan["calibrated"]
-        assert abs(first["usage"]["input_tokens"] - plan["tokens_after"]) \
+        assert (
+            abs(first["usage"]["input_tokens"] - plan["tokens_after"])
             <= 0.05 * plan["tokens_after"]
+        )
 
 
 @pytest.mark.parametrize("strategy", ["qwen", "shannon", "trim"])
-def test_openai_chat_compacted(rewriting_proxy: Callable[..., ProxyThread],
-                               strict: StrictUpstream, strategy: str) -> None:
+def test_openai_chat_compacted(
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream, strategy: str
+) -> None:
     proxy = rewriting_proxy(Rewriter(compact_at=3_000, strategy=strategy))
     with openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-x", max_retries=0) as c:
         chat_agent(c, turns=8, stream=False)
@@ -212,8 +287,9 @@ def test_openai_chat_compacted(rewriting_proxy: Callable[..., ProxyThread],
     assert out["records"][-1].get("rewrite") is None
 
 
-def test_openai_responses_compacted(rewriting_proxy: Callable[..., ProxyThread],
-                                    strict: StrictUpstream) -> None:
+def test_openai_responses_compacted(
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream
+) -> None:
     proxy = rewriting_proxy(Rewriter(compact_at=3_000, strategy="shannon"))
     with openai.OpenAI(base_url=proxy.url + "/v1", api_key="sk-x", max_retries=0) as c:
         responses_agent(c, turns=8)
@@ -221,7 +297,8 @@ def test_openai_responses_compacted(rewriting_proxy: Callable[..., ProxyThread],
 
 
 def test_rejected_rewrite_falls_back_once_and_stops(
-        rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream) -> None:
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream
+) -> None:
     strict.reject.append(b"Got it. Thanks for the additional context!")
     events: list[str] = []
     proxy = rewriting_proxy(Rewriter(compact_at=3_000, on_event=events.append))
@@ -235,13 +312,14 @@ def test_rejected_rewrite_falls_back_once_and_stops(
     assert "upstream_body" not in fell[0]["request"]
     assert fell[0]["rewrite"]["rejected"]["status"] == 400
     assert "rejected by the test" in orjson.dumps(fell[0]["rewrite"]["rejected"]).decode()
-    after = records[records.index(fell[0]) + 1:]
+    after = records[records.index(fell[0]) + 1 :]
     assert after and all("upstream_body" not in r["request"] for r in after)
     assert any("rejected the rewritten request" in e for e in events)
 
 
-def test_preview_commit_undo(rewriting_proxy: Callable[..., ProxyThread],
-                             strict: StrictUpstream) -> None:
+def test_preview_commit_undo(
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream
+) -> None:
     rw = Rewriter()  # no --compact-at: nothing happens unless asked
     proxy = rewriting_proxy(rw)
     with anthropic.Anthropic(base_url=proxy.url, api_key="sk-ant-x", max_retries=0) as c:
@@ -273,8 +351,9 @@ def test_preview_commit_undo(rewriting_proxy: Callable[..., ProxyThread],
     assert [s for _a, _r, s in strict.received] == [200] * len(strict.received)
 
 
-def test_the_reader_shows_what_the_model_saw(rewriting_proxy: Callable[..., ProxyThread],
-                                             strict: StrictUpstream) -> None:
+def test_the_reader_shows_what_the_model_saw(
+    rewriting_proxy: Callable[..., ProxyThread], strict: StrictUpstream
+) -> None:
     from ctxviewer.ingest.loader import load
 
     proxy = rewriting_proxy(Rewriter(compact_at=3_000))
@@ -301,14 +380,34 @@ def test_cli_compact_at(tmp_path: Path, strict: StrictUpstream) -> None:
     import threading
 
     out = tmp_path / "rec.jsonl"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
-           "PYTHONUNBUFFERED": "1"}
-    cmd = [sys.executable, "-m", "ctxviewer", "proxy", "--port", "0", "--out", str(out),
-           "--upstream", strict.url, "--openai-upstream", strict.url,
-           "--compact-at", "3000", "--strategy", "qwen"]
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+        "PYTHONUNBUFFERED": "1",
+    }
+    cmd = [
+        sys.executable,
+        "-m",
+        "ctxviewer",
+        "proxy",
+        "--port",
+        "0",
+        "--out",
+        str(out),
+        "--upstream",
+        strict.url,
+        "--openai-upstream",
+        strict.url,
+        "--compact-at",
+        "3000",
+        "--strategy",
+        "qwen",
+    ]
     lines: queue.Queue[str] = queue.Queue()
-    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          env=env, cwd=tmp_path) as proc:
+    with subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path
+    ) as proc:
+
         def pump() -> None:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -321,8 +420,9 @@ def test_cli_compact_at(tmp_path: Path, strict: StrictUpstream) -> None:
                 banner.append(lines.get(timeout=20))
             assert any(b.startswith("rewriting ON") and "3,000" in b for b in banner)
             base = next(b for b in banner if b.startswith("export ANTHROPIC_BASE_URL="))
-            with anthropic.Anthropic(base_url=base.split("=", 1)[1], api_key="sk-ant-x",
-                                     max_retries=0) as c:
+            with anthropic.Anthropic(
+                base_url=base.split("=", 1)[1], api_key="sk-ant-x", max_retries=0
+            ) as c:
                 anthropic_agent(c, turns=5, stream=False)
             proc.send_signal(signal.SIGINT)
             assert proc.wait(timeout=20) == 0
@@ -336,5 +436,6 @@ def test_cli_compact_at(tmp_path: Path, strict: StrictUpstream) -> None:
     assert any(s.startswith("rewrite: c_") and "compacted (qwen" in s for s in said)
     rewritten = [s for s in said if s.startswith("ex_") and s.endswith("REWRITTEN")]
     assert len(rewritten) >= 2
-    assert sum(1 for r in read_lines(out) if "upstream_body" in r.get("request", {})) \
-        == len(rewritten)
+    assert sum(1 for r in read_lines(out) if "upstream_body" in r.get("request", {})) == len(
+        rewritten
+    )

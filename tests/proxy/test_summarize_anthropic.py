@@ -18,8 +18,10 @@ from ctxviewer.analysis.compaction.summarize_anthropic import (
 )
 from ctxviewer.model import TEXT, Block, Message
 
-MSGS = [Message("user", (Block(TEXT, "Please fix the login test"),)),
-        Message("assistant", (Block(TEXT, "I'll rewrite the check."),))]
+MSGS = [
+    Message("user", (Block(TEXT, "Please fix the login test"),)),
+    Message("assistant", (Block(TEXT, "I'll rewrite the check."),)),
+]
 
 
 def _sse(event: str, data: dict) -> bytes:
@@ -39,26 +41,57 @@ class Fake:
     async def handle(self, request: web.Request) -> web.StreamResponse:
         self.bodies.append(await request.json())
         if self.mode in ("500", "400"):
-            return web.json_response({"type": "error", "error": {
-                "type": "api_error", "message": f"fake {self.mode}"}}, status=int(self.mode))
+            return web.json_response(
+                {"type": "error", "error": {"type": "api_error", "message": f"fake {self.mode}"}},
+                status=int(self.mode),
+            )
         if self.mode == "slow":
             await asyncio.sleep(3)
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)
-        msg = {"id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-6",
-               "content": [], "stop_reason": None, "stop_sequence": None,
-               "usage": {"input_tokens": 1000, "output_tokens": 1}}
+        msg = {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1000, "output_tokens": 1},
+        }
         await resp.write(_sse("message_start", {"type": "message_start", "message": msg}))
-        await resp.write(_sse("content_block_start", {"type": "content_block_start", "index": 0,
-                                                      "content_block": {"type": "text",
-                                                                        "text": ""}}))
+        await resp.write(
+            _sse(
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            )
+        )
         for part in ("Title: Fix the login test quickly\n", "The user wants ", "a fix."):
-            await resp.write(_sse("content_block_delta", {
-                "type": "content_block_delta", "index": 0,
-                "delta": {"type": "text_delta", "text": part}}))
+            await resp.write(
+                _sse(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": part},
+                    },
+                )
+            )
         await resp.write(_sse("content_block_stop", {"type": "content_block_stop", "index": 0}))
-        await resp.write(_sse("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": 200}}))
+        await resp.write(
+            _sse(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                    "usage": {"output_tokens": 200},
+                },
+            )
+        )
         await resp.write(_sse("message_stop", {"type": "message_stop"}))
         return resp
 
@@ -94,8 +127,9 @@ def fake() -> Iterator[Fake]:
 
 
 def summarizer(fake: Fake, timeout: float = 10.0) -> AnthropicSummarizer:
-    return AnthropicSummarizer("claude-sonnet-4-6", "sk-test", f"http://127.0.0.1:{fake.port}",
-                               timeout=timeout)
+    return AnthropicSummarizer(
+        "claude-sonnet-4-6", "sk-test", f"http://127.0.0.1:{fake.port}", timeout=timeout
+    )
 
 
 def test_success_streams_text_usage_cost(fake: Fake) -> None:

@@ -68,9 +68,18 @@ class Case:
 
 def load(folder: Path) -> Case:
     raw = json.loads((folder / "case.json").read_text("utf-8"))
-    return Case(folder, raw["agent"], raw["version"], raw["scenario"], raw["via"], raw["what"],
-                dict(raw["outputs"]), dict(raw["logs"]), raw.get("wire"),
-                tuple(raw.get("steps", ())))
+    return Case(
+        folder,
+        raw["agent"],
+        raw["version"],
+        raw["scenario"],
+        raw["via"],
+        raw["what"],
+        dict(raw["outputs"]),
+        dict(raw["logs"]),
+        raw.get("wire"),
+        tuple(raw.get("steps", ())),
+    )
 
 
 def find(root: Path) -> list[Case]:
@@ -85,8 +94,9 @@ def save(case: Case, dest: Path) -> list[Path]:
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     raw = json.loads((case.folder / "case.json").read_text("utf-8"))
-    keep_wire = case.wire is not None and (case.agent in WIRE_AGENTS
-                                           or case.wire in case.logs.values())
+    keep_wire = case.wire is not None and (
+        case.agent in WIRE_AGENTS or case.wire in case.logs.values()
+    )
     raw["wire"] = case.wire if keep_wire else None
     written = [dest / "case.json"]
     written[0].write_text(json.dumps(raw, indent=2) + "\n", "utf-8")

@@ -76,8 +76,7 @@ class Table:
     @property
     def stale(self) -> list[str]:
         """``known_off`` entries of this table that name no row off."""
-        return [p for p in KNOWN_OFF.get(self.key, {})
-                if not any(covers(p, w) for w in self.off)]
+        return [p for p in KNOWN_OFF.get(self.key, {}) if not any(covers(p, w) for w in self.off)]
 
     @property
     def as_known(self) -> bool:
@@ -144,8 +143,9 @@ def table(case: Case, output: str, log_kind: str) -> Table:
     request = report["breakdown"]["request"] if report else None
     note = "" if report else f"no request in the {log_kind}"
     if output == WIRE:
-        return Table(case, WIRE, log_kind, tuple(wire_rows(case, report) if report else ()),
-                     request, note)
+        return Table(
+            case, WIRE, log_kind, tuple(wire_rows(case, report) if report else ()), request, note
+        )
     try:
         theirs = agent_numbers(case, output)
     except (ValueError, KeyError) as e:
@@ -160,14 +160,19 @@ def _rows(raw: list[dict[str, Any]]) -> list[Row]:
 
 def _unanswered(theirs: AgentContext) -> list[dict[str, Any]]:
     """The agent's rows with nothing of ours beside them (a log without requests)."""
-    rows = [("window", theirs.window), ("used", theirs.used),
-            *((f"threshold: {k}", v) for k, v in theirs.thresholds.items()),
-            *theirs.categories.items()]
-    return [{"what": w, "agent": n.value, "ours": None, "ok": False}
-            for w, n in rows if n is not None]
+    rows = [
+        ("window", theirs.window),
+        ("used", theirs.used),
+        *((f"threshold: {k}", v) for k, v in theirs.thresholds.items()),
+        *theirs.categories.items(),
+    ]
+    return [
+        {"what": w, "agent": n.value, "ours": None, "ok": False} for w, n in rows if n is not None
+    ]
 
 
 # -- what was sent ---------------------------------------------------------------------------
+
 
 def wire_rows(case: Case, report: dict[str, Any]) -> list[Row]:
     """The last main request's system prompt and tools as sent, counted with ctxviewer's
@@ -185,11 +190,15 @@ def wire_rows(case: Case, report: dict[str, Any]) -> list[Row]:
     if ours_system is not None:  # then the unrecorded overhead is the tools alone
         ours_tools += unrecorded
     both = (ours_system or 0) + ours_tools + (0 if ours_system is not None else unrecorded)
-    rows = [("wire: system prompt", sent_system, ours_system),
-            ("wire: tools", sent_tools, ours_tools if ours_system is not None else None),
-            ("wire: system prompt + tools", sent_system + sent_tools, both)]
-    return [Row(w, float(sent), ours, ours is not None and Number(sent, 0.5).matches(ours))
-            for w, sent, ours in rows]
+    rows = [
+        ("wire: system prompt", sent_system, ours_system),
+        ("wire: tools", sent_tools, ours_tools if ours_system is not None else None),
+        ("wire: system prompt + tools", sent_system + sent_tools, both),
+    ]
+    return [
+        Row(w, float(sent), ours, ours is not None and Number(sent, 0.5).matches(ours))
+        for w, sent, ours in rows
+    ]
 
 
 def last_turn_body(case: Case) -> dict[str, Any] | None:
@@ -228,8 +237,9 @@ def _a_turn(headers: dict[str, str]) -> bool:
 
 def _codex_tool_item(body: dict[str, Any]) -> dict[str, Any] | None:
     items = body.get("input") if isinstance(body.get("input"), list) else []
-    return next((i for i in items if isinstance(i, dict) and i.get("type") == "additional_tools"),
-                None)
+    return next(
+        (i for i in items if isinstance(i, dict) and i.get("type") == "additional_tools"), None
+    )
 
 
 def _codex_parts(body: dict[str, Any]) -> tuple[str, str]:
@@ -240,10 +250,17 @@ def _codex_parts(body: dict[str, Any]) -> tuple[str, str]:
     tools = [*(item or {}).get("tools", []), *(body.get("tools") or [])]
     system = body.get("instructions") or ""
     if not system:
-        dev = next((i for i in body.get("input", []) if isinstance(i, dict)
-                    and i.get("type") == "message" and i.get("role") == "developer"), {})
-        system = "\n".join(c.get("text", "") for c in dev.get("content", [])
-                           if isinstance(c, dict))
+        dev = next(
+            (
+                i
+                for i in body.get("input", [])
+                if isinstance(i, dict)
+                and i.get("type") == "message"
+                and i.get("role") == "developer"
+            ),
+            {},
+        )
+        system = "\n".join(c.get("text", "") for c in dev.get("content", []) if isinstance(c, dict))
     return system, sent_json(tools) if tools else ""
 
 
@@ -262,12 +279,15 @@ def _gemini_parts(body: dict[str, Any]) -> tuple[str, str]:
 
 # -- printing ----------------------------------------------------------------------------------
 
+
 def render(table: Table) -> str:
     c = table.case
     side = "sent" if table.output == WIRE else "agent"
-    title = (f"{c.agent} {c.version} · {c.scenario} ({c.via}): {c.what}\n"
-             f"  {table.output if table.output != WIRE else 'the wire'} vs ctxviewer on the "
-             f"{table.log}" + (f" (request {table.request})" if table.request is not None else ""))
+    title = (
+        f"{c.agent} {c.version} · {c.scenario} ({c.via}): {c.what}\n"
+        f"  {table.output if table.output != WIRE else 'the wire'} vs ctxviewer on the "
+        f"{table.log}" + (f" (request {table.request})" if table.request is not None else "")
+    )
     lines = [title]
     if table.note:
         lines.append(f"  note: {table.note}")
@@ -278,11 +298,14 @@ def render(table: Table) -> str:
         diff = f"{r.diff:+,.0f}" if r.diff is not None else "-"
         pct = f"{r.percent:+.1f}%" if r.percent is not None else "-"
         what = r.what if len(r.what) <= 44 else r.what[:14] + "…" + r.what[-29:]
-        lines.append(f"  {' ' if r.ok else '✗'} {what:<44} {agent:>11} {ours:>11} "
-                     f"{diff:>10} {pct:>8}")
+        lines.append(
+            f"  {' ' if r.ok else '✗'} {what:<44} {agent:>11} {ours:>11} {diff:>10} {pct:>8}"
+        )
     ok = sum(r.ok for r in table.rows)
-    lines.append(f"  {ok} of {len(table.rows)} rows within tolerance"
-                 + ("" if table.ok else f"; off: {off_summary(table)}"))
+    lines.append(
+        f"  {ok} of {len(table.rows)} rows within tolerance"
+        + ("" if table.ok else f"; off: {off_summary(table)}")
+    )
     for reason, rows in _by_reason(table).items():
         lines.append(f"  known off ({_short(rows)}): {reason}")
     if table.unexplained:
@@ -315,8 +338,10 @@ def _short(rows: list[str]) -> str:
 def summary(tables: list[Table]) -> str:
     """One Markdown row per table (rows within tolerance, the rows off), the reasons below."""
     notes: dict[str, int] = {}
-    lines = ["| agent | version | case | table | rows within tolerance | off (reason) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| agent | version | case | table | rows within tolerance | off (reason) |",
+        "|---|---|---|---|---|---|",
+    ]
     for t in tables:
         c = t.case
         off = []
@@ -328,9 +353,11 @@ def summary(tables: list[Table]) -> str:
         if not t.rows:
             off.append(f"no rows: {t.note}")
         ok = sum(r.ok for r in t.rows)
-        lines.append(f"| {c.agent} | {c.version} | {c.scenario} | "
-                     f"{t.output if t.output != WIRE else 'the wire'} vs {t.log} | "
-                     f"{ok} / {len(t.rows)} | {'; '.join(off)} |")
+        lines.append(
+            f"| {c.agent} | {c.version} | {c.scenario} | "
+            f"{t.output if t.output != WIRE else 'the wire'} vs {t.log} | "
+            f"{ok} / {len(t.rows)} | {'; '.join(off)} |"
+        )
     lines.append("")
     lines += [f"[{n}] {reason}" for reason, n in notes.items()]
     return "\n".join(lines) + "\n"

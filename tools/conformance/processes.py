@@ -54,9 +54,22 @@ def fake(python: str, script: str, port: int, record: Path, *args: str) -> Itera
     """A fake API server from fakes/ on ``port``, logging every request to ``record``."""
     log = record.with_suffix(".log")
     with open(log, "ab") as err:
-        proc = subprocess.Popen([python, str(FAKES / script), "--port", str(port),
-                                 "--record", str(record), "--max-lifetime", "1200", *args],
-                                stdout=subprocess.DEVNULL, stderr=err, cwd=FAKES)
+        proc = subprocess.Popen(
+            [
+                python,
+                str(FAKES / script),
+                "--port",
+                str(port),
+                "--record",
+                str(record),
+                "--max-lifetime",
+                "1200",
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            cwd=FAKES,
+        )
     try:
         if not wait_until(lambda: _healthy(port), 20):
             raise RuntimeError(f"fake server {script} did not start (see {log})")
@@ -71,10 +84,24 @@ def proxy(ctxviewer: Sequence[str], upstream: int, out: Path) -> Iterator[int]:
     routes (Anthropic, OpenAI, Gemini) to the fake."""
     url = f"http://127.0.0.1:{upstream}"
     with open(out.with_suffix(".proxy.txt"), "ab") as log:
-        proc = subprocess.Popen([*ctxviewer, "proxy", "--port", str(PROXY_PORT),
-                                 "--upstream", url, "--openai-upstream", url,
-                                 "--gemini-upstream", url, "--out", str(out)],
-                                stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [
+                *ctxviewer,
+                "proxy",
+                "--port",
+                str(PROXY_PORT),
+                "--upstream",
+                url,
+                "--openai-upstream",
+                url,
+                "--gemini-upstream",
+                url,
+                "--out",
+                str(out),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         if not wait_until(lambda: out.exists() and out.stat().st_size > 0, 20):
             raise RuntimeError(f"ctxviewer proxy did not start (see {out}.proxy.txt)")
@@ -83,14 +110,20 @@ def proxy(ctxviewer: Sequence[str], upstream: int, out: Path) -> Iterator[int]:
         stop(proc)
 
 
-def run(cmd: Sequence[str], env: dict[str, str], cwd: Path, out: Path,
-        timeout: float = 120) -> int:
+def run(cmd: Sequence[str], env: dict[str, str], cwd: Path, out: Path, timeout: float = 120) -> int:
     """Run an agent to its end: stdout to ``out``, stderr beside it; the exit code (124:
     timed out)."""
     with open(out, "wb") as so, open(out.with_suffix(out.suffix + ".err"), "wb") as se:
         try:
-            return subprocess.run(list(cmd), env=env, cwd=cwd, stdout=so, stderr=se,
-                                  stdin=subprocess.DEVNULL, timeout=timeout).returncode
+            return subprocess.run(
+                list(cmd),
+                env=env,
+                cwd=cwd,
+                stdout=so,
+                stderr=se,
+                stdin=subprocess.DEVNULL,
+                timeout=timeout,
+            ).returncode
         except subprocess.TimeoutExpired:
             return 124
 
@@ -106,10 +139,24 @@ class Tmux:
         self.kill()
         # `timeout --foreground`: a plain timeout puts the TUI in a background process group,
         # where it stops on SIGTTIN without drawing anything
-        subprocess.run([*self.base, "new-session", "-d", "-s", "agent", "-x", self.size[0],
-                        "-y", self.size[1], "-c", str(cwd),
-                        f"timeout --foreground 300 {command}; echo AGENT-EXITED rc=$?; sleep 5"],
-                       env=env, check=True)
+        subprocess.run(
+            [
+                *self.base,
+                "new-session",
+                "-d",
+                "-s",
+                "agent",
+                "-x",
+                self.size[0],
+                "-y",
+                self.size[1],
+                "-c",
+                str(cwd),
+                f"timeout --foreground 300 {command}; echo AGENT-EXITED rc=$?; sleep 5",
+            ],
+            env=env,
+            check=True,
+        )
 
     def screen(self, ansi: bool = False, lines: int = 2000) -> str:
         cmd = [*self.base, "capture-pane", "-p", "-J", "-S", f"-{lines}", "-t", "agent"]
@@ -141,7 +188,7 @@ def after_prompt(screen: str, typed: str) -> str:
     lines = screen.splitlines()
     pattern = re.compile(r"^\s*(?:[❯>›]\s*)?" + re.escape(typed) + r"\s*$")
     found = [i for i, line in enumerate(lines) if pattern.match(line)]
-    return "\n".join(lines[found[-1]:] if found else []) + "\n"
+    return "\n".join(lines[found[-1] :] if found else []) + "\n"
 
 
 def processes_under(path: Path) -> list[int]:

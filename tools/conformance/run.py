@@ -35,25 +35,50 @@ FAKE_PACKAGES = ("aiohttp", "zstandard")
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--agent", action="append", choices=sorted(AGENTS),
-                    help="an agent to run (repeatable; default: all)")
-    ap.add_argument("--version", action="append",
-                    help="its npm version (repeatable: one per --agent, or several for one)")
+    ap.add_argument(
+        "--agent",
+        action="append",
+        choices=sorted(AGENTS),
+        help="an agent to run (repeatable; default: all)",
+    )
+    ap.add_argument(
+        "--version",
+        action="append",
+        help="its npm version (repeatable: one per --agent, or several for one)",
+    )
     ap.add_argument("--scenario", action="append", help="only these scenarios (default: all)")
-    ap.add_argument("--work", type=Path, default=Path("/tmp/ctxviewer-conformance"),
-                    help="scratch folder: npm installs, sandboxes, captures (never a repository)")
-    ap.add_argument("--ctxviewer", default=str(Path(sys.executable).parent / "ctxviewer"),
-                    help="the ctxviewer whose proxy records (default: this Python's)")
-    ap.add_argument("--save", action="store_true",
-                    help="copy the captures (of this run, or under --compare DIR) into "
-                         "tests/data/agents/<agent>-<version>/<scenario>/")
-    ap.add_argument("--compare", type=Path, metavar="DIR",
-                    help="run nothing: print the tables of the captures under DIR")
-    ap.add_argument("--known-off", action="store_true",
-                    help="with --compare: print the rows off that tools/conformance/known_off.py "
-                         "does not explain, as its entries (the reason left to write)")
-    ap.add_argument("--inner", nargs=3, metavar=("AGENT", "VERSION", "SCENARIOS"),
-                    help=argparse.SUPPRESS)
+    ap.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/ctxviewer-conformance"),
+        help="scratch folder: npm installs, sandboxes, captures (never a repository)",
+    )
+    ap.add_argument(
+        "--ctxviewer",
+        default=str(Path(sys.executable).parent / "ctxviewer"),
+        help="the ctxviewer whose proxy records (default: this Python's)",
+    )
+    ap.add_argument(
+        "--save",
+        action="store_true",
+        help="copy the captures (of this run, or under --compare DIR) into "
+        "tests/data/agents/<agent>-<version>/<scenario>/",
+    )
+    ap.add_argument(
+        "--compare",
+        type=Path,
+        metavar="DIR",
+        help="run nothing: print the tables of the captures under DIR",
+    )
+    ap.add_argument(
+        "--known-off",
+        action="store_true",
+        help="with --compare: print the rows off that tools/conformance/known_off.py "
+        "does not explain, as its entries (the reason left to write)",
+    )
+    ap.add_argument(
+        "--inner", nargs=3, metavar=("AGENT", "VERSION", "SCENARIOS"), help=argparse.SUPPRESS
+    )
     args = ap.parse_args(argv)
     if args.inner:
         return inner(args, *args.inner)
@@ -62,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         found = cases.find(args.compare)
     else:
-        found = [c for agent, version in pairs(args.agent, args.version)
-                 for c in capture(args, agent, version)]
+        found = [
+            c
+            for agent, version in pairs(args.agent, args.version)
+            for c in capture(args, agent, version)
+        ]
     if args.save:
         save(found)
     return print_tables(found)
@@ -103,8 +131,20 @@ def capture(args: argparse.Namespace, name: str, version: str) -> list[cases.Cas
     scenarios = [s.name for s in agent.scenarios if not args.scenario or s.name in args.scenario]
     out = args.work / "captures" / f"{name}-{version}"
     print(f"== {name} {version}: {', '.join(scenarios)} (captures in {out})", flush=True)
-    cmd = ["unshare", "-n", sys.executable, __file__, "--work", str(args.work),
-           "--ctxviewer", args.ctxviewer, "--inner", name, version, ",".join(scenarios)]
+    cmd = [
+        "unshare",
+        "-n",
+        sys.executable,
+        __file__,
+        "--work",
+        str(args.work),
+        "--ctxviewer",
+        args.ctxviewer,
+        "--inner",
+        name,
+        version,
+        ",".join(scenarios),
+    ]
     try:
         subprocess.run(cmd, check=False, timeout=300 * len(scenarios))
     except subprocess.TimeoutExpired:
@@ -117,8 +157,9 @@ def fakes_venv(work: Path) -> str:
     python = work / "venv" / "bin" / "python"
     if not python.exists():
         venv.create(work / "venv", with_pip=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *FAKE_PACKAGES], check=True,
-                       timeout=900)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", *FAKE_PACKAGES], check=True, timeout=900
+        )
     return str(python)
 
 
@@ -161,8 +202,10 @@ def print_tables(found: list[cases.Case]) -> int:
     print(compare.summary(tables))
     ok = sum(t.ok for t in tables)
     known = sum(t.as_known for t in tables)
-    print(f"{ok} of {len(tables)} tables within tolerance; {known} of {len(tables)} within "
-          "tolerance but for the rows known to be off")
+    print(
+        f"{ok} of {len(tables)} tables within tolerance; {known} of {len(tables)} within "
+        "tolerance but for the rows known to be off"
+    )
     return 0 if tables and known == len(tables) else 1
 
 

@@ -71,8 +71,11 @@ class Sandbox:
 
     def mcp_server(self, log: Path) -> dict[str, object]:
         """The stdio MCP server (tools get_weather and search_notes), as agents configure it."""
-        return {"command": self.python, "args": [str(FAKES / "mcp_server.py")],
-                "env": {"CONFORMANCE_MCP_LOG": str(log)}}
+        return {
+            "command": self.python,
+            "args": [str(FAKES / "mcp_server.py")],
+            "env": {"CONFORMANCE_MCP_LOG": str(log)},
+        }
 
 
 def build(root: Path, python: str) -> Sandbox:
@@ -81,11 +84,15 @@ def build(root: Path, python: str) -> Sandbox:
         subprocess.run(["rm", "-rf", str(root)], check=True)
     box = Sandbox(root, python)
     files = {
-        "proj/CLAUDE.md": CLAUDE_PROJECT, "proj/QWEN.md": QWEN_PROJECT,
-        "proj/AGENTS.md": AGENTS_MD, "proj/GEMINI.md": GEMINI_MD, "proj/hello.py": HELLO,
+        "proj/CLAUDE.md": CLAUDE_PROJECT,
+        "proj/QWEN.md": QWEN_PROJECT,
+        "proj/AGENTS.md": AGENTS_MD,
+        "proj/GEMINI.md": GEMINI_MD,
+        "proj/hello.py": HELLO,
         "proj/.claude/skills/pdf-notes/SKILL.md": SKILL,
         "proj/.qwen/skills/pdf-notes/SKILL.md": SKILL,
-        "home/.claude/CLAUDE.md": CLAUDE_USER, "home/.qwen/QWEN.md": QWEN_USER,
+        "home/.claude/CLAUDE.md": CLAUDE_USER,
+        "home/.qwen/QWEN.md": QWEN_USER,
     }
     for rel, text in files.items():
         path = root / rel
@@ -93,19 +100,35 @@ def build(root: Path, python: str) -> Sandbox:
         path.write_text(text, "utf-8")
     server = box.mcp_server(root / "mcp_calls.log")
     _json(box.proj / ".mcp.json", {"mcpServers": {"notes-weather": {"type": "stdio", **server}}})
-    _json(box.proj / ".qwen/settings.json",
-          {"mcpServers": {"notes-weather": {**server, "trust": True}}, "$version": 4})
-    _json(box.home / ".qwen/settings.json", {
-        "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
-        "model": {"name": "qwen3-coder-plus"}, "privacy": {"usageStatisticsEnabled": False},
-        "telemetry": {"enabled": False},
-        "general": {"enableAutoUpdate": False, "checkpointing": {"enabled": False}},
-        "ui": {"hideTips": True}, "$version": 4})
-    _json(box.home / ".gemini/settings.json", {
-        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
-        "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
-        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
-        "mcpServers": {"notes-weather": {**server, "trust": True}}})
+    _json(
+        box.proj / ".qwen/settings.json",
+        {"mcpServers": {"notes-weather": {**server, "trust": True}}, "$version": 4},
+    )
+    _json(
+        box.home / ".qwen/settings.json",
+        {
+            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "model": {"name": "qwen3-coder-plus"},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False, "checkpointing": {"enabled": False}},
+            "ui": {"hideTips": True},
+            "$version": 4,
+        },
+    )
+    _json(
+        box.home / ".gemini/settings.json",
+        {
+            "security": {
+                "auth": {"selectedType": "gemini-api-key"},
+                "folderTrust": {"enabled": False},
+            },
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+            "mcpServers": {"notes-weather": {**server, "trust": True}},
+        },
+    )
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
     for cmd in (["git", "init", "-q"], [*git, "add", "-A"], [*git, "commit", "-qm", "init"]):
         subprocess.run(cmd, cwd=box.proj, check=True, stdout=subprocess.DEVNULL)

@@ -34,8 +34,14 @@ def text(t: str) -> dict[str, Any]:
 class Call:
     """A tool call and what it returns."""
 
-    def __init__(self, name: str, input: dict[str, Any], result: str | list[dict[str, Any]],
-                 is_error: bool = False, seconds: float = 0.3) -> None:
+    def __init__(
+        self,
+        name: str,
+        input: dict[str, Any],
+        result: str | list[dict[str, Any]],
+        is_error: bool = False,
+        seconds: float = 0.3,
+    ) -> None:
         self.name = name
         self.input = input
         self.result = result
@@ -47,16 +53,25 @@ class Call:
         return {"type": "tool_use", "id": self.id, "name": self.name, "input": self.input}
 
     def result_block(self) -> dict[str, Any]:
-        block: dict[str, Any] = {"tool_use_id": self.id, "type": "tool_result",
-                                 "content": self.result}
+        block: dict[str, Any] = {
+            "tool_use_id": self.id,
+            "type": "tool_result",
+            "content": self.result,
+        }
         if self.is_error:
             block["is_error"] = True
         return block
 
 
-def step(conv: Conversation, *, think: str | None = None, say: str | None = None,
-         calls: list[Call] = (), after: list[dict[str, Any]] = (),  # type: ignore[assignment]
-         run: Any = None) -> dict[str, Any]:
+def step(
+    conv: Conversation,
+    *,
+    think: str | None = None,
+    say: str | None = None,
+    calls: list[Call] = (),
+    after: list[dict[str, Any]] = (),  # type: ignore[assignment]
+    run: Any = None,
+) -> dict[str, Any]:
     """One model call: the reply (thinking, text, tool calls), then the tool results.
 
     ``run`` is called between the reply and the results (to record a sub-agent).
@@ -81,12 +96,13 @@ def numbered(content: str, start: int = 1, limit: int | None = None) -> str:
     lines = content.split("\n")
     if content.endswith("\n"):
         lines = lines[:-1]
-    chunk = lines[start - 1:(start - 1 + limit) if limit else None]
+    chunk = lines[start - 1 : (start - 1 + limit) if limit else None]
     return "\n".join(f"{i:>6}\t{line}" for i, line in enumerate(chunk, start))
 
 
-def read(path: str, content: str | None = None, offset: int | None = None,
-         limit: int | None = None) -> Call:
+def read(
+    path: str, content: str | None = None, offset: int | None = None, limit: int | None = None
+) -> Call:
     content = FILES[path] if content is None else content
     args: dict[str, Any] = {"file_path": f"{REPO}/{path}"}
     if offset is not None:
@@ -96,8 +112,14 @@ def read(path: str, content: str | None = None, offset: int | None = None,
     return Call("Read", args, numbered(content, offset or 1, limit), seconds=0.1)
 
 
-def bash(command: str, description: str, output: str, error: bool = False,
-         seconds: float = 1.0, timeout: int | None = None) -> Call:
+def bash(
+    command: str,
+    description: str,
+    output: str,
+    error: bool = False,
+    seconds: float = 1.0,
+    timeout: int | None = None,
+) -> Call:
     args: dict[str, Any] = {"command": command, "description": description}
     if timeout:
         args["timeout"] = timeout
@@ -108,13 +130,16 @@ def edit(path: str, old: str, new: str) -> Call:
     content = FILES[path]
     assert content.count(old) == 1, (path, old[:60])
     FILES[path] = content.replace(old, new)
-    start = FILES[path][:FILES[path].index(new)].count("\n") + 1
+    start = FILES[path][: FILES[path].index(new)].count("\n") + 1
     first = max(1, start - 3)
     shown = new.count("\n") + 7
     snippet = numbered(FILES[path], first, shown)
-    return Call("Edit", {"file_path": f"{REPO}/{path}", "old_string": old, "new_string": new},
-                f"Updated {REPO}/{path}. Lines {first}-{first + shown - 1} after the edit:\n{snippet}",
-                seconds=0.2)
+    return Call(
+        "Edit",
+        {"file_path": f"{REPO}/{path}", "old_string": old, "new_string": new},
+        f"Updated {REPO}/{path}. Lines {first}-{first + shown - 1} after the edit:\n{snippet}",
+        seconds=0.2,
+    )
 
 
 def write(path: str, content: str) -> Call:
@@ -122,15 +147,23 @@ def write(path: str, content: str) -> Call:
     FILES[path] = content
     lines = content.count("\n")
     what = "Overwrote" if existed else "Created"
-    return Call("Write", {"file_path": f"{REPO}/{path}", "content": content},
-                f"{what} {REPO}/{path} ({lines} lines).", seconds=0.1)
+    return Call(
+        "Write",
+        {"file_path": f"{REPO}/{path}", "content": content},
+        f"{what} {REPO}/{path} ({lines} lines).",
+        seconds=0.1,
+    )
 
 
 def todo(items: list[tuple[str, str, str]]) -> Call:
     todos = [{"content": c, "status": st, "activeForm": a} for c, a, st in items]
-    return Call("TodoWrite", {"todos": todos},
-                "Todo list updated. Keep working through the items and update their status as "
-                "you go; only one item should be in_progress at a time.", seconds=0.05)
+    return Call(
+        "TodoWrite",
+        {"todos": todos},
+        "Todo list updated. Keep working through the items and update their status as "
+        "you go; only one item should be in_progress at a time.",
+        seconds=0.05,
+    )
 
 
 def multiedit(path: str, pairs: list[tuple[str, str]]) -> Call:
@@ -139,6 +172,12 @@ def multiedit(path: str, pairs: list[tuple[str, str]]) -> Call:
         assert content.count(old) == 1, (path, old[:60])
         content = content.replace(old, new)
     FILES[path] = content
-    return Call("MultiEdit", {"file_path": f"{REPO}/{path}",
-                              "edits": [{"old_string": o, "new_string": n_} for o, n_ in pairs]},
-                f"Applied {len(pairs)} edits to {REPO}/{path}.", seconds=0.2)
+    return Call(
+        "MultiEdit",
+        {
+            "file_path": f"{REPO}/{path}",
+            "edits": [{"old_string": o, "new_string": n_} for o, n_ in pairs],
+        },
+        f"Applied {len(pairs)} edits to {REPO}/{path}.",
+        seconds=0.2,
+    )

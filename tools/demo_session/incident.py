@@ -13,25 +13,107 @@ SCRAPER_KEY = "sk_live_9f2c71ab"
 SCRAPER_KEY_2 = "sk_live_e07a55c9"
 LOG_PATH = "logs/access-2025-11-17.log"
 
-_WORDS = ("dune", "foundation", "hyperion", "neuromancer", "solaris", "ubik", "kindred",
-          "piranesi", "circe", "gideon", "lagoon", "binti", "annihilation", "ancillary",
-          "exhalation", "blindsight", "accelerando", "embassytown", "perdido", "parable",
-          "wool", "silo", "jade city", "the expanse", "murderbot", "red rising", "earthsea",
-          "the fifth season", "left hand of darkness", "the dispossessed", "station eleven")
-_APP_PATHS = ("/v1/books/{b}", "/v1/books/{b}/similar", "/v1/shelves/{s}", "/v1/shelves/{s}/entries",
-              "/v1/search?q={q}", "/v1/books/by-isbn/978{i}", "/v1/shelves", "/v1/imports/{j}")
+_WORDS = (
+    "dune",
+    "foundation",
+    "hyperion",
+    "neuromancer",
+    "solaris",
+    "ubik",
+    "kindred",
+    "piranesi",
+    "circe",
+    "gideon",
+    "lagoon",
+    "binti",
+    "annihilation",
+    "ancillary",
+    "exhalation",
+    "blindsight",
+    "accelerando",
+    "embassytown",
+    "perdido",
+    "parable",
+    "wool",
+    "silo",
+    "jade city",
+    "the expanse",
+    "murderbot",
+    "red rising",
+    "earthsea",
+    "the fifth season",
+    "left hand of darkness",
+    "the dispossessed",
+    "station eleven",
+)
+_APP_PATHS = (
+    "/v1/books/{b}",
+    "/v1/books/{b}/similar",
+    "/v1/shelves/{s}",
+    "/v1/shelves/{s}/entries",
+    "/v1/search?q={q}",
+    "/v1/books/by-isbn/978{i}",
+    "/v1/shelves",
+    "/v1/imports/{j}",
+)
 _CALLERS = [
     # key, plan, ips, requests per second, user agent, paths
-    ("sk_live_bff0a1c2", "internal", ("10.0.3.14", "10.0.3.15"), 1.35, "shelfwise-bff/3.8.1", _APP_PATHS),
-    ("sk_live_4be81d07", "partner", ("203.0.113.40",), 0.22, "bookshop-sync/1.4 (+https://bookshop.example/bot)",
-     ("/v1/books?cursor={c}&limit=100", "/v1/books/by-isbn/978{i}")),
-    ("sk_live_c3d9e4f1", "pro", ("192.0.2.77", "192.0.2.78"), 0.31, "ReadMoreApp/5.2 okhttp/4.12.0",
-     ("/v1/search?q={q}", "/v1/books/{b}", "/v1/search/authors?q={q}")),
-    ("sk_live_71aa0b3e", "pro", ("198.18.4.9",), 0.12, "LitListBot/0.9", ("/v1/books/{b}", "/v1/books/{b}/similar")),
-    ("sk_live_2d5f8c60", "free", ("203.0.113.201",), 0.03, "curl/8.5.0", ("/v1/books/{b}", "/v1/search?q={q}")),
-    ("sk_live_b81e3f22", "free", ("100.64.12.5",), 0.05, "python-httpx/0.27.2", ("/v1/search?q={q}",)),
-    ("sk_live_0c6b9d41", "free", ("192.0.2.150",), 0.02, "Mozilla/5.0 (X11; Linux x86_64) Firefox/132.0",
-     ("/v1/books/{b}", "/v1/search?q={q}")),
+    (
+        "sk_live_bff0a1c2",
+        "internal",
+        ("10.0.3.14", "10.0.3.15"),
+        1.35,
+        "shelfwise-bff/3.8.1",
+        _APP_PATHS,
+    ),
+    (
+        "sk_live_4be81d07",
+        "partner",
+        ("203.0.113.40",),
+        0.22,
+        "bookshop-sync/1.4 (+https://bookshop.example/bot)",
+        ("/v1/books?cursor={c}&limit=100", "/v1/books/by-isbn/978{i}"),
+    ),
+    (
+        "sk_live_c3d9e4f1",
+        "pro",
+        ("192.0.2.77", "192.0.2.78"),
+        0.31,
+        "ReadMoreApp/5.2 okhttp/4.12.0",
+        ("/v1/search?q={q}", "/v1/books/{b}", "/v1/search/authors?q={q}"),
+    ),
+    (
+        "sk_live_71aa0b3e",
+        "pro",
+        ("198.18.4.9",),
+        0.12,
+        "LitListBot/0.9",
+        ("/v1/books/{b}", "/v1/books/{b}/similar"),
+    ),
+    (
+        "sk_live_2d5f8c60",
+        "free",
+        ("203.0.113.201",),
+        0.03,
+        "curl/8.5.0",
+        ("/v1/books/{b}", "/v1/search?q={q}"),
+    ),
+    (
+        "sk_live_b81e3f22",
+        "free",
+        ("100.64.12.5",),
+        0.05,
+        "python-httpx/0.27.2",
+        ("/v1/search?q={q}",),
+    ),
+    (
+        "sk_live_0c6b9d41",
+        "free",
+        ("192.0.2.150",),
+        0.02,
+        "Mozilla/5.0 (X11; Linux x86_64) Firefox/132.0",
+        ("/v1/books/{b}", "/v1/search?q={q}"),
+    ),
 ]
 SPIKE_START = datetime(2025, 11, 17, 22, 41, 9, tzinfo=UTC)
 SPIKE_SWITCH = datetime(2025, 11, 17, 22, 58, 31, tzinfo=UTC)
@@ -39,10 +121,16 @@ SPIKE_END = datetime(2025, 11, 17, 23, 16, 44, tzinfo=UTC)
 
 
 def _path(template: str, r: random.Random) -> str:
-    return template.format(b=r.randint(1000, 98000), s=r.randint(10, 9000), j=r.randint(100, 900),
-                           q=r.choice(_WORDS).replace(" ", "+"), i=r.randint(1_000_000_000, 1_999_999_999),
-                           c=base64.urlsafe_b64encode(f'{{"after":{r.randint(1000, 90000)}}}'.encode())
-                           .decode().rstrip("="))
+    return template.format(
+        b=r.randint(1000, 98000),
+        s=r.randint(10, 9000),
+        j=r.randint(100, 900),
+        q=r.choice(_WORDS).replace(" ", "+"),
+        i=r.randint(1_000_000_000, 1_999_999_999),
+        c=base64.urlsafe_b64encode(f'{{"after":{r.randint(1000, 90000)}}}'.encode())
+        .decode()
+        .rstrip("="),
+    )
 
 
 def access_log() -> list[str]:
@@ -75,13 +163,25 @@ def access_log() -> list[str]:
             status, ms = outcome(ms)
             if status == 200 and r.random() < 0.01:
                 status = r.choice((404, 404, 422))
-            events.append((t, f'{r.choice(ips)} GET {path} {status} {ms}ms key={key} plan={plan} ua="{ua}"'))
-            t += r.expovariate(rps) if not (key == "sk_live_4be81d07" and 1800 < t < 2100) \
-                else r.expovariate(8.0)  # the partner's nightly sync, 21:30
+            events.append(
+                (t, f'{r.choice(ips)} GET {path} {status} {ms}ms key={key} plan={plan} ua="{ua}"')
+            )
+            t += (
+                r.expovariate(rps)
+                if not (key == "sk_live_4be81d07" and 1800 < t < 2100)
+                else r.expovariate(8.0)
+            )  # the partner's nightly sync, 21:30
     t = 0.0
     while t < total:  # kubelet probes
-        events.append((t, f'10.0.0.2 GET /healthz 200 {r.randint(1, 3)}ms key=- plan=- ua="kube-probe/1.30"'))
-        events.append((t + 0.4, f'10.0.0.2 GET /readyz 200 {r.randint(2, 9)}ms key=- plan=- ua="kube-probe/1.30"'))
+        events.append(
+            (t, f'10.0.0.2 GET /healthz 200 {r.randint(1, 3)}ms key=- plan=- ua="kube-probe/1.30"')
+        )
+        events.append(
+            (
+                t + 0.4,
+                f'10.0.0.2 GET /readyz 200 {r.randint(2, 9)}ms key=- plan=- ua="kube-probe/1.30"',
+            )
+        )
         t += 10.0
     t = (SPIKE_START - start).total_seconds()
     stop = (SPIKE_END - start).total_seconds()
@@ -90,19 +190,28 @@ def access_log() -> list[str]:
         key = SCRAPER_KEY if t < switch else SCRAPER_KEY_2
         ip = r.choice(("198.51.100.23", "198.51.100.24", "198.51.100.25"))
         if r.random() < 0.72:
-            path = f"/v1/search?q={r.choice(_WORDS).replace(' ', '+')}&page={r.randint(1, 40)}&size=50"
+            path = (
+                f"/v1/search?q={r.choice(_WORDS).replace(' ', '+')}&page={r.randint(1, 40)}&size=50"
+            )
             ms = int(r.lognormvariate(3.6, 0.5) * load_at(t))
         else:
             path = _path("/v1/books?cursor={c}&limit=100", r)
             ms = int(r.lognormvariate(2.9, 0.4) * (1 + (load_at(t) - 1) * 0.08))
         status, ms = outcome(ms)
-        events.append((t, f'{ip} GET {path} {status} {ms}ms key={key} plan=free ua="python-requests/2.32.3"'))
+        events.append(
+            (t, f'{ip} GET {path} {status} {ms}ms key={key} plan=free ua="python-requests/2.32.3"')
+        )
         t += r.expovariate(9.5)
     for _ in range(60):  # unauthenticated probing
         t = r.uniform(0, total)
-        events.append((t, f'{r.choice(("45.155.205.17", "185.220.101.4"))} GET '
-                          f'{r.choice(("/v1/books", "/.env", "/admin/keys", "/v1/search?q=test"))} 401 2ms '
-                          f'key=- plan=- ua="Mozilla/5.0 zgrab/0.x"'))
+        events.append(
+            (
+                t,
+                f"{r.choice(('45.155.205.17', '185.220.101.4'))} GET "
+                f"{r.choice(('/v1/books', '/.env', '/admin/keys', '/v1/search?q=test'))} 401 2ms "
+                f'key=- plan=- ua="Mozilla/5.0 zgrab/0.x"',
+            )
+        )
     events.sort(key=lambda e: e[0])
     out = []
     for t, rest in events:
@@ -128,7 +237,12 @@ def log_calls() -> list[tuple[datetime, str, str, str, str]]:
     return out
 
 
-PLAN_LIMITS = {"free": (60, 20), "pro": (600, 100), "partner": (3000, 500), "internal": (10_000, 2000)}
+PLAN_LIMITS = {
+    "free": (60, 20),
+    "pro": (600, 100),
+    "partner": (3000, 500),
+    "internal": (10_000, 2000),
+}
 Replay = tuple[dict[str, int], dict[str, int], dict[str, dict[str, int]]]
 
 
@@ -170,12 +284,15 @@ def replay(costs: dict[str, int] | None = None) -> str:
     lines = [f"{'caller':<24} {'requests':>9} {'rejected':>9} {'share':>7}  top rejected paths"]
     for who, total in sorted(seen.items(), key=lambda kv: -kv[1])[:15]:
         r = rejected.get(who, 0)
-        top = ", ".join(f"{p} ({c})" for p, c in sorted(paths.get(who, {}).items(),
-                                                         key=lambda kv: -kv[1])[:3])
+        top = ", ".join(
+            f"{p} ({c})" for p, c in sorted(paths.get(who, {}).items(), key=lambda kv: -kv[1])[:3]
+        )
         lines.append(f"{who:<24} {total:>9} {r:>9} {r / total:>7.1%}  {top}".rstrip())
     all_seen, all_rej = sum(seen.values()), sum(rejected.values())
-    lines.append(f"\n{all_seen} requests, {all_rej} would have been rejected "
-                 f"({all_rej / max(1, all_seen):.1%}) across {len(seen)} callers")
+    lines.append(
+        f"\n{all_seen} requests, {all_rej} would have been rejected "
+        f"({all_rej / max(1, all_seen):.1%}) across {len(seen)} callers"
+    )
     return "\n".join(lines)
 
 
@@ -183,8 +300,13 @@ def replay_numbers(costs: dict[str, int] | None = None) -> dict[str, str]:
     """Placeholders for the prose that quotes the replay: @S1@ (scraper key 1) etc."""
     seen, rejected, _ = replay_data(costs)
     out = {"@LINES@": f"{len(LOG):,}"}
-    for tag, key in (("S1", SCRAPER_KEY), ("S2", SCRAPER_KEY_2), ("BFF", "sk_live_bff0a1c2"),
-                     ("SHOP", "sk_live_4be81d07"), ("RM", "sk_live_c3d9e4f1")):
+    for tag, key in (
+        ("S1", SCRAPER_KEY),
+        ("S2", SCRAPER_KEY_2),
+        ("BFF", "sk_live_bff0a1c2"),
+        ("SHOP", "sk_live_4be81d07"),
+        ("RM", "sk_live_c3d9e4f1"),
+    ):
         out[f"@{tag}@"] = f"{seen[key]:,}"
         out[f"@{tag}R@"] = f"{rejected.get(key, 0):,}"
         out[f"@{tag}P@"] = f"{100 * rejected.get(key, 0) / seen[key]:.1f} %"

@@ -13,13 +13,20 @@ from .calls import FILES, ORIGINAL
 
 def _png(width: int, height: int, pixels: list[bytearray]) -> bytes:
     def chunk(kind: bytes, data: bytes) -> bytes:
-        return (struct.pack(">I", len(data)) + kind + data
-                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+        return (
+            struct.pack(">I", len(data))
+            + kind
+            + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+        )
 
     raw = b"".join(b"\x00" + bytes(row) for row in pixels)
-    return (b"\x89PNG\r\n\x1a\n"
-            + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(raw, 9))
+        + chunk(b"IEND", b"")
+    )
 
 
 def dashboard_png() -> str:
@@ -30,7 +37,7 @@ def dashboard_png() -> str:
 
     def put(x: int, y: int, c: tuple[int, int, int]) -> None:
         if 0 <= x < w and 0 <= y < h:
-            rows[y][3 * x:3 * x + 3] = bytes(c)
+            rows[y][3 * x : 3 * x + 3] = bytes(c)
 
     for y in range(0, h, 16):
         for x in range(w):
@@ -59,28 +66,36 @@ def _rule(title: str, char: str = "_", width: int = 80) -> str:
     return char * left + title + char * (width - left - len(title))
 
 
-def pytest_failure(path: str, test: str, fixtures: list[str], fail_at: str, errors: list[str],
-                   kind: str = "AssertionError") -> str:
+def pytest_failure(
+    path: str,
+    test: str,
+    fixtures: list[str],
+    fail_at: str,
+    errors: list[str],
+    kind: str = "AssertionError",
+) -> str:
     """One failure block of pytest's output, quoting the test's source up to the failing line."""
     source = FILES[path].split("\n")
     name = test.split("[")[0]
-    start = next(i for i, line in enumerate(source) if line.lstrip().startswith(f"async def {name}("))
+    start = next(
+        i for i, line in enumerate(source) if line.lstrip().startswith(f"async def {name}(")
+    )
     end = next(i for i in range(start, len(source)) if fail_at in source[i])
     body = []
     for i in range(start, end + 1):
         prefix = ">   " if i == end else "    "
         body.append(prefix + source[i])
     body += ["E       " + e if e else "E" for e in errors]
-    return "\n".join([_rule(test), "", *fixtures, "", *body, "",
-                      f"{path}:{end + 1}: {kind}"])
+    return "\n".join([_rule(test), "", *fixtures, "", *body, "", f"{path}:{end + 1}: {kind}"])
 
 
-def pytest_quiet(marks: str, failures: list[str], summary: list[str], tail: str,
-                 seconds: float) -> str:
+def pytest_quiet(
+    marks: str, failures: list[str], summary: list[str], tail: str, seconds: float
+) -> str:
     """``pytest -q`` output: progress marks in lines of 72, failures, short summary."""
     lines = []
     for i in range(0, len(marks), 72):
-        chunk = marks[i:i + 72]
+        chunk = marks[i : i + 72]
         pct = round(100 * (i + len(chunk)) / len(marks))
         lines.append(chunk.ljust(72) + f" [{pct:>3}%]")
     if failures:
@@ -105,7 +120,12 @@ def git_diff(paths: list[str]) -> str:
         old, new = ORIGINAL.get(path), FILES[path]
         out.append(f"diff --git a/{path} b/{path}")
         if old is None:
-            out += ["new file mode 100644", f"index 0000000..{_blob(new)}", "--- /dev/null", f"+++ b/{path}"]
+            out += [
+                "new file mode 100644",
+                f"index 0000000..{_blob(new)}",
+                "--- /dev/null",
+                f"+++ b/{path}",
+            ]
             lines = new.splitlines()
             out.append(f"@@ -0,0 +1,{len(lines)} @@")
             out += ["+" + line for line in lines]
@@ -132,7 +152,9 @@ def diff_stat(paths: list[str]) -> str:
         total_del += dele
         rows.append((path, add, dele))
     width = max(len(p) for p, _, _ in rows)
-    lines = [f" {p.ljust(width)} | {a + d:>3} {'+' * min(a, 40)}{'-' * min(d, 10)}" for p, a, d in rows]
+    lines = [
+        f" {p.ljust(width)} | {a + d:>3} {'+' * min(a, 40)}{'-' * min(d, 10)}" for p, a, d in rows
+    ]
     lines.append(f" {len(rows)} files changed, {total_add} insertions(+), {total_del} deletions(-)")
     return "\n".join(lines)
 

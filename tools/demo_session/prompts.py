@@ -18,11 +18,18 @@ PROJECT_MEMORY_PATH = f"{REPO}/CLAUDE.md"
 
 
 def env_block(model_id: str, model_name: str) -> str:
-    return load("system/environment.md", repo=REPO, model_id=model_id, model_name=model_name,
-                git_status=GIT_STATUS)
+    return load(
+        "system/environment.md",
+        repo=REPO,
+        model_id=model_id,
+        model_name=model_name,
+        git_status=GIT_STATUS,
+    )
 
 
-def system_blocks(kind: str, model_id: str = MODEL, model_name: str = "Sonnet 4.5") -> list[dict[str, Any]]:
+def system_blocks(
+    kind: str, model_id: str = MODEL, model_name: str = "Sonnet 4.5"
+) -> list[dict[str, Any]]:
     cc = {"type": "ephemeral"}
     if kind == "main":
         return [
@@ -33,11 +40,17 @@ def system_blocks(kind: str, model_id: str = MODEL, model_name: str = "Sonnet 4.
     if kind == "explore":
         return [
             {"type": "text", "text": IDENTITY, "cache_control": cc},
-            {"type": "text", "text": load("system/explore-agent.md") + "\n\n" + env_block(model_id, model_name),
-             "cache_control": cc},
+            {
+                "type": "text",
+                "text": load("system/explore-agent.md") + "\n\n" + env_block(model_id, model_name),
+                "cache_control": cc,
+            },
         ]
     if kind == "topic":
-        return [{"type": "text", "text": IDENTITY}, {"type": "text", "text": load("system/topic-detection.md")}]
+        return [
+            {"type": "text", "text": IDENTITY},
+            {"type": "text", "text": load("system/topic-detection.md")},
+        ]
     if kind == "compact":
         return [{"type": "text", "text": load("system/compaction.md")}]
     raise ValueError(kind)
@@ -48,9 +61,14 @@ def main_tools() -> list[dict[str, Any]]:
 
     Schemas come from ``data/tool-schemas.json``, descriptions from ``data/tool-descriptions/<name>.md``.
     """
-    return [{"name": t["name"], "description": load(f"tool-descriptions/{t['name']}.md"),
-             "input_schema": t["input_schema"]}
-            for t in json.loads(load("tool-schemas.json"))]
+    return [
+        {
+            "name": t["name"],
+            "description": load(f"tool-descriptions/{t['name']}.md"),
+            "input_schema": t["input_schema"],
+        }
+        for t in json.loads(load("tool-schemas.json"))
+    ]
 
 
 def explore_tools() -> list[dict[str, Any]]:
@@ -59,6 +77,10 @@ def explore_tools() -> list[dict[str, Any]]:
 
 def memory_reminder() -> str:
     """The first user message's ``<system-reminder>`` with the two CLAUDE.md files."""
-    return load("memory/reminder.md",
-                user_memory_path=USER_MEMORY_PATH, user_memory=load("memory/user-CLAUDE.md"),
-                project_memory_path=PROJECT_MEMORY_PATH, project_memory=load("memory/project-CLAUDE.md"))
+    return load(
+        "memory/reminder.md",
+        user_memory_path=USER_MEMORY_PATH,
+        user_memory=load("memory/user-CLAUDE.md"),
+        project_memory_path=PROJECT_MEMORY_PATH,
+        project_memory=load("memory/project-CLAUDE.md"),
+    )

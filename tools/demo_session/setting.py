@@ -12,8 +12,9 @@ START = datetime(2025, 11, 18, 13, 42, 7, 318000, tzinfo=UTC)
 HOME = "/home/maya"
 REPO = "/home/maya/code/shelfwise"
 SESSION_ID = "5b0d7f3e-2c41-4a8e-9d55-7e1f0c93a6b2"
-USER_ID = ("user_" + hashlib.sha256(b"maya@shelfwise-demo").hexdigest()
-           + "_account__session_" + SESSION_ID)
+USER_ID = (
+    "user_" + hashlib.sha256(b"maya@shelfwise-demo").hexdigest() + "_account__session_" + SESSION_ID
+)
 
 # One generator for the whole session (cache misses, latencies, pauses): the calls
 # must happen in the same order for the same bytes.

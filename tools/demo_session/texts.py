@@ -16,7 +16,9 @@ def load(name: str, **values: str) -> str:
     """
     raw = (DATA / name).read_bytes().decode("utf-8")
     if not raw.endswith("\n"):
-        raise ValueError(f"{DATA / name}: a text file ends with a newline, which is not part of the text")
+        raise ValueError(
+            f"{DATA / name}: a text file ends with a newline, which is not part of the text"
+        )
     body = raw[:-1]
     if values:
         body = _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), body)
@@ -33,5 +35,8 @@ def project_files() -> dict[str, str]:
     root = DATA / "project"
     paths = (p.relative_to(root).as_posix() for p in sorted(root.rglob("*")) if p.is_file())
     # no tool's cache (.ruff_cache, __pycache__) is one of the project's files
-    return {path: source(f"project/{path}") for path in paths
-            if not any(part.startswith(".") or part == "__pycache__" for part in path.split("/"))}
+    return {
+        path: source(f"project/{path}")
+        for path in paths
+        if not any(part.startswith(".") or part == "__pycache__" for part in path.split("/"))
+    }

@@ -19,8 +19,12 @@ import shutil
 import sys
 
 REDACT = {"user.id": "redacted-user-id", "os.version": "redacted"}
-RUNS = {"inline": "pb-inline", "inline-json": "json-inline", "big-inline": "big-inline",
-        "file": "pb-file"}
+RUNS = {
+    "inline": "pb-inline",
+    "inline-json": "json-inline",
+    "big-inline": "big-inline",
+    "file": "pb-file",
+}
 KEEP_REQUEST_BODIES = 2  # the first turn's two calls
 
 
@@ -48,12 +52,18 @@ def expected(run_dir):
         u = r["response"]["message"]["usage"]
         wire = json.dumps(r["body"], separators=(",", ":"), ensure_ascii=False).encode()
         assert len(wire) == r["body_bytes"]
-        calls.append({"input_tokens": u["input_tokens"], "output_tokens": u["output_tokens"],
-                      "cache_read_input_tokens": u.get("cache_read_input_tokens", 0),
-                      "cache_creation_input_tokens": u.get("cache_creation_input_tokens", 0),
-                      "body_bytes": r["body_bytes"],
-                      "body_sha256": hashlib.sha256(wire).hexdigest(),
-                      "messages": len(r["body"]["messages"]), "tools": len(r["body"]["tools"])})
+        calls.append(
+            {
+                "input_tokens": u["input_tokens"],
+                "output_tokens": u["output_tokens"],
+                "cache_read_input_tokens": u.get("cache_read_input_tokens", 0),
+                "cache_creation_input_tokens": u.get("cache_creation_input_tokens", 0),
+                "body_bytes": r["body_bytes"],
+                "body_sha256": hashlib.sha256(wire).hexdigest(),
+                "messages": len(r["body"]["messages"]),
+                "tools": len(r["body"]["tools"]),
+            }
+        )
     return calls
 
 
@@ -63,8 +73,10 @@ def main(src, dst):
     for name, run in RUNS.items():
         run_dir = os.path.join(src, run)
         refs = []
-        lines = [json.dumps(redact(json.loads(line), refs), separators=(",", ":"),
-                            ensure_ascii=False) for line in open(os.path.join(run_dir, "otel.jsonl"))]
+        lines = [
+            json.dumps(redact(json.loads(line), refs), separators=(",", ":"), ensure_ascii=False)
+            for line in open(os.path.join(run_dir, "otel.jsonl"))
+        ]
         data = ("\n".join(lines) + "\n").encode()
         if name == "file":
             with open(os.path.join(dst, "file.jsonl"), "wb") as f:

@@ -73,8 +73,9 @@ def local_estimate(chars_per_token: float, tool_overhead: int) -> LocalEstimate:
     return estimate
 
 
-def _calls_after(session: Session, req: Request,
-                 local: LocalEstimate | None = None) -> tuple[list[TokenCount], str]:
+def _calls_after(
+    session: Session, req: Request, local: LocalEstimate | None = None
+) -> tuple[list[TokenCount], str]:
     """The count calls made between ``req`` and the next main request after it (with
     ``local``, failed ones answered by the agent's own estimate)."""
     reqs = session.requests
@@ -92,8 +93,15 @@ def _calls_after(session: Session, req: Request,
         failed = [replace(c, tokens=local(c)) for c in session.token_counts if inside(c.line)]
         if failed:
             return _last_round(failed), "local estimate (count_tokens failed)"
-    probes = [c for r in reqs if r.role == AUXILIARY and r.max_tokens is not None
-              and r.max_tokens <= 1 and inside(r.line or 0) and (c := _probe_count(r))]
+    probes = [
+        c
+        for r in reqs
+        if r.role == AUXILIARY
+        and r.max_tokens is not None
+        and r.max_tokens <= 1
+        and inside(r.line or 0)
+        and (c := _probe_count(r))
+    ]
     return _last_round(probes), "max_tokens: 1 probes"
 
 
@@ -105,7 +113,7 @@ def _last_round(calls: list[TokenCount]) -> list[TokenCount]:
         return calls
     first = _what(calls[0])
     starts = [i for i, c in enumerate(calls) if _what(c) == first]
-    return calls[starts[-1]:]
+    return calls[starts[-1] :]
 
 
 def _what(call: TokenCount) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -113,12 +121,17 @@ def _what(call: TokenCount) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 def _memory_of(req: Request) -> dict[str, str]:
-    return {b.name or "memory": b.text.strip() for m in req.messages for b in m.blocks
-            if b.tag == MEMORY}
+    return {
+        b.name or "memory": b.text.strip()
+        for m in req.messages
+        for b in m.blocks
+        if b.tag == MEMORY
+    }
 
 
-def agent_counts(session: Session, index: int, tool_overhead: int,
-                 local: LocalEstimate | None = None) -> AgentCounts | None:
+def agent_counts(
+    session: Session, index: int, tool_overhead: int, local: LocalEstimate | None = None
+) -> AgentCounts | None:
     """The agent's own counts of request ``index``'s overhead, or None when the
     recording holds no count calls for it. ``local``: what the agent counts when its
     calls fail (Claude Code 2.1.332 estimates locally; older versions send probes)."""
@@ -154,8 +167,9 @@ def agent_counts(session: Session, index: int, tool_overhead: int,
             out.calls += 1
             continue
         text = "\n".join(call.texts).strip()
-        path = next((p for p, body in memory.items() if text and (text == body or text in body)),
-                    None)
+        path = next(
+            (p for p, body in memory.items() if text and (text == body or text in body)), None
+        )
         if path is not None:
             out.memory[path] = out.memory.get(path, 0) + tokens
         elif text and text in system_text:

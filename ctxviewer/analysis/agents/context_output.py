@@ -22,32 +22,56 @@ from dataclasses import dataclass, field
 from typing import Any
 
 LABELS = {
-    "system prompt": "system_prompt", "system tools": "builtin_tools",
-    "built-in tools": "builtin_tools", "mcp tools": "mcp_tools", "memory files": "memory_files",
-    "skills": "skills", "messages": "messages", "free space": "free_space", "free": "free_space",
-    "autocompact buffer": "autocompact_buffer", "custom agents": "custom_agents",
+    "system prompt": "system_prompt",
+    "system tools": "builtin_tools",
+    "built-in tools": "builtin_tools",
+    "mcp tools": "mcp_tools",
+    "memory files": "memory_files",
+    "skills": "skills",
+    "messages": "messages",
+    "free space": "free_space",
+    "free": "free_space",
+    "autocompact buffer": "autocompact_buffer",
+    "custom agents": "custom_agents",
     "mcp tools (deferred)": "mcp_tools_deferred",
     "system tools (deferred)": "builtin_tools_deferred",
-    "startup context": "startup_context", "unattributed": "unattributed",
+    "startup context": "startup_context",
+    "unattributed": "unattributed",
 }
 _NUM = r"~?(?P<num>[\d.,]+)(?P<unit>[kKmM]?)"
-_CATEGORY = re.compile(r"^\W*(?P<label>[A-Za-z][A-Za-z -]+?(?: \(deferred\))?):?\s+\|?\s*" + _NUM +
-                       r"(?: tokens)?\s*(?:\||\()", re.M)
+_CATEGORY = re.compile(
+    r"^\W*(?P<label>[A-Za-z][A-Za-z -]+?(?: \(deferred\))?):?\s+\|?\s*"
+    + _NUM
+    + r"(?: tokens)?\s*(?:\||\()",
+    re.M,
+)
 _ITEM = re.compile(r"^\s*[├└│]\s*(?P<name>\S.*?):?\s+" + _NUM + r" tokens", re.M)
 _TABLE_ROW = re.compile(r"^\|(?P<cells>.+)\|\s*$", re.M)
-_WINDOW = (re.compile(r"(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)\s+tokens"),
-           re.compile(r"\*\*Tokens:\*\*\s*(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)"),
-           re.compile(r"Context window:\s*(?P<window>[\d.,]+[kKmM]?)"))
+_WINDOW = (
+    re.compile(r"(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)\s+tokens"),
+    re.compile(r"\*\*Tokens:\*\*\s*(?P<used>[\d.,]+[kKmM]?)\s*/\s*(?P<window>[\d.,]+[kKmM]?)"),
+    re.compile(r"Context window:\s*(?P<window>[\d.,]+[kKmM]?)"),
+)
 # Codex /status: "Context window:      99% left (15.7K used / 475K)"
-_CODEX_WINDOW = re.compile(r"Context window:\s*\d+% left \((?P<used>[\d.,]+[kKmM]?) used / "
-                           r"(?P<window>[\d.,]+[kKmM]?)\)")
+_CODEX_WINDOW = re.compile(
+    r"Context window:\s*\d+% left \((?P<used>[\d.,]+[kKmM]?) used / "
+    r"(?P<window>[\d.,]+[kKmM]?)\)"
+)
 # qwen-code 0.21+: "Effective window:   980,000  (window − 20,000 reserve)", "Auto threshold: …"
-_THRESHOLD = re.compile(r"^\s*(?P<name>Effective window|Warn threshold|Auto threshold|"
-                        r"Hard threshold):\s*(?P<num>[\d.,]+)(?P<unit>[kKmM]?)\b", re.M)
+_THRESHOLD = re.compile(
+    r"^\s*(?P<name>Effective window|Warn threshold|Auto threshold|"
+    r"Hard threshold):\s*(?P<num>[\d.,]+)(?P<unit>[kKmM]?)\b",
+    re.M,
+)
 # Claude Code 2.1.3xx TUI: "Auto-compact window:  1m tokens"
 _AUTOCOMPACT_WINDOW = re.compile(r"Auto-compact window:\s*" + _NUM + r" tokens")
-_SECTIONS = {"mcp tools": "mcp_tools", "memory files": "memory_files", "skills": "skills",
-             "built-in tools": "builtin_tools", "system tools": "builtin_tools"}
+_SECTIONS = {
+    "mcp tools": "mcp_tools",
+    "memory files": "memory_files",
+    "skills": "skills",
+    "built-in tools": "builtin_tools",
+    "system tools": "builtin_tools",
+}
 
 
 @dataclass(frozen=True)
@@ -84,7 +108,7 @@ def number(text: str, unit: str = "") -> Number:
     text = text.replace(",", "")
     scale = {"k": 1e3, "m": 1e6}.get(unit.lower(), 1.0)
     decimals = len(text.split(".", 1)[1]) if "." in text else 0
-    return Number(float(text) * scale, 0.5 * scale / 10 ** decimals)
+    return Number(float(text) * scale, 0.5 * scale / 10**decimals)
 
 
 def _num(raw: str) -> Number:
@@ -105,8 +129,9 @@ def parse(text: str) -> AgentContext:
     """The numbers of one ``/context`` or ``/status`` output (ValueError when it holds none)."""
     if m := _CODEX_WINDOW.search(text):
         return AgentContext("codex", window=_num(m.group("window")), used=_num(m.group("used")))
-    agent = "qwen-code" if "Usage by category" in text or "Context window:" in text \
-        else "claude-code"
+    agent = (
+        "qwen-code" if "Usage by category" in text or "Context window:" in text else "claude-code"
+    )
     out = AgentContext(agent)
     for pattern in _WINDOW:
         if m := pattern.search(text):
@@ -136,7 +161,8 @@ def _parse_rows(text: str, out: AgentContext) -> None:
             continue
         if section and (m := _ITEM.match(line)):
             out.items.setdefault(section, {})[_clean(m.group("name"))] = number(
-                m.group("num"), m.group("unit"))
+                m.group("num"), m.group("unit")
+            )
             continue
         if section and (row := _TABLE_ROW.match(line)):
             cells = [c.strip() for c in row.group("cells").split("|")]
@@ -179,13 +205,23 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
     if (unrecorded := cats.get("unrecorded_overhead")) is not None:
         rows += _unrecorded_row(theirs, cats, unrecorded["tokens"])
     for key, items in theirs.items.items():
-        mine = _flat([*cats.get(key, {}).get("items", []),  # a deferred MCP tool is listed
-                      *cats.get(f"{key}_deferred", {}).get("items", [])])  # with the others
+        mine = _flat(
+            [
+                *cats.get(key, {}).get("items", []),  # a deferred MCP tool is listed
+                *cats.get(f"{key}_deferred", {}).get("items", []),
+            ]
+        )  # with the others
         for name, num in items.items():
             match = mine.get(name)
             if match is None:  # qwen drops "mcp__"; paths are printed relative or with ~
-                match = next((v for n, v in mine.items() if n.endswith("__" + name)
-                              or (key == "memory_files" and same_path(name, n))), None)
+                match = next(
+                    (
+                        v
+                        for n, v in mine.items()
+                        if n.endswith("__" + name) or (key == "memory_files" and same_path(name, n))
+                    ),
+                    None,
+                )
             if match is None and num.value == 0:
                 match = 0  # a row of 0 tokens (a skill not in the listing) is none of ours
             rows.append(_row(f"{key}: {name}", num, match, slack=10))
@@ -193,16 +229,21 @@ def compare(theirs: AgentContext, report: dict[str, Any]) -> list[dict[str, Any]
 
 
 # the agent's rows that are no part of the prompt's overhead (or lie outside its total)
-_NOT_OVERHEAD = frozenset({"messages", "free_space", "autocompact_buffer",
-                           "mcp_tools_deferred", "builtin_tools_deferred"})
+_NOT_OVERHEAD = frozenset(
+    {"messages", "free_space", "autocompact_buffer", "mcp_tools_deferred", "builtin_tools_deferred"}
+)
 
 
-def _unrecorded_row(theirs: AgentContext, cats: dict[str, Any],
-                    tokens: int) -> list[dict[str, Any]]:
+def _unrecorded_row(
+    theirs: AgentContext, cats: dict[str, Any], tokens: int
+) -> list[dict[str, Any]]:
     """ctxviewer's "not recorded" overhead against the agent's categories it stands for:
     those of the overhead the log gave ctxviewer nothing of."""
-    parts = [num for key, num in theirs.categories.items()
-             if key not in _NOT_OVERHEAD and not cats.get(key, {}).get("tokens")]
+    parts = [
+        num
+        for key, num in theirs.categories.items()
+        if key not in _NOT_OVERHEAD and not cats.get(key, {}).get("tokens")
+    ]
     if not parts:
         return []
     total = Number(sum(n.value for n in parts), sum(n.half_unit for n in parts))
@@ -213,14 +254,18 @@ def _threshold_rows(theirs: AgentContext, report: dict[str, Any]) -> list[dict[s
     """The compaction thresholds the agent printed (qwen-code), the window its auto-compaction
     counts against (Claude Code's TUI) and the auto threshold its buffer row implies."""
     ours = report["thresholds"]
-    rows = [_row(f"threshold: {name}", num, ours.get(name))
-            for name, num in theirs.thresholds.items() if name != "auto_window"]
+    rows = [
+        _row(f"threshold: {name}", num, ours.get(name))
+        for name, num in theirs.thresholds.items()
+        if name != "auto_window"
+    ]
     if (num := theirs.thresholds.get("auto_window")) is not None:
         rows.append(_row("threshold: auto-compact window", num, report["window"]))
     buffer = theirs.categories.get("autocompact_buffer")
     if theirs.agent == "claude-code" and buffer is not None and theirs.window is not None:
-        auto = Number(theirs.window.value - buffer.value,
-                      theirs.window.half_unit + buffer.half_unit)
+        auto = Number(
+            theirs.window.value - buffer.value, theirs.window.half_unit + buffer.half_unit
+        )
         rows.append(_row("threshold: auto (window - buffer)", auto, ours.get("auto")))
     return rows
 

@@ -54,9 +54,19 @@ def controls(pid: str) -> Controls:
     """The controls of agent ``pid`` (its profile id); the API client's for any other."""
     data = _controls_table()
     raw = data.get(pid) or data["default"]
-    texts = {**{k: v for k, v in data["default"].items() if isinstance(v, str)},
-             **{k: v for k, v in raw.items() if isinstance(v, str)}}
-    limits = tuple(OutputLimit(x["tool"], int(x["limit"]), x["unit"], x["source"])
-                   for x in raw.get("output_limits", ()))
-    return Controls(pid if pid in data else "default", texts.pop("label"), texts, limits,
-                    raw.get("memory_limit_chars"), texts.pop("memory_limit_source", ""))
+    texts = {
+        **{k: v for k, v in data["default"].items() if isinstance(v, str)},
+        **{k: v for k, v in raw.items() if isinstance(v, str)},
+    }
+    limits = tuple(
+        OutputLimit(x["tool"], int(x["limit"]), x["unit"], x["source"])
+        for x in raw.get("output_limits", ())
+    )
+    return Controls(
+        pid if pid in data else "default",
+        texts.pop("label"),
+        texts,
+        limits,
+        raw.get("memory_limit_chars"),
+        texts.pop("memory_limit_source", ""),
+    )

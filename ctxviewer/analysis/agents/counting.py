@@ -95,8 +95,9 @@ class CountingView:
         rule = self.rules.get("shows_buffer", True)
         return self.native_window if rule == "native-window" else bool(rule)
 
-    def adjust(self, parts: Parts, req: Request, est: Estimator,
-               item: ItemFactory) -> tuple[Parts, list[Difference]]:
+    def adjust(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory
+    ) -> tuple[Parts, list[Difference]]:
         """``parts`` counted by the agent's rules, and what changed against the wire."""
         diffs: list[Difference] = []
         parts = dict(parts)
@@ -126,27 +127,40 @@ class CountingView:
         a = self.answers
         if a is None:
             return False
-        return {"system_prompt": bool(a.system), "memory_files": bool(a.memory),
-                "builtin_tools": bool(a.builtin), "mcp_tools": a.mcp is not None,
-                DEFERRED_BUILTIN: bool(a.single), DEFERRED_MCP: a.mcp is not None,
-                }.get(category, False)
+        return {
+            "system_prompt": bool(a.system),
+            "memory_files": bool(a.memory),
+            "builtin_tools": bool(a.builtin),
+            "mcp_tools": a.mcp is not None,
+            DEFERRED_BUILTIN: bool(a.single),
+            DEFERRED_MCP: a.mcp is not None,
+        }.get(category, False)
 
     # -- rules ------------------------------------------------------------------
 
     def _skip_system(self, parts: Parts, diffs: list[Difference]) -> None:
         prefixes = tuple(self.rules["system_skip"])
         tokens, items = parts["system_prompt"]
-        keep = [x for x in items if not (isinstance(x.ref, Block) and
-                                         x.ref.text.lstrip().startswith(prefixes))]
+        keep = [
+            x
+            for x in items
+            if not (isinstance(x.ref, Block) and x.ref.text.lstrip().startswith(prefixes))
+        ]
         if len(keep) != len(items):
             gone = tokens - sum(x.tokens for x in keep)
             parts["system_prompt"] = (tokens - gone, keep)
-            diffs.append(Difference("system prompt", tokens - gone, tokens,
-                                    f"{self.agent} does not count its billing header "
-                                    f"({gone:,}) in System prompt"))
+            diffs.append(
+                Difference(
+                    "system prompt",
+                    tokens - gone,
+                    tokens,
+                    f"{self.agent} does not count its billing header ({gone:,}) in System prompt",
+                )
+            )
 
-    def _memory_between_markers(self, parts: Parts, req: Request, est: Estimator,
-                                item: ItemFactory, diffs: list[Difference]) -> None:
+    def _memory_between_markers(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         wire, _ = parts["memory_files"]
         files: dict[str, int] = {}
         refs: dict[str, str] = {}
@@ -164,12 +178,19 @@ class CountingView:
         agent = sum(files.values())
         parts["memory_files"] = (agent, items)
         if agent != wire:
-            diffs.append(Difference("memory files", agent, wire,
-                                    f"{self.agent} counts memory files without their "
-                                    "'--- Context from: … ---' marker lines"))
+            diffs.append(
+                Difference(
+                    "memory files",
+                    agent,
+                    wire,
+                    f"{self.agent} counts memory files without their "
+                    "'--- Context from: … ---' marker lines",
+                )
+            )
 
-    def _core_prompt(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
-                     diffs: list[Difference]) -> None:
+    def _core_prompt(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         tokens, items = parts["system_prompt"]
         out, moved = [], []
         for x in items:
@@ -177,12 +198,14 @@ class CountingView:
             if text is None:
                 out.append(x)
                 continue
-            for pattern, what in ((_DEFERRED, "deferred-tools list"),
-                                  (_AUTO_MEMORY, "auto-memory section")):
+            for pattern, what in (
+                (_DEFERRED, "deferred-tools list"),
+                (_AUTO_MEMORY, "auto-memory section"),
+            ):
                 m = pattern.search(text)
                 if m:
                     moved.append((what, m.group(0)))
-                    text = text[:m.start()] + text[m.end():]
+                    text = text[: m.start()] + text[m.end() :]
             if text == x.ref.text:
                 out.append(x)
             elif text.strip(" \n-"):  # what is left of the block besides separators
@@ -193,16 +216,26 @@ class CountingView:
         agent = sum(x.tokens for x in out)
         parts["system_prompt"] = (agent, out)
         for what, text in moved:
-            diffs.append(Difference(what, 0, est.count(text),
-                                    f"sent in the system prompt; {self.agent} counts it under "
-                                    "Messages"))
+            diffs.append(
+                Difference(
+                    what,
+                    0,
+                    est.count(text),
+                    f"sent in the system prompt; {self.agent} counts it under Messages",
+                )
+            )
 
-    def _registered_tools(self, parts: Parts, req: Request, est: Estimator,
-                          item: ItemFactory, diffs: list[Difference]) -> None:
+    def _registered_tools(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         sent = {t.name for t in req.tools}
         unsent: dict[str, int] = dict(self.rules.get("unsent_tools", {}))
-        listed = [(m.group("name"), m.group("desc")) for b in req.system for d in
-                  _DEFERRED.finditer(b.text) for m in _DEFERRED_ENTRY.finditer(d.group(0))]
+        listed = [
+            (m.group("name"), m.group("desc"))
+            for b in req.system
+            for d in _DEFERRED.finditer(b.text)
+            for m in _DEFERRED_ENTRY.finditer(d.group(0))
+        ]
         listed += [(name, "") for name in unsent if name not in dict(listed)]
         for name, desc in listed:
             if name in sent:
@@ -222,12 +255,18 @@ class CountingView:
             else:
                 items = [*items, row]
             parts[category] = (total + tokens, items)
-            diffs.append(Difference(f"tool {name}", tokens, 0,
-                                    f"{self.agent} counts this deferred tool; only its name is "
-                                    f"sent ({how})"))
+            diffs.append(
+                Difference(
+                    f"tool {name}",
+                    tokens,
+                    0,
+                    f"{self.agent} counts this deferred tool; only its name is sent ({how})",
+                )
+            )
 
-    def _listing_entries(self, parts: Parts, req: Request, est: Estimator,
-                         item: ItemFactory, diffs: list[Difference]) -> None:
+    def _listing_entries(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         wire, _ = parts["skills"]
         per = float(self.rules.get("skill_chars_per_token", 4))
         step = int(self.rules.get("skill_round", 1)) or 1
@@ -239,45 +278,61 @@ class CountingView:
         if not entries:
             return
         if self.rules.get("skill_total") == "entries":  # each entry rounded, then its row
-            sizes = {name: _js_round(len(text.rstrip("\n")) / per)
-                     for name, text in entries.items()}
-            items = [item(name, _js_round(sizes[name] / step) * step, "skill", ref=text)
-                     for name, text in entries.items()]
+            sizes = {
+                name: _js_round(len(text.rstrip("\n")) / per) for name, text in entries.items()
+            }
+            items = [
+                item(name, _js_round(sizes[name] / step) * step, "skill", ref=text)
+                for name, text in entries.items()
+            ]
             agent = sum(sizes.values())
         else:
-            items = [item(name, _round(len(text) / per, step), "skill", ref=text)
-                     for name, text in entries.items()]
+            items = [
+                item(name, _round(len(text) / per, step), "skill", ref=text)
+                for name, text in entries.items()
+            ]
             agent = sum(x.tokens for x in items)
         parts["skills"] = (agent, items)
         skill_tool = sum(est.tool(t) for t in req.tools if t.kind == SKILL)
-        note = (f"{self.agent} sums each skill's listing entry (about {per:g} characters a "
-                "token)")
+        note = f"{self.agent} sums each skill's listing entry (about {per:g} characters a token)"
         if skill_tool and self.rules.get("tool_groups") == "listed-raw":
-            note += (f"; the Skill tool's schema ({skill_tool:,}) is in System tools, which has "
-                     "the Skills total taken off")
+            note += (
+                f"; the Skill tool's schema ({skill_tool:,}) is in System tools, which has "
+                "the Skills total taken off"
+            )
         elif skill_tool:
             note += f"; the Skill tool's schema ({skill_tool:,}) falls under its Messages"
         diffs.append(Difference("skills", agent, wire, note))
 
-
-    def _apply_answers(self, parts: Parts, a: AgentCounts, req: Request, item: ItemFactory,
-                       diffs: list[Difference]) -> None:
+    def _apply_answers(
+        self, parts: Parts, a: AgentCounts, req: Request, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         how = f"{self.agent}'s own {a.via}"
         if a.system:
             wire = parts["system_prompt"][0]
-            rows = [item(f"section: {_first_line(text)}", tokens, "system", ref=text, index=i)
-                    for i, (text, tokens) in enumerate(a.system)]
+            rows = [
+                item(f"section: {_first_line(text)}", tokens, "system", ref=text, index=i)
+                for i, (text, tokens) in enumerate(a.system)
+            ]
             total = sum(t for _, t in a.system)
             parts["system_prompt"] = (total, rows)
             if abs(total - wire) > max(10, total // 100):
-                diffs.append(Difference("system prompt (counted)", total, wire,
-                                        f"{how}, one per section; the estimate of what was "
-                                        f"sent is {wire:,}"))
+                diffs.append(
+                    Difference(
+                        "system prompt (counted)",
+                        total,
+                        wire,
+                        f"{how}, one per section; the estimate of what was sent is {wire:,}",
+                    )
+                )
         if a.memory:
             wire_items = {x.name: x for x in parts["memory_files"][1]}
-            rows = [item(path, tokens, "memory",
-                         ref=wire_items[path].ref if path in wire_items else path)
-                    for path, tokens in a.memory.items()]
+            rows = [
+                item(
+                    path, tokens, "memory", ref=wire_items[path].ref if path in wire_items else path
+                )
+                for path, tokens in a.memory.items()
+            ]
             parts["memory_files"] = (sum(a.memory.values()), rows)
         if self.rules.get("tool_groups") == "listed-raw" and a.listed is not None:
             self._listed_raw(parts, a, req, item)
@@ -289,17 +344,16 @@ class CountingView:
         if a.mcp is not None:
             _, servers = parts["mcp_tools"]
             tools = [t for srv in servers for t in srv.items]
-            shared = {id(t): x for t, x in zip(tools, scaled_items(tools, a.mcp, item),
-                                                strict=True)}
+            shared = {
+                id(t): x for t, x in zip(tools, scaled_items(tools, a.mcp, item), strict=True)
+            }
             rows = []
             for srv in servers:
                 kids = [shared[id(t)] for t in srv.items]
                 rows.append(item(srv.name, sum(k.tokens for k in kids), "server", tuple(kids)))
             parts["mcp_tools"] = (a.mcp, rows)  # one count for all: shares by estimate
 
-
-    def _listed_raw(self, parts: Parts, a: AgentCounts, req: Request,
-                    item: ItemFactory) -> None:
+    def _listed_raw(self, parts: Parts, a: AgentCounts, req: Request, item: ItemFactory) -> None:
         """Claude Code 2.1.332's tool rows: the sent built-ins as answered, the deferred ones
         the conversation used, minus Skills; the rest of the deferred tools outside."""
         used = {b.name for m in req.messages for b in m.blocks if b.kind == TOOL_USE and b.name}
@@ -307,15 +361,23 @@ class CountingView:
         skills = parts["skills"][0]
         listed = max(0, (a.listed or 0) - skills)
         _, items = parts["builtin_tools"]
-        rows = [*scaled_items(items, listed, item),
-                *(item(name, tokens, "tool", ref=f"{name}: deferred, loaded by its use")
-                  for name, tokens in loaded.items())]
+        rows = [
+            *scaled_items(items, listed, item),
+            *(
+                item(name, tokens, "tool", ref=f"{name}: deferred, loaded by its use")
+                for name, tokens in loaded.items()
+            ),
+        ]
         parts["builtin_tools"] = (listed + sum(loaded.values()), rows)
         if self.rules.get("deferred_rows"):
             rest = {name: tokens for name, tokens in a.single.items() if name not in loaded}
-            parts[DEFERRED_BUILTIN] = (sum(rest.values()), [
-                item(name, tokens, "tool", ref=f"{name}: deferred (its schema is not sent)")
-                for name, tokens in rest.items()])
+            parts[DEFERRED_BUILTIN] = (
+                sum(rest.values()),
+                [
+                    item(name, tokens, "tool", ref=f"{name}: deferred (its schema is not sent)")
+                    for name, tokens in rest.items()
+                ],
+            )
         if a.mcp is None:
             return
         shares = _js_shares(a.mcp, {n: _js_round(size / 4) for n, size in a.mcp_sizes.items()})
@@ -330,8 +392,9 @@ class CountingView:
                 continue
             parts[key] = (sum(chosen.values()), _by_server(chosen, item))
 
-    def _listed_estimate(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
-                         diffs: list[Difference]) -> None:
+    def _listed_estimate(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         """Without its count_tokens answers, System tools as the agent counts it, estimated:
         the built-in tools sent (the deferred-tools placeholder aside, the Skill tool in) and
         the tool-use overhead, minus Skills."""
@@ -342,36 +405,61 @@ class CountingView:
         agent = max(0, listed + int(self.rules.get("tool_overhead", 0)) - parts["skills"][0])
         kept = [x for x in items if x.ref not in placeholder]
         parts["builtin_tools"] = (agent, scaled_items(kept, agent, item))
-        diffs.append(Difference("built-in tools", agent, wire,
-                                f"{self.agent} counts the built-in tools it sends with the Skill "
-                                "tool and the API's tool-use overhead, then takes Skills off"))
+        diffs.append(
+            Difference(
+                "built-in tools",
+                agent,
+                wire,
+                f"{self.agent} counts the built-in tools it sends with the Skill "
+                "tool and the API's tool-use overhead, then takes Skills off",
+            )
+        )
 
-    def _qwen_prelude(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory,
-                      diffs: list[Difference]) -> None:
+    def _qwen_prelude(
+        self, parts: Parts, req: Request, est: Estimator, item: ItemFactory, diffs: list[Difference]
+    ) -> None:
         """qwen-code 0.24.2's System prompt, tools, memory, Skills and Startup context."""
         core, auto = qwen_context.system_sections(req)
         wire = parts["system_prompt"][0]
         if core:
-            parts["system_prompt"] = (est.count(core), [item("core prompt", est.count(core),
-                                                             "system", ref=core, index=0)])
+            parts["system_prompt"] = (
+                est.count(core),
+                [item("core prompt", est.count(core), "system", ref=core, index=0)],
+            )
         if auto and self.rules.get("auto_memory") == "memory-file":
             tokens, items = parts["memory_files"]
             n = est.count(auto)
-            parts["memory_files"] = (tokens + n, [*items, item("auto memory", n, "memory",
-                                                               ref=auto)])
-        diffs.append(Difference("system prompt", parts["system_prompt"][0], wire,
-                                f"{self.agent} counts its core prompt alone: the auto memory "
-                                "is a memory file to it; the memory section's markers and the "
-                                "text between them are in no row of its"))
+            parts["memory_files"] = (
+                tokens + n,
+                [*items, item("auto memory", n, "memory", ref=auto)],
+            )
+        diffs.append(
+            Difference(
+                "system prompt",
+                parts["system_prompt"][0],
+                wire,
+                f"{self.agent} counts its core prompt alone: the auto memory "
+                "is a memory file to it; the memory section's markers and the "
+                "text between them are in no row of its",
+            )
+        )
         if self.rules.get("tools") == "declarations":
             closed = frozenset(self.rules.get("closed_declarations", ()))
             whole, builtin, mcp, skill_decl = qwen_context.tool_rows(req, est, closed)
             wire_tools = parts["builtin_tools"][0]
-            parts["builtin_tools"] = (max(0, whole - skill_decl - sum(mcp.values())),
-                                      [item(n, t, "tool") for n, t in builtin.items()])
-            diffs.append(Difference("built-in tools", parts["builtin_tools"][0], wire_tools,
-                                    f"{self.agent} counts the JSON of its declarations, which "
-                                    "the wire carries converted"))
+            parts["builtin_tools"] = (
+                max(0, whole - skill_decl - sum(mcp.values())),
+                [item(n, t, "tool") for n, t in builtin.items()],
+            )
+            diffs.append(
+                Difference(
+                    "built-in tools",
+                    parts["builtin_tools"][0],
+                    wire_tools,
+                    f"{self.agent} counts the JSON of its declarations, which "
+                    "the wire carries converted",
+                )
+            )
             if mcp:
                 parts["mcp_tools"] = (sum(mcp.values()), _by_server(mcp, item))
         else:
@@ -379,27 +467,48 @@ class CountingView:
         if self.rules.get("skills") == "startup-listing":
             listing = [b for m in req.messages for b in m.blocks if b.tag == SKILL_LISTING]
             bodies = [b for m in req.messages for b in m.blocks if b.tag == SKILL_BODY]
-            rows = {x.group("name").strip(): item(x.group("name").strip(), est.count(x.group(0)),
-                                                  "skill", ref=x.group(0))
-                    for b in listing for x in _SKILL_XML.finditer(b.text)}
+            rows = {
+                x.group("name").strip(): item(
+                    x.group("name").strip(), est.count(x.group(0)), "skill", ref=x.group(0)
+                )
+                for b in listing
+                for x in _SKILL_XML.finditer(b.text)
+            }
             total = skill_decl + sum(est.count(b.text) for b in (*listing, *bodies))
             if total != parts["skills"][0]:
-                diffs.append(Difference("skills", total, parts["skills"][0],
-                                        f"{self.agent} counts the skill tool's declaration, the "
-                                        "whole listing reminder and the loaded skill bodies"))
+                diffs.append(
+                    Difference(
+                        "skills",
+                        total,
+                        parts["skills"][0],
+                        f"{self.agent} counts the skill tool's declaration, the "
+                        "whole listing reminder and the loaded skill bodies",
+                    )
+                )
             parts["skills"] = (total, list(rows.values()))
         pre = qwen_context.prelude(req)
         startup = sum(est.count(b.text) for b in pre.startup)
         if startup:
-            diffs.append(Difference("startup context", startup, 0,
-                                    f"sent in the first user message; {self.agent} shows it as "
-                                    "Startup context, not Messages"))
-        parts["startup_context"] = (startup, [
-            item(qwen_context.reminder_name(b.text), est.count(b.text), "block", ref=b)
-            for b in pre.startup])
+            diffs.append(
+                Difference(
+                    "startup context",
+                    startup,
+                    0,
+                    f"sent in the first user message; {self.agent} shows it as "
+                    "Startup context, not Messages",
+                )
+            )
+        parts["startup_context"] = (
+            startup,
+            [
+                item(qwen_context.reminder_name(b.text), est.count(b.text), "block", ref=b)
+                for b in pre.startup
+            ],
+        )
 
-    def split_messages(self, req: Request, est: Estimator, left: int
-                       ) -> tuple[int, int, int, list[tuple[str, int, str]]] | None:
+    def split_messages(
+        self, req: Request, est: Estimator, left: int
+    ) -> tuple[int, int, int, list[tuple[str, int, str]]] | None:
         """qwen-code 0.24.2's Messages and Unattributed out of ``left`` (the total less the
         other rows): (messages, unattributed, the history's estimate, the reminders it
         attributes to nothing as (name, tokens, text)); None for other agents."""
@@ -408,18 +517,23 @@ class CountingView:
         pre = qwen_context.prelude(req)
         history = qwen_context.history_tokens(pre.conversation, est)
         messages = min(history, max(0, left))
-        transient = [(qwen_context.reminder_name(b.text), est.count(b.text), b.text)
-                     for b in pre.transient]
+        transient = [
+            (qwen_context.reminder_name(b.text), est.count(b.text), b.text) for b in pre.transient
+        ]
         return messages, max(0, left - messages), history, transient
 
-    def _xml_blocks(self, parts: Parts, req: Request, est: Estimator,
-                    item: ItemFactory) -> None:
+    def _xml_blocks(self, parts: Parts, req: Request, est: Estimator, item: ItemFactory) -> None:
         """Each skill's row is its whole ``<skill>…</skill>`` entry in the skill tool's
         description (the category total stays the tool's schema)."""
         total, items = parts["skills"]
-        rows = {m.group("name").strip(): item(m.group("name").strip(), est.count(m.group(0)),
-                                              "skill", ref=m.group(0))
-                for t in req.tools if t.kind == SKILL for m in _SKILL_XML.finditer(t.description)}
+        rows = {
+            m.group("name").strip(): item(
+                m.group("name").strip(), est.count(m.group(0)), "skill", ref=m.group(0)
+            )
+            for t in req.tools
+            if t.kind == SKILL
+            for m in _SKILL_XML.finditer(t.description)
+        }
         if rows:
             parts["skills"] = (total, list(rows.values()))
 
@@ -442,8 +556,10 @@ def _by_server(tokens: dict[str, int], item: ItemFactory) -> list[Any]:
     for name, n in tokens.items():
         server = name.removeprefix("mcp__").split("__", 1)[0] or "mcp"
         servers.setdefault(server, []).append(item(name, n, "tool", ref=name))
-    return [item(server, sum(x.tokens for x in rows), "server", tuple(rows))
-            for server, rows in servers.items()]
+    return [
+        item(server, sum(x.tokens for x in rows), "server", tuple(rows))
+        for server, rows in servers.items()
+    ]
 
 
 _ANNOUNCED = "The following deferred tools are now available via ToolSearch"
@@ -457,10 +573,11 @@ def _announced_deferred(req: Request) -> set[str]:
             at = b.text.find(_ANNOUNCED)
             if at == -1:
                 continue
-            body = b.text[b.text.find("\n", at) + 1:]
+            body = b.text[b.text.find("\n", at) + 1 :]
             end = body.find("\n\n")
-            out.update(ln.strip() for ln in (body if end == -1 else body[:end]).splitlines()
-                       if ln.strip())
+            out.update(
+                ln.strip() for ln in (body if end == -1 else body[:end]).splitlines() if ln.strip()
+            )
     return out
 
 
@@ -490,11 +607,10 @@ def skill_entries(text: str) -> dict[str, str]:
     at = text.find(SKILLS_LISTING)
     if at == -1:
         return {}
-    body = listing_body(text[at + len(SKILLS_LISTING):])
+    body = listing_body(text[at + len(SKILLS_LISTING) :])
     heads = list(_SKILL_HEAD.finditer(body))
     out: dict[str, str] = {}
     for i, head in enumerate(heads):
         stop = heads[i + 1].start() if i + 1 < len(heads) else len(body)
-        out.setdefault(head.group("name").strip(), body[head.start():stop])
+        out.setdefault(head.group("name").strip(), body[head.start() : stop])
     return out
-

@@ -43,7 +43,8 @@ def fired(session: Session, counts_output: bool) -> Fired | None:
                 before = 0
                 if prev is not None and prev.usage is not None:
                     before = prev.usage.prompt_tokens + (
-                        prev.usage.output_tokens if counts_output else 0)
+                        prev.usage.output_tokens if counts_output else 0
+                    )
                 above = max(above, min(before, e.pre_tokens - 1))
                 at = e.pre_tokens if at is None else min(at, e.pre_tokens)
                 first = r.index if first is None else first

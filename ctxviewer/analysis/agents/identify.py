@@ -14,10 +14,17 @@ from ctxviewer.analysis.agents.table import Era, Profile, Version, parse_version
 from ctxviewer.model import AUXILIARY, MAIN, Request, Session
 
 # Formats whose reader says which agent wrote them.
-_FORMATS = {"claude-code": "claude-code", "codex": "codex", "gemini-cli": "gemini-cli",
-            "gemini-cli-jsonl": "gemini-cli", "qwen-code": "qwen-code",
-            "opencode-db": "opencode", "opencode-session": "opencode",
-            "aider-chat": "aider", "aider-llm-history": "aider"}
+_FORMATS = {
+    "claude-code": "claude-code",
+    "codex": "codex",
+    "gemini-cli": "gemini-cli",
+    "gemini-cli-jsonl": "gemini-cli",
+    "qwen-code": "qwen-code",
+    "opencode-db": "opencode",
+    "opencode-session": "opencode",
+    "aider-chat": "aider",
+    "aider-llm-history": "aider",
+}
 # Client names (User-Agent product token, or "<agent>/<version>" set by a transcript reader).
 _CLIENTS = (
     (re.compile(r"^(claude-cli|claude-code)/", re.I), "claude-code"),
@@ -33,9 +40,12 @@ _CLIENTS = (
 _GENERIC = {"anthropic": "anthropic-client", "gemini": "gemini-client"}
 # What an agent's own system prompt or tools give away when the client is not named.
 _PROMPTS = (
-    ("cc_entrypoint=", "claude-code"), ("You are Claude Code", "claude-code"),
-    ("Claude Agent SDK", "claude-code"), ("You are Qwen Code", "qwen-code"),
-    ("You are Codex", "codex"), ("You are Gemini CLI", "gemini-cli"),
+    ("cc_entrypoint=", "claude-code"),
+    ("You are Claude Code", "claude-code"),
+    ("Claude Agent SDK", "claude-code"),
+    ("You are Qwen Code", "qwen-code"),
+    ("You are Codex", "codex"),
+    ("You are Gemini CLI", "gemini-cli"),
 )
 _TOOLS = (
     (frozenset({"Bash", "Read", "Edit"}), "claude-code"),
@@ -127,7 +137,7 @@ def _entrypoint(requests: Iterable[Request]) -> str | None:
             return m.group(1).lower()
         for b in r.system[:1]:  # "x-anthropic-billing-header: cc_version=…; cc_entrypoint=cli;"
             if (at := b.text.find("cc_entrypoint=")) != -1:
-                return b.text[at + 14:].split(";", 1)[0].strip().lower()
+                return b.text[at + 14 :].split(";", 1)[0].strip().lower()
     return None
 
 

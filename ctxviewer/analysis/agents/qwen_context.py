@@ -74,7 +74,7 @@ def system_sections(req: Request) -> tuple[str, str]:
     text = "".join(b.text for b in req.system)
     core = text.split(SECTION, 1)[0]
     at = text.find(SECTION + AUTO_MEMORY)
-    auto = text[at + len(SECTION):] if at != -1 else ""
+    auto = text[at + len(SECTION) :] if at != -1 else ""
     return core, auto
 
 
@@ -88,12 +88,20 @@ def declaration(tool: ToolDef, closed: bool = False) -> str:
     if not isinstance(sent, dict):
         return tool.text
     params = sent.get("parameters")
-    if closed and isinstance(params, dict) and _has_optional(params) \
-            and "additionalProperties" not in params:
+    if (
+        closed
+        and isinstance(params, dict)
+        and _has_optional(params)
+        and "additionalProperties" not in params
+    ):
         params = {**params, "additionalProperties": False}
-    return js_dumps({"name": sent.get("name", tool.name), "description":
-                     sent.get("description", ""),
-                     "parametersJsonSchema": NO_ARGUMENTS if params is None else params})
+    return js_dumps(
+        {
+            "name": sent.get("name", tool.name),
+            "description": sent.get("description", ""),
+            "parametersJsonSchema": NO_ARGUMENTS if params is None else params,
+        }
+    )
 
 
 def _has_optional(schema: dict[str, Any]) -> bool:
@@ -102,13 +110,13 @@ def _has_optional(schema: dict[str, Any]) -> bool:
     return isinstance(props, dict) and any(k not in names for k in props)
 
 
-def tool_rows(req: Request, est: Estimator, closed: frozenset[str] = frozenset()
-              ) -> tuple[int, dict[str, int], dict[str, int], int]:
+def tool_rows(
+    req: Request, est: Estimator, closed: frozenset[str] = frozenset()
+) -> tuple[int, dict[str, int], dict[str, int], int]:
     """(all declarations, built-in rows, MCP rows, the skill tool) as qwen-code counts them."""
     decls = {t.name: declaration(t, t.name in closed) for t in req.tools}
     whole = est.count("[" + ",".join(decls.values()) + "]")
-    builtin = {t.name: est.count(decls[t.name]) for t in req.tools
-               if t.kind not in (MCP, SKILL)}
+    builtin = {t.name: est.count(decls[t.name]) for t in req.tools if t.kind not in (MCP, SKILL)}
     mcp = {t.name: est.count(decls[t.name]) for t in req.tools if t.kind == MCP}
     skill = sum(est.count(decls[t.name]) for t in req.tools if t.kind == SKILL)
     return whole, builtin, mcp, skill
@@ -154,8 +162,15 @@ def history_tokens(messages: tuple[Message, ...], est: Estimator) -> int:
             if b.kind == TOOL_USE:
                 total += est.count(js_dumps({"id": b.ref, "name": b.name, "args": _args(b.text)}))
             elif b.kind == TOOL_RESULT:
-                total += est.count(js_dumps({"id": b.ref, "name": names.get(b.ref),
-                                             "response": {"output": _output(b.text)}}))
+                total += est.count(
+                    js_dumps(
+                        {
+                            "id": b.ref,
+                            "name": names.get(b.ref),
+                            "response": {"output": _output(b.text)},
+                        }
+                    )
+                )
             elif b.fixed_tokens is not None:
                 total += b.fixed_tokens
             elif b.text:

@@ -37,13 +37,21 @@ class SessionInfo:
     peak: int | None
 
     def as_dict(self) -> dict[str, object]:
-        return {"session": self.number, "agent": self.agent, "conversation": self.conversation,
-                "requests": self.requests, "main_requests": self.main, "first": self.first,
-                "last": self.last, "peak_prompt_tokens": self.peak}
+        return {
+            "session": self.number,
+            "agent": self.agent,
+            "conversation": self.conversation,
+            "requests": self.requests,
+            "main_requests": self.main,
+            "first": self.first,
+            "last": self.last,
+            "peak_prompt_tokens": self.peak,
+        }
 
 
-def _key(req: Request, fallback: dict[str, str | None], agent: str | None = None
-         ) -> tuple[str, str | None]:
+def _key(
+    req: Request, fallback: dict[str, str | None], agent: str | None = None
+) -> tuple[str, str | None]:
     agent = agent or request_agent(req)[0]
     conv = req.conversation
     if conv is None:  # a request without an id joins its agent's current conversation
@@ -67,15 +75,24 @@ def split(session: Session) -> list[Session]:
     ordered = sorted(groups.items(), key=lambda kv: kv[1][0].index)
     out: list[Session] = []
     for (agent, conv), reqs in ordered:
-        part = Session(session.path, session.format,
-                       [replace(r, index=i) for i, r in enumerate(reqs)],
-                       skipped=list(session.skipped) if not out else [],
-                       title=f"{profile(agent).label}" + (f" {conv[:8]}" if conv else ""),
-                       session_id=conv)
+        part = Session(
+            session.path,
+            session.format,
+            [replace(r, index=i) for i, r in enumerate(reqs)],
+            skipped=list(session.skipped) if not out else [],
+            title=f"{profile(agent).label}" + (f" {conv[:8]}" if conv else ""),
+            session_id=conv,
+        )
         lines = (reqs[0].line or 0, reqs[-1].line or 0)
-        part.token_counts = [c for c in session.token_counts
-                             if (c.conversation == conv if c.conversation and conv
-                                 else lines[0] <= c.line <= lines[1] + 50)]
+        part.token_counts = [
+            c
+            for c in session.token_counts
+            if (
+                c.conversation == conv
+                if c.conversation and conv
+                else lines[0] <= c.line <= lines[1] + 50
+            )
+        ]
         out.append(part)
     out[-1].events.extend(session.events)
     return out
@@ -83,8 +100,10 @@ def split(session: Session) -> list[Session]:
 
 def default_session(parts: list[Session]) -> int:
     """Which of ``parts`` to show by default: the one that made the last main request."""
+
     def last_main(s: Session) -> int:
         return max((r.line or 0 for r in s.requests if r.role == MAIN), default=-1)
+
     return max(range(len(parts)), key=lambda i: last_main(parts[i]))
 
 
@@ -100,6 +119,16 @@ def describe(parts: list[Session]) -> list[SessionInfo]:
             label = identify(s).profile.label
         first = s.requests[0].timestamp if s.requests else None
         last = s.requests[-1].timestamp if s.requests else None
-        out.append(SessionInfo(i, label, s.session_id, len(s.requests), len(main), first, last,
-                               max(prompts) if prompts else None))
+        out.append(
+            SessionInfo(
+                i,
+                label,
+                s.session_id,
+                len(s.requests),
+                len(main),
+                first,
+                last,
+                max(prompts) if prompts else None,
+            )
+        )
     return out

@@ -70,14 +70,21 @@ class Era:
         """(the model prefix that matched, its window); "" is the agent's window for a model
         its own list lacks. None when the era names no window for it."""
         name = (model or "").lower().rsplit("/", 1)[-1]
-        return next(((prefix, w) for prefix, w in self.windows
-                     if name.startswith(prefix) or (prefix and f"-{prefix}" in name)), None)
+        return next(
+            (
+                (prefix, w)
+                for prefix, w in self.windows
+                if name.startswith(prefix) or (prefix and f"-{prefix}" in name)
+            ),
+            None,
+        )
 
     def covers(self, version: Version | None) -> bool:
         if version is None:
             return self.until is None  # an unknown version is taken as the newest
         return (self.since is None or version >= self.since) and (
-            self.until is None or version < self.until)
+            self.until is None or version < self.until
+        )
 
     def window_for(self, model: str | None) -> int | None:
         match = self.window_match(model)
@@ -91,7 +98,9 @@ class Profile:
     id: str  # claude-code | qwen-code | codex | gemini-cli | anthropic-client | openai-client
     label: str
     eras: tuple[Era, ...]
-    estimator: str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
+    estimator: (
+        str  # the agent's own estimator where it has one (a name in analysis.tokens.estimators)
+    )
     docs: str = ""
     injected: tuple[str, ...] = ()  # how text the agent injects into the history begins
     known: Version | None = None  # the newest version whose rules were checked (profiles.toml)
@@ -102,8 +111,10 @@ class Profile:
         if version is None or self.known is None or version <= self.known:
             return None
         known = dotted(self.known)
-        return (f"{self.label} {dotted(version)} is newer than the rules ctxviewer knows "
-                f"(up to {known}); using {known}'s")
+        return (
+            f"{self.label} {dotted(version)} is newer than the rules ctxviewer knows "
+            f"(up to {known}); using {known}'s"
+        )
 
     def era(self, version: Version | None, date: str | None = None) -> Era:
         """The era of ``version``; without one, the era of the log's ``date`` (ISO) where
@@ -115,8 +126,12 @@ class Profile:
         for era in self.eras:
             if era.covers(version):
                 return era
-        if version is not None and self.eras and self.eras[0].since is not None \
-                and version < self.eras[0].since:
+        if (
+            version is not None
+            and self.eras
+            and self.eras[0].since is not None
+            and version < self.eras[0].since
+        ):
             return self.eras[0]
         return self.eras[-1]
 
@@ -127,17 +142,29 @@ def _pairs(raw: dict[str, Any] | None) -> tuple[tuple[str, int], ...]:
 
 def _rule(raw: dict[str, Any]) -> PolicyRule:
     known = {"kind", "label", "limits", "source"}
-    return PolicyRule(raw["kind"], raw["label"],
-                      {k: float(v) for k, v in raw.items() if k not in known},
-                      _pairs(raw.get("limits")), raw.get("source", ""))
+    return PolicyRule(
+        raw["kind"],
+        raw["label"],
+        {k: float(v) for k, v in raw.items() if k not in known},
+        _pairs(raw.get("limits")),
+        raw.get("source", ""),
+    )
 
 
 def _era(raw: dict[str, Any]) -> Era:
-    return Era(parse_version(raw.get("since")), parse_version(raw.get("until")),
-               _pairs(raw.get("windows")), raw.get("window_source", ""),
-               _rule(raw["policy"]), dict(raw.get("counting", {})),
-               raw.get("extended_window"), tuple(raw.get("extended_when", ())),
-               raw.get("effective_pct"), raw.get("until_date"), raw.get("fallback_source", ""))
+    return Era(
+        parse_version(raw.get("since")),
+        parse_version(raw.get("until")),
+        _pairs(raw.get("windows")),
+        raw.get("window_source", ""),
+        _rule(raw["policy"]),
+        dict(raw.get("counting", {})),
+        raw.get("extended_window"),
+        tuple(raw.get("extended_when", ())),
+        raw.get("effective_pct"),
+        raw.get("until_date"),
+        raw.get("fallback_source", ""),
+    )
 
 
 PROFILES_TOML = Path(__file__).with_name("profiles.toml")
@@ -168,9 +195,15 @@ def profiles() -> dict[str, Profile]:
     data = read_profiles_toml()
     out: dict[str, Profile] = {}
     for pid, raw in data["profiles"].items():
-        out[pid] = Profile(pid, raw["label"], tuple(_era(e) for e in raw["eras"]),
-                           raw.get("estimator", "qwen"), raw.get("docs", ""),
-                           tuple(raw.get("injected", ())), parse_version(raw.get("known")))
+        out[pid] = Profile(
+            pid,
+            raw["label"],
+            tuple(_era(e) for e in raw["eras"]),
+            raw.get("estimator", "qwen"),
+            raw.get("docs", ""),
+            tuple(raw.get("injected", ())),
+            parse_version(raw.get("known")),
+        )
     return out
 
 

@@ -50,8 +50,10 @@ def _table_detail(model: str | None) -> str:
     if window_source(model) != "default":
         return f"model table for {model}"
     name = model or "no model named"
-    return (f"{name} is in no table ctxviewer knows: assumed {DEFAULT_WINDOW:,}, "
-            "ctxviewer's default (the Window box or --window sets it)")
+    return (
+        f"{name} is in no table ctxviewer knows: assumed {DEFAULT_WINDOW:,}, "
+        "ctxviewer's default (the Window box or --window sets it)"
+    )
 
 
 def uncut(recorded: int, pct: float) -> int:
@@ -60,8 +62,9 @@ def uncut(recorded: int, pct: float) -> int:
     return round(recorded / pct)
 
 
-def agent_window(ident: Identity, requests: Sequence[Request], model: str | None,
-                 override: int | None = None) -> Window:
+def agent_window(
+    ident: Identity, requests: Sequence[Request], model: str | None, override: int | None = None
+) -> Window:
     """The window of ``model``'s requests in a session of agent ``ident``."""
     era = ident.era
     mine = _profile_detail(ident, era, model)
@@ -80,8 +83,13 @@ def agent_window(ident: Identity, requests: Sequence[Request], model: str | None
             return Window(logged, "log", "the window the agent recorded in the log")
         # the log holds the agent's share of the window; its rules need the whole of it
         raw = uncut(logged, era.effective_pct)
-        return Window(logged, "log", f"the window the agent recorded in the log, "
-                      f"{era.effective_pct:.0%} of the model's {raw:,}", raw)
+        return Window(
+            logged,
+            "log",
+            f"the window the agent recorded in the log, "
+            f"{era.effective_pct:.0%} of the model's {raw:,}",
+            raw,
+        )
     peak = max((r.api_prompt_tokens or 0 for r in requests), default=0)
     ext = era.extended_window
     if ext and ext > base:
@@ -90,19 +98,33 @@ def agent_window(ident: Identity, requests: Sequence[Request], model: str | None
         if "model-suffix" in when and "[1m]" in name:
             return Window(ext, "agent profile", f"{ident.profile.label}: a [1m] model", wire=wire)
         if "interactive-beta" in when and beta and ident.interactive:
-            return Window(ext, "agent profile", f"{ident.profile.label}, interactive session "
-                          "sending the context-1m beta", wire=wire)
+            return Window(
+                ext,
+                "agent profile",
+                f"{ident.profile.label}, interactive session sending the context-1m beta",
+                wire=wire,
+            )
         if "beta" in when and beta:
             return Window(ext, "log", "the requests carry the context-1m beta header", wire=wire)
         if "observed-over" in when and peak > base:
-            return Window(ext, "log", f"a prompt of {peak:,} tokens is larger than {base:,}",
-                          wire=wire)
+            return Window(
+                ext, "log", f"a prompt of {peak:,} tokens is larger than {base:,}", wire=wire
+            )
         if beta:
             mode = "print mode" if ident.interactive is False else "this mode"
-            return Window(base, base_source, f"{base_detail}; the context-1m beta is sent but "
-                          f"{ident.profile.label} in {mode} works with {base:,}", wire=wire)
+            return Window(
+                base,
+                base_source,
+                f"{base_detail}; the context-1m beta is sent but "
+                f"{ident.profile.label} in {mode} works with {base:,}",
+                wire=wire,
+            )
     if era.effective_pct and own:
         share = round(own * era.effective_pct)
-        return Window(share, "agent profile", f"{ident.profile.label} uses "
-                      f"{era.effective_pct:.0%} of {own:,} ({base_detail})", raw=own)
+        return Window(
+            share,
+            "agent profile",
+            f"{ident.profile.label} uses {era.effective_pct:.0%} of {own:,} ({base_detail})",
+            raw=own,
+        )
     return Window(base, base_source, base_detail, raw=own if era.effective_pct else None)

@@ -20,8 +20,21 @@ from ctxviewer.analysis.compaction.summary import QwenParams, ShannonParams, spl
 from ctxviewer.analysis.compaction.trim import TrimParams
 
 __all__ = [
-    "LABELS", "STRATEGIES", "CompactionResult", "LocalSummarizer", "Params", "QwenParams",
-    "ShannonParams", "SlimParams", "SlimmedBlock", "Summarizer", "Summary", "TrimParams",
-    "compress_code_block", "compress_tool_output", "default_params", "simulate_compaction",
+    "LABELS",
+    "STRATEGIES",
+    "CompactionResult",
+    "LocalSummarizer",
+    "Params",
+    "QwenParams",
+    "ShannonParams",
+    "SlimParams",
+    "SlimmedBlock",
+    "Summarizer",
+    "Summary",
+    "TrimParams",
+    "compress_code_block",
+    "compress_tool_output",
+    "default_params",
+    "simulate_compaction",
     "split_point",
 ]

@@ -78,18 +78,36 @@ class CompactionResult:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "strategy": self.strategy, "request": self.request.index,
-            "before": self.before, "after": self.after,
+            "strategy": self.strategy,
+            "request": self.request.index,
+            "before": self.before,
+            "after": self.after,
             "before_estimate": self.before_estimate,
-            "projected_after": self.projected_after, "saved_estimate": self.saved,
-            "target": self.target, "missed": self.missed,
-            "kept": list(self.kept), "summarized": list(self.summarized),
-            "dropped": list(self.dropped), "summary": self.summary, "title": self.title,
-            "summary_tokens": self.summary_tokens, "summarizer": self.summarizer,
-            "usage": self.usage, "params": self.params,
-            "slimmed": [{"message": s.message, "block": s.block, "before": s.before,
-                         "after": s.after, "rule": s.rule} for s in self.slimmed],
-            "messages_after": len(self.request.messages), "notes": list(self.notes),
+            "projected_after": self.projected_after,
+            "saved_estimate": self.saved,
+            "target": self.target,
+            "missed": self.missed,
+            "kept": list(self.kept),
+            "summarized": list(self.summarized),
+            "dropped": list(self.dropped),
+            "summary": self.summary,
+            "title": self.title,
+            "summary_tokens": self.summary_tokens,
+            "summarizer": self.summarizer,
+            "usage": self.usage,
+            "params": self.params,
+            "slimmed": [
+                {
+                    "message": s.message,
+                    "block": s.block,
+                    "before": s.before,
+                    "after": s.after,
+                    "rule": s.rule,
+                }
+                for s in self.slimmed
+            ],
+            "messages_after": len(self.request.messages),
+            "notes": list(self.notes),
         }
 
 
@@ -120,25 +138,41 @@ def target_note(result: CompactionResult, window: int | None = None) -> str | No
     """What a result that misses its target says, in API tokens, or None."""
     if result.missed is None or result.target is None:
         return None
+
     def of(n: int) -> str:
         return f" ({n / window:.1%} of the window)" if window else ""
 
-    return (f"misses its target by {result.missed:,} tokens: projected "
-            f"{result.projected_after:,}{of(result.projected_after)} against "
-            f"{result.target:,}{of(result.target)}")
+    return (
+        f"misses its target by {result.missed:,} tokens: projected "
+        f"{result.projected_after:,}{of(result.projected_after)} against "
+        f"{result.target:,}{of(result.target)}"
+    )
 
 
-def build_result(strategy: str, original: Request, messages: Sequence[Message], est: Estimator,
-                 inferred_overhead: int | None, *, kept: Sequence[int],
-                 summarized: Sequence[int] = (), dropped: Sequence[int] = (),
-                 **extra: Any) -> CompactionResult:
+def build_result(
+    strategy: str,
+    original: Request,
+    messages: Sequence[Message],
+    est: Estimator,
+    inferred_overhead: int | None,
+    *,
+    kept: Sequence[int],
+    summarized: Sequence[int] = (),
+    dropped: Sequence[int] = (),
+    **extra: Any,
+) -> CompactionResult:
     new = replace(original, messages=tuple(messages))
     return CompactionResult(
-        strategy=strategy, request=new,
+        strategy=strategy,
+        request=new,
         before=before_tokens(original, est, inferred_overhead),
         after=estimate_request(new, est, inferred_overhead),
         before_estimate=estimate_request(original, est, inferred_overhead),
-        kept=tuple(kept), summarized=tuple(summarized), dropped=tuple(dropped), **extra)
+        kept=tuple(kept),
+        summarized=tuple(summarized),
+        dropped=tuple(dropped),
+        **extra,
+    )
 
 
 def summary_message(text: str, prefix: str = "") -> Message:
@@ -201,12 +235,17 @@ class Summary:
     def usage(self) -> dict[str, Any] | None:
         if self.source == "local":
             return None
-        return {"model": self.model, "input_tokens": self.input_tokens,
-                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+        return {
+            "model": self.model,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+        }
 
 
 class Summarizer(Protocol):
     name: str
 
-    def summarize(self, messages: Sequence[Message], target_tokens: int, *,
-                  force: bool = False) -> Summary: ...
+    def summarize(
+        self, messages: Sequence[Message], target_tokens: int, *, force: bool = False
+    ) -> Summary: ...

@@ -51,7 +51,7 @@ def compress_code_block(code: str, max_lines: int = 50, head_ratio: float = 0.6)
     head = round(max_lines * head_ratio)
     tail = max_lines - head
     omitted = len(lines) - head - tail
-    out = [*lines[:head], f"[{omitted} lines omitted]", *lines[len(lines) - tail:]]
+    out = [*lines[:head], f"[{omitted} lines omitted]", *lines[len(lines) - tail :]]
     return "\n".join(out) + ("\n" if trailing else "")
 
 
@@ -64,7 +64,7 @@ def compress_listing(content: str, head: int = 20, tail: int = 10) -> str:
     if len(lines) <= head + tail:
         return content
     omitted = len(lines) - head - tail
-    return "\n".join([*lines[:head], f"[{omitted} lines omitted]", *lines[len(lines) - tail:]])
+    return "\n".join([*lines[:head], f"[{omitted} lines omitted]", *lines[len(lines) - tail :]])
 
 
 def truncate_middle(content: str, max_chars: int = 2_000, head_ratio: float = 0.6) -> str:
@@ -82,9 +82,12 @@ def compress_tool_output(content: str, params: SlimParams | None = None) -> tupl
     if len(content) <= p.max_chars:
         return content, ""
     if _FENCE.search(content):
-        result = _FENCE.sub(lambda m: m.group(0).replace(
-            m.group(1), compress_code_block(m.group(1), p.code_max_lines, p.code_head_ratio)),
-            content)
+        result = _FENCE.sub(
+            lambda m: m.group(0).replace(
+                m.group(1), compress_code_block(m.group(1), p.code_max_lines, p.code_head_ratio)
+            ),
+            content,
+        )
         if len(result) <= p.max_chars:
             return result, "code"
     if is_listing(content):
@@ -100,8 +103,9 @@ def _slimmable(b: Block) -> bool:
     return b.kind == TOOL_RESULT or (b.kind == TEXT and b.text.startswith(_TEXT_RESULT))
 
 
-def slim_messages(messages: tuple[Message, ...], est: Estimator, params: SlimParams | None = None
-                  ) -> tuple[list[Message], list[SlimmedBlock]]:
+def slim_messages(
+    messages: tuple[Message, ...], est: Estimator, params: SlimParams | None = None
+) -> tuple[list[Message], list[SlimmedBlock]]:
     out: list[Message] = []
     slimmed: list[SlimmedBlock] = []
     for i, m in enumerate(messages):
@@ -120,9 +124,21 @@ def slim_messages(messages: tuple[Message, ...], est: Estimator, params: SlimPar
     return out, slimmed
 
 
-def slim(req: Request, est: Estimator, params: SlimParams | None = None,
-         inferred_overhead: int | None = None) -> CompactionResult:
+def slim(
+    req: Request,
+    est: Estimator,
+    params: SlimParams | None = None,
+    inferred_overhead: int | None = None,
+) -> CompactionResult:
     p = params or SlimParams()
     messages, slimmed = slim_messages(req.messages, est, p)
-    return build_result("slim", req, messages, est, inferred_overhead,
-                        kept=range(len(req.messages)), params=asdict(p), slimmed=tuple(slimmed))
+    return build_result(
+        "slim",
+        req,
+        messages,
+        est,
+        inferred_overhead,
+        kept=range(len(req.messages)),
+        params=asdict(p),
+        slimmed=tuple(slimmed),
+    )

@@ -50,42 +50,71 @@ def default_params() -> Params:
 
 
 def _summary_strategy(name: str) -> Callable[..., CompactionResult]:
-    def run(req: Request, est: Estimator, t: Thresholds, s: Summarizer, p: Params,
-            inferred: int | None, force: bool) -> CompactionResult:
+    def run(
+        req: Request,
+        est: Estimator,
+        t: Thresholds,
+        s: Summarizer,
+        p: Params,
+        inferred: int | None,
+        force: bool,
+    ) -> CompactionResult:
         if name == "qwen":
             return qwen(req, est, s, p.qwen, inferred, force)
         return shannon(req, est, s, p.shannon, inferred, force, t.window)
+
     return run
 
 
-def _combined(req: Request, est: Estimator, t: Thresholds, s: Summarizer, p: Params,
-              inferred: int | None, force: bool, then: str) -> CompactionResult:
+def _combined(
+    req: Request,
+    est: Estimator,
+    t: Thresholds,
+    s: Summarizer,
+    p: Params,
+    inferred: int | None,
+    force: bool,
+    then: str,
+) -> CompactionResult:
     messages, slimmed = slim_messages(req.messages, est, p.slim)
-    inner = _summary_strategy(then)(replace(req, messages=tuple(messages)), est, t, s, p,
-                                    inferred, force)
+    inner = _summary_strategy(then)(
+        replace(req, messages=tuple(messages)), est, t, s, p, inferred, force
+    )
     params: dict[str, Any] = {"slim": asdict(p.slim), then: inner.params}
-    return replace(inner, strategy=f"slim+{then}", before=before_tokens(req, est, inferred),
-                   before_estimate=est.messages(req.messages) + inner.before_estimate
-                   - est.messages(messages), params=params, slimmed=tuple(slimmed))
+    return replace(
+        inner,
+        strategy=f"slim+{then}",
+        before=before_tokens(req, est, inferred),
+        before_estimate=est.messages(req.messages) + inner.before_estimate - est.messages(messages),
+        params=params,
+        slimmed=tuple(slimmed),
+    )
 
 
-def simulate_compaction(req: Request, strategy: str, est: Estimator, thresholds: Thresholds, *,
-                        summarizer: Summarizer | None = None, params: Params | None = None,
-                        inferred_overhead: int | None = None,
-                        force: bool = True) -> CompactionResult:
+def simulate_compaction(
+    req: Request,
+    strategy: str,
+    est: Estimator,
+    thresholds: Thresholds,
+    *,
+    summarizer: Summarizer | None = None,
+    params: Params | None = None,
+    inferred_overhead: int | None = None,
+    force: bool = True,
+) -> CompactionResult:
     """Apply ``strategy`` to ``req``; pure except for the summarizer (local by default)."""
     p = params or Params()
     s = summarizer or LocalSummarizer()
     if strategy in ("qwen", "shannon"):
-        result = _summary_strategy(strategy)(req, est, thresholds, s, p, inferred_overhead,
-                                             force)
+        result = _summary_strategy(strategy)(req, est, thresholds, s, p, inferred_overhead, force)
     elif strategy == "trim":
         result = trim(req, est, thresholds, p.trim, inferred_overhead)
     elif strategy == "slim":
         result = slim(req, est, p.slim, inferred_overhead)
     elif strategy in ("slim+qwen", "slim+shannon"):
-        result = _combined(req, est, thresholds, s, p, inferred_overhead, force,
-                           strategy.split("+", 1)[1])
+        result = _combined(
+            req, est, thresholds, s, p, inferred_overhead, force, strategy.split("+", 1)[1]
+        )
     else:
         raise KeyError(f"unknown strategy {strategy!r} (known: {', '.join(STRATEGIES)})")
     if strategy.endswith("shannon") and thresholds.window:

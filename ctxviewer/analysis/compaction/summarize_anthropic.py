@@ -74,8 +74,9 @@ def format_messages(messages: Sequence[Message], max_block_chars: int = 4_000) -
             text = b.text
             if len(text) > max_block_chars:
                 half = max_block_chars // 2
-                text = f"{text[:half]}\n[... {len(text) - max_block_chars} chars ...]\n" \
-                       f"{text[-half:]}"
+                text = (
+                    f"{text[:half]}\n[... {len(text) - max_block_chars} chars ...]\n{text[-half:]}"
+                )
             if b.kind == TEXT:
                 lines.append(f"[{m.role}] {text}")
             elif b.kind == THINKING:
@@ -96,10 +97,17 @@ class AnthropicSummarizer:
 
     name = "anthropic"
 
-    def __init__(self, model: str | None = None, api_key: str | None = None,
-                 base_url: str | None = None, *, timeout: float = 120.0, max_retries: int = 0,
-                 max_output_tokens: int = MAX_OUTPUT_TOKENS,
-                 cancelled: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        model: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        *,
+        timeout: float = 120.0,
+        max_retries: int = 0,
+        max_output_tokens: int = MAX_OUTPUT_TOKENS,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
         self.api_key = api_key or os.environ.get("ANTHROPIC_API_KEY")
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL")
@@ -119,15 +127,21 @@ class AnthropicSummarizer:
 
         if not self.api_key and not self.base_url:
             raise SummarizerError("no ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL) set")
-        return anthropic.Anthropic(api_key=self.api_key or "none", base_url=self.base_url,
-                                   timeout=self.timeout, max_retries=self.max_retries)
+        return anthropic.Anthropic(
+            api_key=self.api_key or "none",
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+        )
 
-    def summarize(self, messages: Sequence[Message], target_tokens: int = 2_000, *,
-                  force: bool = False) -> Summary:
+    def summarize(
+        self, messages: Sequence[Message], target_tokens: int = 2_000, *, force: bool = False
+    ) -> Summary:
         if self.stopped and not force:
             raise SummarizerStopped(
                 f"stopped after {self.failures} consecutive failures (last: {self.last_error}); "
-                "a forced summary can still be requested")
+                "a forced summary can still be requested"
+            )
         try:
             summary = self._call(messages, target_tokens)
         except SummaryCancelled:
@@ -135,23 +149,29 @@ class AnthropicSummarizer:
         except Exception as e:  # noqa: BLE001 - any failure counts toward the breaker
             self.failures += 1
             self.last_error = _reason(e)
-            raise SummarizerError(f"summary failed ({self.failures}/"
-                                  f"{MAX_CONSECUTIVE_FAILURES}): {self.last_error}") from e
+            raise SummarizerError(
+                f"summary failed ({self.failures}/{MAX_CONSECUTIVE_FAILURES}): {self.last_error}"
+            ) from e
         self.failures = 0
         self.last_error = None
         return summary
 
     def _call(self, messages: Sequence[Message], target_tokens: int) -> Summary:
         lang = "Chinese" if language(messages) == "zh" else "the conversation's language"
-        prompt = (f"{format_messages(messages)}\n\n---\nSummarize the conversation above in at "
-                  f"most {target_tokens} tokens, in {lang}. Start with one line 'Title: ' and a "
-                  "5-10 word title.")
+        prompt = (
+            f"{format_messages(messages)}\n\n---\nSummarize the conversation above in at "
+            f"most {target_tokens} tokens, in {lang}. Start with one line 'Title: ' and a "
+            "5-10 word title."
+        )
         max_tokens = self.max_output_tokens  # qwen-code's COMPACT_MAX_OUTPUT_TOKENS cap
         parts: list[str] = []
         client = self._client()
-        with client.messages.stream(model=self.model, max_tokens=max_tokens,
-                                    system=SYSTEM_PROMPT,
-                                    messages=[{"role": "user", "content": prompt}]) as stream:
+        with client.messages.stream(
+            model=self.model,
+            max_tokens=max_tokens,
+            system=SYSTEM_PROMPT,
+            messages=[{"role": "user", "content": prompt}],
+        ) as stream:
             for event in stream:
                 if self.cancelled is not None and self.cancelled():
                     raise SummaryCancelled("cancelled")
@@ -162,14 +182,19 @@ class AnthropicSummarizer:
         title = ""
         if text.startswith("Title:"):
             first, _, rest = text.partition("\n")
-            title, text = first[len("Title:"):].strip(), rest.strip()
+            title, text = first[len("Title:") :].strip(), rest.strip()
         if not title:
             title = title_for([text], language(messages))
         usage = final.usage
-        return Summary(text, title, "anthropic", final.model or self.model, usage.input_tokens,
-                       usage.output_tokens,
-                       cost_usd(final.model or self.model, usage.input_tokens,
-                                usage.output_tokens))
+        return Summary(
+            text,
+            title,
+            "anthropic",
+            final.model or self.model,
+            usage.input_tokens,
+            usage.output_tokens,
+            cost_usd(final.model or self.model, usage.input_tokens, usage.output_tokens),
+        )
 
 
 def _reason(e: Exception) -> str:

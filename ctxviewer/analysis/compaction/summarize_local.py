@@ -21,27 +21,50 @@ from ctxviewer.model import TEXT, THINKING, TOOL_RESULT, TOOL_USE, Message
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _LATIN = re.compile(r"[A-Za-z]")
-_ERROR = re.compile(r"\b(error|exception|traceback|failed|failure|not found|denied)\b|错误|失败",
-                    re.I)
-_DECISION = re.compile(r"\b(I'll|I will|let's|let me|decided|going to|instead|plan)\b|"
-                       r"决定|改为|我将|我会|方案", re.I)
+_ERROR = re.compile(
+    r"\b(error|exception|traceback|failed|failure|not found|denied)\b|错误|失败", re.I
+)
+_DECISION = re.compile(
+    r"\b(I'll|I will|let's|let me|decided|going to|instead|plan)\b|"
+    r"决定|改为|我将|我会|方案",
+    re.I,
+)
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filePath", "absolute_path", "url")
 _CMD_KEYS = ("command", "cmd", "pattern", "query")
 
 HEADINGS = {
-    "en": {"title": "Summary of the earlier conversation", "goals": "Goals",
-           "files": "Files touched", "commands": "Commands and searches", "errors": "Errors met",
-           "decisions": "Decisions", "state": "Latest state"},
-    "zh": {"title": "此前对话摘要", "goals": "用户目标", "files": "涉及的文件",
-           "commands": "执行的命令与搜索", "errors": "遇到的错误", "decisions": "决定",
-           "state": "最新状态"},
+    "en": {
+        "title": "Summary of the earlier conversation",
+        "goals": "Goals",
+        "files": "Files touched",
+        "commands": "Commands and searches",
+        "errors": "Errors met",
+        "decisions": "Decisions",
+        "state": "Latest state",
+    },
+    "zh": {
+        "title": "此前对话摘要",
+        "goals": "用户目标",
+        "files": "涉及的文件",
+        "commands": "执行的命令与搜索",
+        "errors": "遇到的错误",
+        "decisions": "决定",
+        "state": "最新状态",
+    },
 }
 
 
 def _plain_texts(messages: Sequence[Message], role: str) -> list[str]:
-    return [b.text for m in messages if m.role == role for b in m.blocks
-            if b.kind == TEXT and b.tag is None and b.text.strip()
-            and not b.text.lstrip().startswith(("<", "Result of calling", "Called the "))]
+    return [
+        b.text
+        for m in messages
+        if m.role == role
+        for b in m.blocks
+        if b.kind == TEXT
+        and b.tag is None
+        and b.text.strip()
+        and not b.text.lstrip().startswith(("<", "Result of calling", "Called the "))
+    ]
 
 
 def language(messages: Sequence[Message]) -> str:
@@ -141,8 +164,9 @@ class LocalSummarizer:
     def __init__(self, max_items: int = 8) -> None:
         self.max_items = max_items
 
-    def summarize(self, messages: Sequence[Message], target_tokens: int = 400, *,
-                  force: bool = False) -> Summary:
+    def summarize(
+        self, messages: Sequence[Message], target_tokens: int = 400, *, force: bool = False
+    ) -> Summary:
         lang = language(messages)
         h = HEADINGS[lang]
         users = _plain_texts(messages, "user")

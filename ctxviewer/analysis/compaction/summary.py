@@ -61,8 +61,9 @@ def _chars(m: Message, image_chars: int) -> int:
     return sum(len(b.text) if b.fixed_tokens is None else image_chars for b in m.blocks)
 
 
-def split_point(messages: tuple[Message, ...], preserve_fraction: float = 0.3,
-                image_chars: int = 6_400) -> int:
+def split_point(
+    messages: tuple[Message, ...], preserve_fraction: float = 0.3, image_chars: int = 6_400
+) -> int:
     """Index of the first message kept; messages before it are summarized."""
     counts = [_chars(m, image_chars) for m in messages]
     target = sum(counts) * (1 - preserve_fraction)
@@ -79,27 +80,59 @@ def split_point(messages: tuple[Message, ...], preserve_fraction: float = 0.3,
     return last_split
 
 
-def _summarize(summarizer: Summarizer, part: list[Message], target: int, force: bool,
-               est: Estimator) -> dict[str, Any]:
+def _summarize(
+    summarizer: Summarizer, part: list[Message], target: int, force: bool, est: Estimator
+) -> dict[str, Any]:
     s = summarizer.summarize(part, target, force=force)
-    return {"summary": s.text, "title": s.title, "summarizer": summarizer.name,
-            "usage": s.usage(), "summary_tokens": est.count(s.text)}
+    return {
+        "summary": s.text,
+        "title": s.title,
+        "summarizer": summarizer.name,
+        "usage": s.usage(),
+        "summary_tokens": est.count(s.text),
+    }
 
 
-def qwen(req: Request, est: Estimator, summarizer: Summarizer, params: QwenParams | None = None,
-         inferred_overhead: int | None = None, force: bool = True) -> CompactionResult:
+def qwen(
+    req: Request,
+    est: Estimator,
+    summarizer: Summarizer,
+    params: QwenParams | None = None,
+    inferred_overhead: int | None = None,
+    force: bool = True,
+) -> CompactionResult:
     p = params or QwenParams()
     msgs = req.messages
     split = split_point(msgs, p.preserve_fraction, p.image_chars)
     if split == 0:
-        return build_result("qwen", req, msgs, est, inferred_overhead, kept=range(len(msgs)),
-                            params=asdict(p), notes=("no split point: nothing to summarize",))
+        return build_result(
+            "qwen",
+            req,
+            msgs,
+            est,
+            inferred_overhead,
+            kept=range(len(msgs)),
+            params=asdict(p),
+            notes=("no split point: nothing to summarize",),
+        )
     target = min(p.summary_tokens, p.max_output_tokens)
     extra = _summarize(summarizer, list(msgs[:split]), target, force, est)
-    new = [summary_message(extra["summary"]), Message("assistant", (Block(TEXT, QWEN_ACK),)),
-           *msgs[split:]]
-    return build_result("qwen", req, new, est, inferred_overhead, kept=range(split, len(msgs)),
-                        summarized=range(split), params=asdict(p), **extra)
+    new = [
+        summary_message(extra["summary"]),
+        Message("assistant", (Block(TEXT, QWEN_ACK),)),
+        *msgs[split:],
+    ]
+    return build_result(
+        "qwen",
+        req,
+        new,
+        est,
+        inferred_overhead,
+        kept=range(split, len(msgs)),
+        summarized=range(split),
+        params=asdict(p),
+        **extra,
+    )
 
 
 def shannon_bounds(messages: tuple[Message, ...], primers: int, recents: int) -> tuple[int, int]:
@@ -112,9 +145,15 @@ def shannon_bounds(messages: tuple[Message, ...], primers: int, recents: int) ->
     return end, max(start, end)
 
 
-def shannon(req: Request, est: Estimator, summarizer: Summarizer,
-            params: ShannonParams | None = None, inferred_overhead: int | None = None,
-            force: bool = True, window: int | None = None) -> CompactionResult:
+def shannon(
+    req: Request,
+    est: Estimator,
+    summarizer: Summarizer,
+    params: ShannonParams | None = None,
+    inferred_overhead: int | None = None,
+    force: bool = True,
+    window: int | None = None,
+) -> CompactionResult:
     p = params or ShannonParams()
     msgs = req.messages
     end, start = shannon_bounds(msgs, p.primers, p.recents)
@@ -124,16 +163,35 @@ def shannon(req: Request, est: Estimator, summarizer: Summarizer,
         if req.api_prompt_tokens is not None:
             used = req.api_prompt_tokens
         if used < p.trigger * window:
-            notes.append(f"below Shannon's trigger ({p.trigger:.0%} of {window:,}): "
-                         "simulated anyway")
+            notes.append(
+                f"below Shannon's trigger ({p.trigger:.0%} of {window:,}): simulated anyway"
+            )
     if start <= end:
-        notes.append(f"{plural(len(msgs), 'message')}: all are primers or recents, nothing to "
-                     "summarize")
-        return build_result("shannon", req, msgs, est, inferred_overhead, kept=range(len(msgs)),
-                            params=asdict(p), notes=tuple(notes))
+        notes.append(
+            f"{plural(len(msgs), 'message')}: all are primers or recents, nothing to summarize"
+        )
+        return build_result(
+            "shannon",
+            req,
+            msgs,
+            est,
+            inferred_overhead,
+            kept=range(len(msgs)),
+            params=asdict(p),
+            notes=tuple(notes),
+        )
     extra = _summarize(summarizer, list(msgs[end:start]), p.summary_tokens, force, est)
     new = [*msgs[:end], summary_message(extra["summary"], SHANNON_PREFIX), *msgs[start:]]
     kept = [*range(end), *range(start, len(msgs))]
-    return build_result("shannon", req, new, est, inferred_overhead, kept=kept,
-                        summarized=range(end, start), params=asdict(p), notes=tuple(notes),
-                        **extra)
+    return build_result(
+        "shannon",
+        req,
+        new,
+        est,
+        inferred_overhead,
+        kept=kept,
+        summarized=range(end, start),
+        params=asdict(p),
+        notes=tuple(notes),
+        **extra,
+    )

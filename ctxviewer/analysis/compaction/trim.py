@@ -51,8 +51,9 @@ def _calls(messages: Sequence[Message], unit: list[int]) -> list[tuple[str, str 
                 try:
                     data = orjson.loads(b.text) if b.text else {}
                     if isinstance(data, dict):
-                        path = data.get("file_path") or data.get("path") or data.get(
-                            "absolute_path")
+                        path = (
+                            data.get("file_path") or data.get("path") or data.get("absolute_path")
+                        )
                 except orjson.JSONDecodeError:
                     pass
                 out.append((b.name or "", path if isinstance(path, str) else None))
@@ -74,8 +75,10 @@ def obsolete_units(messages: Sequence[Message], groups: list[list[int]]) -> set[
     for u, cs in enumerate(calls):
         if not cs or any(is_prompt(messages[i]) for i in groups[u]):
             continue
-        if all((n in READ_TOOLS and p and last_read[p] > u) or (n in TODO_TOOLS and last_todo > u)
-               for n, p in cs):
+        if all(
+            (n in READ_TOOLS and p and last_read[p] > u) or (n in TODO_TOOLS and last_todo > u)
+            for n, p in cs
+        ):
             out.add(u)
     return out
 
@@ -96,8 +99,13 @@ def _protected_from(messages: Sequence[Message], groups: list[list[int]], rounds
     return u
 
 
-def trim(req: Request, est: Estimator, thresholds: Thresholds, params: TrimParams | None = None,
-         inferred_overhead: int | None = None) -> CompactionResult:
+def trim(
+    req: Request,
+    est: Estimator,
+    thresholds: Thresholds,
+    params: TrimParams | None = None,
+    inferred_overhead: int | None = None,
+) -> CompactionResult:
     p = params or TrimParams()
     budget = p.budget or thresholds.target or round(SHANNON_TARGET * thresholds.window)
     msgs = req.messages
@@ -121,11 +129,20 @@ def trim(req: Request, est: Estimator, thresholds: Thresholds, params: TrimParam
     kept = [i for i in range(len(msgs)) if i not in gone]
     notes = []
     if round(tokens * ratio) > budget:
-        notes.append(f"the rest is protected (last {p.keep_rounds} rounds, memory, "
-                     "summaries)")
+        notes.append(f"the rest is protected (last {p.keep_rounds} rounds, memory, summaries)")
     used = {**asdict(p), "budget": budget}
     obsolete_msgs = sorted(i for u in obsolete & dropped_units for i in groups[u])
     if obsolete_msgs:
         notes.append(f"obsolete messages dropped first: {obsolete_msgs}")
-    return build_result("trim", req, [msgs[i] for i in kept], est, inferred_overhead, kept=kept,
-                        dropped=dropped, params=used, notes=tuple(notes), target=budget)
+    return build_result(
+        "trim",
+        req,
+        [msgs[i] for i in kept],
+        est,
+        inferred_overhead,
+        kept=kept,
+        dropped=dropped,
+        params=used,
+        notes=tuple(notes),
+        target=budget,
+    )

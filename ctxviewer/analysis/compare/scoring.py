@@ -82,8 +82,13 @@ def stats(rows: Sequence[Row], name: str) -> Stats:
     failed = len(rows) - len(pcts)
     if not pcts:
         return Stats(0, None, None, None, failed)
-    return Stats(len(pcts), sum(abs(p) for p in pcts) / len(pcts), sum(pcts) / len(pcts),
-                 max(abs(p) for p in pcts), failed)
+    return Stats(
+        len(pcts),
+        sum(abs(p) for p in pcts) / len(pcts),
+        sum(pcts) / len(pcts),
+        max(abs(p) for p in pcts),
+        failed,
+    )
 
 
 def _counter(session: Session, name: str, extra: Mapping[str, PromptCounter]) -> PromptCounter:
@@ -119,8 +124,10 @@ def compare(
     scored: list[Request] = []
     deltas = {}
     if not session.complete:
-        est = next((c.estimator for c in by_name.values() if isinstance(c, LocalCounter)),
-                   for_session(session, "qwen"))
+        est = next(
+            (c.estimator for c in by_name.values() if isinstance(c, LocalCounter)),
+            for_session(session, "qwen"),
+        )
         deltas = {st.index: st for st in clean_steps(session, est)}
     for r in session.requests:
         if not r.api_prompt_tokens:
@@ -150,19 +157,35 @@ def compare(
         rows, calibration = _calibrate(rows, bases, calibrate_base, calibrate_fit)
     # drop helper bases that were not asked for
     shown = tuple(wanted)
-    rows = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
-                {n: r.estimates.get(n) for n in shown}, r.kind) for r in rows]
+    rows = [
+        Row(
+            r.index,
+            r.model,
+            r.role,
+            r.api_prompt_tokens,
+            {n: r.estimates.get(n) for n in shown},
+            r.kind,
+        )
+        for r in rows
+    ]
     summary = {n: stats(rows, n) for n in shown}
     if deltas:
-        notes.append(f"{plural(len(deltas), 'transcript request')} scored on their exact growth: the "
-                     "API's prompt delta from the previous call against each estimator's count "
-                     "of what was added")
+        notes.append(
+            f"{plural(len(deltas), 'transcript request')} scored on their exact growth: the "
+            "API's prompt delta from the previous call against each estimator's count "
+            "of what was added"
+        )
     if excluded["transcript_only"]:
-        notes.append(f"{plural(excluded['transcript_only'], 'transcript request')} without a clean step "
-                     "excluded (the first of a chain, thinking or ToolSearch results, tiny "
-                     "steps): their system prompt and tools were not recorded")
-    table = request_table(session, request, shown, by_name, calibration) if request is not None \
+        notes.append(
+            f"{plural(excluded['transcript_only'], 'transcript request')} without a clean step "
+            "excluded (the first of a chain, thinking or ToolSearch results, tiny "
+            "steps): their system prompt and tools were not recorded"
+        )
+    table = (
+        request_table(session, request, shown, by_name, calibration)
+        if request is not None
         else None
+    )
     return Comparison(shown, tuple(rows), summary, excluded, table, calibration, tuple(notes))
 
 
@@ -179,32 +202,46 @@ def _fit_json(f: calibrate.Fit | None) -> dict[str, float] | None:
     return None if f is None else {"ratio": round(f.ratio, 4), "offset": round(f.offset, 2)}
 
 
-def _calibrate(rows: list[Row], bases: Sequence[str], base: str | None,
-               how: str) -> tuple[list[Row], dict[str, Any]]:
+def _calibrate(
+    rows: list[Row], bases: Sequence[str], base: str | None, how: str
+) -> tuple[list[Row], dict[str, Any]]:
     points = [calibrate.Point(_group(r), r.api_prompt_tokens, r.estimates) for r in rows]
     preds = calibrate.held_out(points, bases, base, how)
-    out = [Row(r.index, r.model, r.role, r.api_prompt_tokens,
-               {**r.estimates, calibrate.NAME: p.estimate}, r.kind)
-           for r, p in zip(rows, preds, strict=False)]
+    out = [
+        Row(
+            r.index,
+            r.model,
+            r.role,
+            r.api_prompt_tokens,
+            {**r.estimates, calibrate.NAME: p.estimate},
+            r.kind,
+        )
+        for r, p in zip(rows, preds, strict=False)
+    ]
     final_base, fits = calibrate.final_fit(points, bases, base, how)
     scored = [r for r, p in zip(out, preds, strict=False) if p.estimate is not None]
     info = {
         "group_by": "model+role",
         "fit": "api ~ offset + ratio * estimate" if how == "affine" else "api ~ ratio * estimate",
         "base": final_base,
-        "base_rule": "fixed (--calibrate-base)" if base else
-        "lowest MAPE on the earlier requests of the same group",
-        "fits": [{"model": g[0], "role": g[1], **(_fit_json(f) or {})}
-                 for g, f in fits.items()],
+        "base_rule": "fixed (--calibrate-base)"
+        if base
+        else "lowest MAPE on the earlier requests of the same group",
+        "fits": [{"model": g[0], "role": g[1], **(_fit_json(f) or {})} for g, f in fits.items()],
         # every estimator scored on the same held-out requests as ``calibrated``
-        "held_out_mape": {n: None if (m := stats(scored, n).mape) is None else round(m, 4)
-                          for n in [calibrate.NAME, *bases]},
+        "held_out_mape": {
+            n: None if (m := stats(scored, n).mape) is None else round(m, 4)
+            for n in [calibrate.NAME, *bases]
+        },
         "not_predicted": sum(1 for p in preds if p.estimate is None),
         "unfitted": sum(1 for p in preds if p.estimate is not None and not p.fitted),
-        "rows": [{"index": r.index, "base": p.base, "fit": p.fit} for r, p in zip(rows, preds, strict=False)],
+        "rows": [
+            {"index": r.index, "base": p.base, "fit": p.fit}
+            for r, p in zip(rows, preds, strict=False)
+        ],
         "note": "request k is predicted from a fit on requests < k only (held out); "
-                "the first request is not predicted; a group with no earlier request "
-                "uses ratio 1.0",
+        "the first request is not predicted; a group with no earlier request "
+        "uses ratio 1.0",
     }
     return out, info
 
@@ -215,25 +252,44 @@ def comparison_json(c: Comparison) -> dict[str, Any]:
 
     out: dict[str, Any] = {
         "estimators": list(c.estimators),
-        "rows": [{"index": r.index, "model": r.model, "role": r.role, "kind": r.kind,
-                  "api_prompt_tokens": r.api_prompt_tokens, "estimates": r.estimates,
-                  "errors": {n: r.error(n) for n in c.estimators},
-                  "pct": {n: r4(r.pct(n)) for n in c.estimators}} for r in c.rows],
-        "summary": {n: {"mape": r4(s.mape), "bias": r4(s.bias),
-                        "max_abs_pct": r4(s.max_abs_pct), "n": s.n, "missing": s.missing}
-                    for n, s in c.summary.items()},
+        "rows": [
+            {
+                "index": r.index,
+                "model": r.model,
+                "role": r.role,
+                "kind": r.kind,
+                "api_prompt_tokens": r.api_prompt_tokens,
+                "estimates": r.estimates,
+                "errors": {n: r.error(n) for n in c.estimators},
+                "pct": {n: r4(r.pct(n)) for n in c.estimators},
+            }
+            for r in c.rows
+        ],
+        "summary": {
+            n: {
+                "mape": r4(s.mape),
+                "bias": r4(s.bias),
+                "max_abs_pct": r4(s.max_abs_pct),
+                "n": s.n,
+                "missing": s.missing,
+            }
+            for n, s in c.summary.items()
+        },
         "excluded": c.excluded,
         "notes": list(c.notes),
     }
     if c.calibration:
         cal = {k: v for k, v in c.calibration.items() if k != "rows"}
-        cal["rows"] = [{"index": x["index"], "base": x["base"], "fit": _fit_json(x["fit"])}
-                       for x in c.calibration["rows"]]
+        cal["rows"] = [
+            {"index": x["index"], "base": x["base"], "fit": _fit_json(x["fit"])}
+            for x in c.calibration["rows"]
+        ]
         out["calibration"] = cal
     if c.table is not None:
         t = c.table
         out["categories"] = {
-            "request": t.request, "api_prompt_tokens": t.api_prompt_tokens,
+            "request": t.request,
+            "api_prompt_tokens": t.api_prompt_tokens,
             "estimates": t.estimates,
             "messages_by_subtraction": {n: t.by_subtraction(n) for n in t.estimates},
         }
@@ -246,17 +302,39 @@ def scorable(session: Session) -> Session:
     if not any(is_compacted(r) for r in session.requests):
         return session
     reqs = [replace(r, usage=None) if is_compacted(r) else r for r in session.requests]
-    return Session(session.path, session.format, reqs, session.skipped, session.events,
-                   session.title, session.session_id)
+    return Session(
+        session.path,
+        session.format,
+        reqs,
+        session.skipped,
+        session.events,
+        session.title,
+        session.session_id,
+    )
 
 
 def write_csv(c: Comparison, out: TextIO) -> None:
     """One row per scored request: index, model, role, API prompt, each estimator's
     count, then each one's error over the API count (docs/json.md, ``compare --csv``)."""
     w = csv.writer(out, lineterminator="\n")
-    w.writerow(["index", "model", "role", "api_prompt_tokens", *c.estimators,
-                *(f"{n}_pct" for n in c.estimators)])
+    w.writerow(
+        [
+            "index",
+            "model",
+            "role",
+            "api_prompt_tokens",
+            *c.estimators,
+            *(f"{n}_pct" for n in c.estimators),
+        ]
+    )
     for r in c.rows:
-        w.writerow([r.index, r.model or "", r.role, r.api_prompt_tokens,
-                    *("" if r.estimates[n] is None else r.estimates[n] for n in c.estimators),
-                    *("" if (p := r.pct(n)) is None else f"{p:.4f}" for n in c.estimators)])
+        w.writerow(
+            [
+                r.index,
+                r.model or "",
+                r.role,
+                r.api_prompt_tokens,
+                *("" if r.estimates[n] is None else r.estimates[n] for n in c.estimators),
+                *("" if (p := r.pct(n)) is None else f"{p:.4f}" for n in c.estimators),
+            ]
+        )

@@ -60,19 +60,27 @@ class CategoryTable:
         return self.api_prompt_tokens - sum(cats[c] or 0 for c in CATEGORIES[:-1])
 
 
-def category_table(session: Session, index: int, c: Comparison,
-                   counters: Mapping[str, PromptCounter] | None = None) -> CategoryTable:
+def category_table(
+    session: Session, index: int, c: Comparison, counters: Mapping[str, PromptCounter] | None = None
+) -> CategoryTable:
     """Request ``index``'s categories for every estimator of ``c`` (estimators as columns)."""
     extra = dict(counters or {})
     wanted = [n for n in (*c.estimators, *names()) if n != calibrate.NAME]
     by_name: dict[str, PromptCounter] = {
         n: extra[n] if n in extra else LocalCounter(for_session(session, n))
-        for n in dict.fromkeys(wanted) if n in extra or n in names()}
+        for n in dict.fromkeys(wanted)
+        if n in extra or n in names()
+    }
     return request_table(session, index, c.estimators, by_name, c.calibration)
 
 
-def request_table(session: Session, index: int, shown: Sequence[str],
-           by_name: Mapping[str, PromptCounter], calibration: Mapping[str, Any]) -> CategoryTable:
+def request_table(
+    session: Session,
+    index: int,
+    shown: Sequence[str],
+    by_name: Mapping[str, PromptCounter],
+    calibration: Mapping[str, Any],
+) -> CategoryTable:
     req = session.requests[index]
     estimates: dict[str, dict[str, int | None]] = {}
     for n in shown:
@@ -84,8 +92,12 @@ def request_table(session: Session, index: int, shown: Sequence[str],
     return CategoryTable(index, req.api_prompt_tokens, estimates)
 
 
-def _calibrated_categories(session: Session, req: Request, by_name: Mapping[str, PromptCounter],
-                           calibration: Mapping[str, Any]) -> dict[str, int | None]:
+def _calibrated_categories(
+    session: Session,
+    req: Request,
+    by_name: Mapping[str, PromptCounter],
+    calibration: Mapping[str, Any],
+) -> dict[str, int | None]:
     """The base's categories times the ratio fitted on the requests before ``req``."""
     row = next((x for x in calibration.get("rows", []) if x["index"] == req.index), None)
     base = row["base"] if row else calibration.get("base")

@@ -73,8 +73,13 @@ def _append(table: Columns, row: dict[str, Any]) -> None:
         values.append(row[name])
 
 
-def _requests(a: Analysis, key: str, costs: tuple[RequestCost, ...], prices: PriceTable,
-              out: dict[str, Columns]) -> None:
+def _requests(
+    a: Analysis,
+    key: str,
+    costs: tuple[RequestCost, ...],
+    prices: PriceTable,
+    out: dict[str, Columns],
+) -> None:
     comp = a.compactions
     triggers = dict(zip(comp.observed, comp.triggers, strict=True))
     predicted = set(comp.predicted)
@@ -83,26 +88,59 @@ def _requests(a: Analysis, key: str, costs: tuple[RequestCost, ...], prices: Pri
         b = a.breakdown(i)
         row = point_json(point) | att.as_dict()
         row.update(
-            session_key=key, sent_at=parse_time(point.timestamp), subagent_id=point.agent,
-            events=list(point.events), compaction_observed=i in triggers,
-            compaction_trigger=triggers.get(i), compaction_predicted=i in predicted,
-            breakdown_mode=b.mode, window_tokens=b.window, **_cost(rc, prices))
+            session_key=key,
+            sent_at=parse_time(point.timestamp),
+            subagent_id=point.agent,
+            events=list(point.events),
+            compaction_observed=i in triggers,
+            compaction_trigger=triggers.get(i),
+            compaction_predicted=i in predicted,
+            breakdown_mode=b.mode,
+            window_tokens=b.window,
+            **_cost(rc, prices),
+        )
         _append(out["requests"], row)
         for position, c in enumerate(b.categories):
-            _append(out["categories"], {
-                "session_key": key, "request": i, "position": position, "category": c.name,
-                "tokens": c.tokens, "estimated": c.estimated, "basis": c.basis})
+            _append(
+                out["categories"],
+                {
+                    "session_key": key,
+                    "request": i,
+                    "position": position,
+                    "category": c.name,
+                    "tokens": c.tokens,
+                    "estimated": c.estimated,
+                    "basis": c.basis,
+                },
+            )
             if c.name in OVERHEAD:
                 _items(out["items"], key, i, c.name, c.items, None)
 
 
-def _items(table: Columns, key: str, request: int, category: str, items: tuple[Item, ...],
-           parent: str | None) -> None:
+def _items(
+    table: Columns,
+    key: str,
+    request: int,
+    category: str,
+    items: tuple[Item, ...],
+    parent: str | None,
+) -> None:
     """The rows of a category's items; an MCP server's tools follow it, ``parent`` naming it."""
     for position, item in enumerate(items):
-        _append(table, {"session_key": key, "request": request, "category": category,
-                        "position": position, "name": item.name, "kind": item.kind,
-                        "parent": parent, "tokens": item.tokens, "leaf": not item.items})
+        _append(
+            table,
+            {
+                "session_key": key,
+                "request": request,
+                "category": category,
+                "position": position,
+                "name": item.name,
+                "kind": item.kind,
+                "parent": parent,
+                "tokens": item.tokens,
+                "leaf": not item.items,
+            },
+        )
         if item.items:
             _items(table, key, request, category, item.items, item.name)
 
@@ -110,12 +148,17 @@ def _items(table: Columns, key: str, request: int, category: str, items: tuple[I
 def _cost(rc: RequestCost, prices: PriceTable) -> dict[str, Any]:
     price = prices.lookup(rc.model) if rc.price_key is not None else None
     return {
-        "price": rc.price_key, "has_usage": rc.has_usage, "input_tokens": rc.input_tokens,
+        "price": rc.price_key,
+        "has_usage": rc.has_usage,
+        "input_tokens": rc.input_tokens,
         "cache_write_5m_tokens": rc.cache_write_5m_tokens,
         "cache_write_1h_tokens": rc.cache_write_1h_tokens,
-        "uncached_input_usd": rc.uncached_input_usd, "cache_write_usd": rc.cache_write_usd,
-        "cache_read_usd": rc.cache_read_usd, "output_usd": rc.output_usd,
-        "cost_usd": rc.total_usd, "no_cache_usd": no_cache_usd(rc, prices),
+        "uncached_input_usd": rc.uncached_input_usd,
+        "cache_write_usd": rc.cache_write_usd,
+        "cache_read_usd": rc.cache_read_usd,
+        "output_usd": rc.output_usd,
+        "cost_usd": rc.total_usd,
+        "no_cache_usd": no_cache_usd(rc, prices),
         "price_input_per_mtok": price.input if price else None,
         "price_cache_write_5m_per_mtok": price.cache_write_5m if price else None,
         "price_cache_write_1h_per_mtok": price.cache_write_1h if price else None,

@@ -63,12 +63,23 @@ SESSIONS = (
     Column("cost_usd", FLOAT),
     Column("cache_hit_rate", FLOAT),
     Column("top_categories", STRUCTS, (("name", STRING), ("tokens", INT))),
-    Column("subagent_runs", STRUCTS, (("agent_id", STRING), ("agent_type", STRING),
-                                      ("requests", INT), ("peak_prompt_tokens", INT),
-                                      ("cost_usd", FLOAT))),
+    Column(
+        "subagent_runs",
+        STRUCTS,
+        (
+            ("agent_id", STRING),
+            ("agent_type", STRING),
+            ("requests", INT),
+            ("peak_prompt_tokens", INT),
+            ("cost_usd", FLOAT),
+        ),
+    ),
     Column("skipped_records", INT),
-    Column("top_sources", STRUCTS, (("kind", STRING), ("name", STRING),
-                                    ("token_requests", INT), ("cost_usd", FLOAT))),
+    Column(
+        "top_sources",
+        STRUCTS,
+        (("kind", STRING), ("name", STRING), ("token_requests", INT), ("cost_usd", FLOAT)),
+    ),
 )
 
 # ``session_summary.SessionSummary.as_dict()`` keys stored under another name: END and
@@ -141,5 +152,8 @@ ITEMS = (
 )
 
 TABLES: dict[str, tuple[Column, ...]] = {
-    "sessions": SESSIONS, "requests": REQUESTS, "categories": CATEGORIES, "items": ITEMS,
+    "sessions": SESSIONS,
+    "requests": REQUESTS,
+    "categories": CATEGORIES,
+    "items": ITEMS,
 }

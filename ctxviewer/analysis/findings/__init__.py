@@ -37,13 +37,27 @@ from ctxviewer.analysis.insights.redundancy import Finding as Redundant
 from ctxviewer.analysis.insights.redundancy import redundancy
 from ctxviewer.analysis.pricing import PriceTable, load_prices
 
-__all__ = ["ERROR", "INFO", "SEVERITIES", "WARN", "Cost", "Finding", "at_least", "findings",
-           "findings_json", "rank"]
+__all__ = [
+    "ERROR",
+    "INFO",
+    "SEVERITIES",
+    "WARN",
+    "Cost",
+    "Finding",
+    "at_least",
+    "findings",
+    "findings_json",
+    "rank",
+]
 
 
-def findings(a: Analysis, *, prices: PriceTable | None = None,
-             redundant: Sequence[Redundant] | None = None,
-             breaks: Sequence[CacheBreak] | None = None) -> list[Finding]:
+def findings(
+    a: Analysis,
+    *,
+    prices: PriceTable | None = None,
+    redundant: Sequence[Redundant] | None = None,
+    breaks: Sequence[CacheBreak] | None = None,
+) -> list[Finding]:
     """Every finding of ``a``'s session, most severe and largest first. ``redundant``
     and ``breaks``: the insights' results when they are at hand (else computed)."""
     s = a.session

@@ -65,8 +65,9 @@ class Messages:
             new = ids - known
             if new:
                 known |= new
-                self.seen += [Seen(m, r.index, pos) for pos, m in enumerate(r.messages)
-                              if id(m) in new]
+                self.seen += [
+                    Seen(m, r.index, pos) for pos, m in enumerate(r.messages) if id(m) in new
+                ]
 
     def carriers(self, m: Message) -> list[Request]:
         """The requests carrying ``m``."""
@@ -98,13 +99,36 @@ def _cost(reqs: list[Request], tokens: int, carrier: Carrier) -> Cost:
     return cost
 
 
-def _content(code: str, severity: str, title: str, item: str, reqs: list[Request],
-             tokens: int, carrier: Carrier, action: str, detail: str, category: str,
-             message: int | None) -> Finding:
+def _content(
+    code: str,
+    severity: str,
+    title: str,
+    item: str,
+    reqs: list[Request],
+    tokens: int,
+    carrier: Carrier,
+    action: str,
+    detail: str,
+    category: str,
+    message: int | None,
+) -> Finding:
     cost = _cost(reqs, tokens, carrier)
-    return Finding(code, severity, title, (item,), tuple(r.index for r in reqs), tokens,
-                   tokens * len(reqs), cost.usd, action, detail, cost, cost.usd, category,
-                   (message,) if message is not None else ())
+    return Finding(
+        code,
+        severity,
+        title,
+        (item,),
+        tuple(r.index for r in reqs),
+        tokens,
+        tokens * len(reqs),
+        cost.usd,
+        action,
+        detail,
+        cost,
+        cost.usd,
+        category,
+        (message,) if message is not None else (),
+    )
 
 
 def _tool_names(seen: list[Seen]) -> dict[str, tuple[str, bool]]:
@@ -124,8 +148,9 @@ def _blocks(seen: list[Seen]) -> Iterator[tuple[Seen, Block]]:
             yield s, b
 
 
-def content_findings(msgs: Messages, est: Estimator, carrier: Carrier,
-                     controls: Controls, window: int) -> list[Finding]:
+def content_findings(
+    msgs: Messages, est: Estimator, carrier: Carrier, controls: Controls, window: int
+) -> list[Finding]:
     requests, seen = msgs.requests, msgs.seen
     sizer = _Sizer(est)
     names = _tool_names(seen)
@@ -146,32 +171,58 @@ def content_findings(msgs: Messages, est: Estimator, carrier: Carrier,
     for code, s, b, limit in hits:
         reqs = msgs.carriers(s.message)
         tokens = est.block(b)
-        what = f"tool result of {names[b.ref][0]}" if b.kind == TOOL_RESULT and b.ref in names \
+        what = (
+            f"tool result of {names[b.ref][0]}"
+            if b.kind == TOOL_RESULT and b.ref in names
             else f"{b.kind} block"
+        )
         item = f"#{s.position} {s.message.role}: {what}"
         if code == "large-item":
-            out.append(_content(
-                code, ERROR, f"One item is {100 * tokens / window:.0f}% of the window: {what} "
-                f"({fmt_tokens(tokens)} tokens)", item, reqs, tokens, carrier,
-                controls.action("tool_output" if b.kind == TOOL_RESULT else "content"),
-                f"{short_text(b.text, 80)!r}, first in request {s.request}, carried by "
-                f"{plural(len(reqs), 'request')}", "messages", s.position))
+            out.append(
+                _content(
+                    code,
+                    ERROR,
+                    f"One item is {100 * tokens / window:.0f}% of the window: {what} "
+                    f"({fmt_tokens(tokens)} tokens)",
+                    item,
+                    reqs,
+                    tokens,
+                    carrier,
+                    controls.action("tool_output" if b.kind == TOOL_RESULT else "content"),
+                    f"{short_text(b.text, 80)!r}, first in request {s.request}, carried by "
+                    f"{plural(len(reqs), 'request')}",
+                    "messages",
+                    s.position,
+                )
+            )
             continue
         assert limit is not None and b.ref is not None  # an oversized result is a known call's
         size = f"{len(b.text):,} characters" if limit.unit == "chars" else f"{tokens:,} tokens"
-        out.append(_content(
-            code, WARN, f"Oversized result of {names[b.ref][0]}: {size}, the agent's cap "
-            f"{limit.limit:,} {limit.unit}", item, reqs, tokens, carrier,
-            controls.action("tool_output"),
-            f"{controls.label}'s cap on it: {limit.source}; first in request {s.request}, "
-            f"carried by {plural(len(reqs), 'request')}", "messages", s.position))
+        out.append(
+            _content(
+                code,
+                WARN,
+                f"Oversized result of {names[b.ref][0]}: {size}, the agent's cap "
+                f"{limit.limit:,} {limit.unit}",
+                item,
+                reqs,
+                tokens,
+                carrier,
+                controls.action("tool_output"),
+                f"{controls.label}'s cap on it: {limit.source}; first in request {s.request}, "
+                f"carried by {plural(len(reqs), 'request')}",
+                "messages",
+                s.position,
+            )
+        )
     out += _memory_findings(msgs, est, carrier, controls, window)
     out += _skill_findings(msgs, est, carrier, controls, window)
     return out
 
 
-def _memory_findings(msgs: Messages, est: Estimator, carrier: Carrier, controls: Controls,
-                     window: int) -> list[Finding]:
+def _memory_findings(
+    msgs: Messages, est: Estimator, carrier: Carrier, controls: Controls, window: int
+) -> list[Finding]:
     requests, seen = msgs.requests, msgs.seen
     files: dict[str, tuple[Block, set[int]]] = {}
     for r in requests:  # memory in the system prompt
@@ -181,7 +232,8 @@ def _memory_findings(msgs: Messages, est: Estimator, carrier: Carrier, controls:
     for s, b in _blocks(seen):
         if b.tag == MEMORY:
             files.setdefault(b.name or "memory", (b, set()))[1].update(
-                r.index for r in msgs.carriers(s.message))
+                r.index for r in msgs.carriers(s.message)
+            )
     limit = controls.memory_limit_chars or DEFAULT_MEMORY_LIMIT_CHARS
     index = {r.index: r for r in requests}
     out = []
@@ -190,18 +242,32 @@ def _memory_findings(msgs: Messages, est: Estimator, carrier: Carrier, controls:
         over = len(b.text) >= limit
         if not over and tokens < MEMORY_TOKENS_SHARE * window:
             continue
-        why = (controls.memory_limit_source or f"over {limit:,} characters") if over else \
-            f"over {100 * MEMORY_TOKENS_SHARE:.1f}% of the window in every request"
-        out.append(_content(
-            "large-memory-file", WARN if over else INFO,
-            f"Memory file {path}: {len(b.text):,} characters, {fmt_tokens(tokens)} tokens",
-            path, [index[i] for i in sorted(carried)], tokens, carrier,
-            controls.action("memory", path), why, "memory_files", None))
+        why = (
+            (controls.memory_limit_source or f"over {limit:,} characters")
+            if over
+            else f"over {100 * MEMORY_TOKENS_SHARE:.1f}% of the window in every request"
+        )
+        out.append(
+            _content(
+                "large-memory-file",
+                WARN if over else INFO,
+                f"Memory file {path}: {len(b.text):,} characters, {fmt_tokens(tokens)} tokens",
+                path,
+                [index[i] for i in sorted(carried)],
+                tokens,
+                carrier,
+                controls.action("memory", path),
+                why,
+                "memory_files",
+                None,
+            )
+        )
     return out
 
 
-def _skill_findings(msgs: Messages, est: Estimator, carrier: Carrier, controls: Controls,
-                    window: int) -> list[Finding]:
+def _skill_findings(
+    msgs: Messages, est: Estimator, carrier: Carrier, controls: Controls, window: int
+) -> list[Finding]:
     """The skills listed to the model: in the Skill tool's description, or in a
     listing message; the largest listing one request carried."""
     requests, seen = msgs.requests, msgs.seen
@@ -227,9 +293,21 @@ def _skill_findings(msgs: Messages, est: Estimator, carrier: Carrier, controls: 
         if r.index in per_request:
             carrier.share(r, per_request[r.index], cost)
     severity = WARN if peak >= SKILLS_WARN_SHARE * window else INFO
-    return [Finding("large-skill-listing", severity,
-                    f"Skill listing: {fmt_tokens(peak)} tokens per request "
-                    f"({100 * peak / window:.1f}% of the window)", ("Skills",),
-                    tuple(sorted(per_request)), peak, sum(per_request.values()), cost.usd,
-                    controls.action("skills"), "the skills the agent lists to the model "
-                    "in every request", cost, cost.usd, "skills")]
+    return [
+        Finding(
+            "large-skill-listing",
+            severity,
+            f"Skill listing: {fmt_tokens(peak)} tokens per request "
+            f"({100 * peak / window:.1f}% of the window)",
+            ("Skills",),
+            tuple(sorted(per_request)),
+            peak,
+            sum(per_request.values()),
+            cost.usd,
+            controls.action("skills"),
+            "the skills the agent lists to the model in every request",
+            cost,
+            cost.usd,
+            "skills",
+        )
+    ]

@@ -28,8 +28,11 @@ def _seconds(a: str | None, b: str | None) -> float | None:
     """Seconds from ``a`` to ``b``; None when one is unreadable, or when one has a UTC
     offset and the other none (a claude-trace log's ``logged_at`` is local time)."""
     try:
-        return (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds() \
-            if a and b else None
+        return (
+            (datetime.fromisoformat(b) - datetime.fromisoformat(a)).total_seconds()
+            if a and b
+            else None
+        )
     except (ValueError, TypeError):
         return None
 
@@ -45,8 +48,9 @@ def last_turns(requests: Sequence[Request]) -> list[Request]:
     return main[start:][-TURNS:]
 
 
-def forecast_finding(requests: Sequence[Request], thresholds: Thresholds, window: int,
-                     controls: Controls) -> Finding | None:
+def forecast_finding(
+    requests: Sequence[Request], thresholds: Thresholds, window: int, controls: Controls
+) -> Finding | None:
     turns = last_turns(requests)
     if len(turns) < 3:
         return None
@@ -60,23 +64,37 @@ def forecast_finding(requests: Sequence[Request], thresholds: Thresholds, window
     n = math.ceil(left / growth) if left else 0
     span = _seconds(turns[0].timestamp, turns[-1].timestamp)
     minutes = span / (len(turns) - 1) * n / 60 if span is not None and span >= 0 else None
-    when = f"{plural(n, 'request')}" + (f" (about {minutes:.0f} min)" if minutes is not None
-                                        else "")
+    when = f"{plural(n, 'request')}" + (
+        f" (about {minutes:.0f} min)" if minutes is not None else ""
+    )
     what = "auto-compaction fires" if compacts else "the window is full"
     if n == 0:  # the last request already reached it: the next one compacts (or fails)
-        title = ("Compaction forecast: the last request reached the auto-compaction "
-                 "threshold, the next one compacts" if compacts else
-                 "Compaction forecast: the last request filled the window")
+        title = (
+            "Compaction forecast: the last request reached the auto-compaction "
+            "threshold, the next one compacts"
+            if compacts
+            else "Compaction forecast: the last request filled the window"
+        )
     else:
         title = f"Compaction forecast: {what} in {when}"
     severity = ERROR if n <= SOON_ERROR else WARN if n <= SOON_WARN else INFO
     return Finding(
-        "compaction-soon", severity, title,
-        (f"threshold {limit:,}",), tuple(r.index for r in turns), round(growth), None, None,
+        "compaction-soon",
+        severity,
+        title,
+        (f"threshold {limit:,}",),
+        tuple(r.index for r in turns),
+        round(growth),
+        None,
+        None,
         controls.action("compaction"),
         f"the last {len(turns)} main requests grew {fmt_tokens(round(growth))} tokens each, "
-        f"to {sizes[-1]:,}; " + (
-            f"{fmt_tokens(left)} tokens left below " if left else
-            f"{fmt_tokens(sizes[-1] - limit)} tokens over ")
+        f"to {sizes[-1]:,}; "
+        + (
+            f"{fmt_tokens(left)} tokens left below "
+            if left
+            else f"{fmt_tokens(sizes[-1] - limit)} tokens over "
+        )
         + f"{'the auto-compaction threshold' if compacts else 'the window'} ({limit:,})",
-        focus=turns[-1].index)
+        focus=turns[-1].index,
+    )

@@ -40,8 +40,9 @@ class Cost:
             return None
         return sum(p or 0.0 for p in parts)
 
-    def add(self, read: int, write: int, uncached: int,
-            prices: tuple[float, float, float] | None) -> None:
+    def add(
+        self, read: int, write: int, uncached: int, prices: tuple[float, float, float] | None
+    ) -> None:
         """Add tokens billed as cache reads, cache writes and uncached input, with the
         USD per token of each (None: the model has no price)."""
         self.cache_read_tokens += read
@@ -65,11 +66,15 @@ class Cost:
                 setattr(self, name, (getattr(self, name) or 0.0) + theirs)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cache_read_tokens": self.cache_read_tokens,
-                "cache_write_tokens": self.cache_write_tokens,
-                "uncached_tokens": self.uncached_tokens,
-                "cache_read_usd": self.cache_read_usd, "cache_write_usd": self.cache_write_usd,
-                "uncached_usd": self.uncached_usd, "unpriced_requests": self.unpriced}
+        return {
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "uncached_tokens": self.uncached_tokens,
+            "cache_read_usd": self.cache_read_usd,
+            "cache_write_usd": self.cache_write_usd,
+            "uncached_usd": self.uncached_usd,
+            "unpriced_requests": self.unpriced,
+        }
 
 
 @dataclass(frozen=True)
@@ -98,19 +103,27 @@ class Finding:
     @property
     def shown(self) -> int | None:
         """The request to show for this finding."""
-        return self.focus if self.focus is not None else \
-            self.requests[0] if self.requests else None
+        return self.focus if self.focus is not None else self.requests[0] if self.requests else None
 
     @property
     def sort_key(self) -> tuple[int, int, str]:
         return (-rank(self.severity), -(self.tokens_carried or 0), self.title)
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "severity": self.severity, "title": self.title,
-                "items": list(self.items), "requests": list(self.requests),
-                "tokens_per_request": self.tokens_per_request,
-                "tokens_carried": self.tokens_carried, "usd": self.usd,
-                "saved_usd": self.saved_usd,
-                "cost": self.cost.to_json() if self.cost is not None else None,
-                "action": self.action, "detail": self.detail, "category": self.category,
-                "messages": list(self.messages), "focus": self.shown}
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "title": self.title,
+            "items": list(self.items),
+            "requests": list(self.requests),
+            "tokens_per_request": self.tokens_per_request,
+            "tokens_carried": self.tokens_carried,
+            "usd": self.usd,
+            "saved_usd": self.saved_usd,
+            "cost": self.cost.to_json() if self.cost is not None else None,
+            "action": self.action,
+            "detail": self.detail,
+            "category": self.category,
+            "messages": list(self.messages),
+            "focus": self.shown,
+        }

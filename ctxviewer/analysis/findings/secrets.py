@@ -22,26 +22,39 @@ from ctxviewer.model import TOOL_RESULT, TOOL_USE, Block, Message, Request
 
 # (label, pattern): the first that matches names the secret
 PATTERNS: tuple[tuple[str, str], ...] = (
-    ("private key", r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY"
-                    r"(?: BLOCK)?-----"),
+    (
+        "private key",
+        r"-----BEGIN (?:RSA |EC |DSA |OPENSSH |ENCRYPTED |PGP )?PRIVATE KEY"
+        r"(?: BLOCK)?-----",
+    ),
     ("Anthropic API key", r"\bsk-ant-(?:api|admin|oat)\d\d-[A-Za-z0-9_-]{20,}"),
-    ("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
-                       r"[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}"),
+    (
+        "OpenAI API key",
+        r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}T3BlbkFJ"
+        r"[A-Za-z0-9_-]{20,}|\bsk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}",
+    ),
     ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
     ("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{50,})\b"),
     ("AWS access key", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
     ("AWS secret key", r"(?i:aws_secret_access_key)\s*[=:]\s*[\"']?[A-Za-z0-9/+]{40}\b"),
     ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{20,}"),
-    ("Bearer token", r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer)\s+"
-                     r"[A-Za-z0-9._~+/=-]{20,}"),
+    (
+        "Bearer token",
+        r"(?i:authorization)[\"']?\s*[:=]\s*[\"']?(?i:bearer)\s+"
+        r"[A-Za-z0-9._~+/=-]{20,}",
+    ),
 )
 _ANY = re.compile("|".join(f"(?P<p{i}>{p})" for i, (_, p) in enumerate(PATTERNS)))
-_PLACEHOLDER = re.compile(r"(?i)redacted|example|x{4,}|\*{4}|your[_-]|<[a-z_-]+>|\.\.\.|dummy|"
-                          r"placeholder|fake|test[_-]?key")
-ACTION = ("Revoke the key and issue a new one: it went to the model provider with every "
-          "request that carried it (and into the agent's log). Keep secrets out of what the "
-          "agent reads: files it is denied (.env in the agent's ignore or deny rules), "
-          "environment variables it does not print, a secret manager.")
+_PLACEHOLDER = re.compile(
+    r"(?i)redacted|example|x{4,}|\*{4}|your[_-]|<[a-z_-]+>|\.\.\.|dummy|"
+    r"placeholder|fake|test[_-]?key"
+)
+ACTION = (
+    "Revoke the key and issue a new one: it went to the model provider with every "
+    "request that carried it (and into the agent's log). Keep secrets out of what the "
+    "agent reads: files it is denied (.env in the agent's ignore or deny rules), "
+    "environment variables it does not print, a secret manager."
+)
 
 
 def redact(secret: str) -> str:
@@ -88,10 +101,14 @@ def secret_findings(msgs: Messages, requests: Sequence[Request], ctl: Controls) 
         for b in r.system:
             for label, secret in find_secrets(b.text):
                 if secret not in found:
-                    carriers = tuple(x.index for x in requests if x.system is r.system or
-                                     any(c is b for c in x.system))
-                    found[secret] = _finding(label, secret, "the system prompt", carriers,
-                                             r.index, (), ctl)
+                    carriers = tuple(
+                        x.index
+                        for x in requests
+                        if x.system is r.system or any(c is b for c in x.system)
+                    )
+                    found[secret] = _finding(
+                        label, secret, "the system prompt", carriers, r.index, (), ctl
+                    )
     for seen in msgs.seen:
         m = seen.message
         for b in m.blocks:
@@ -101,18 +118,42 @@ def secret_findings(msgs: Messages, requests: Sequence[Request], ctl: Controls) 
                 if secret in found:
                     continue
                 carriers = tuple(x.index for x in msgs.carriers(m))
-                found[secret] = _finding(label, secret, _where(b, m, names), carriers,
-                                         seen.request, (seen.position,), ctl)
+                found[secret] = _finding(
+                    label,
+                    secret,
+                    _where(b, m, names),
+                    carriers,
+                    seen.request,
+                    (seen.position,),
+                    ctl,
+                )
     return list(found.values())
 
 
-def _finding(label: str, secret: str, where: str, carriers: tuple[int, ...], first: int,
-             positions: tuple[int, ...], ctl: Controls) -> Finding:
+def _finding(
+    label: str,
+    secret: str,
+    where: str,
+    carriers: tuple[int, ...],
+    first: int,
+    positions: tuple[int, ...],
+    ctl: Controls,
+) -> Finding:
     del ctl  # every agent: the same step (revoke, keep it out)
     shown = redact(secret)
     at = f"message {positions[0]} of request {first}" if positions else f"request {first}"
     return Finding(
-        "secret-in-context", ERROR, f"A {label} was sent to the model provider: {shown}",
-        (shown,), carriers, None, None, None, ACTION,
+        "secret-in-context",
+        ERROR,
+        f"A {label} was sent to the model provider: {shown}",
+        (shown,),
+        carriers,
+        None,
+        None,
+        None,
+        ACTION,
         f"In {where} ({at}), carried by {plural(len(carriers), 'request')}",
-        category="messages", messages=positions, focus=first)
+        category="messages",
+        messages=positions,
+        focus=first,
+    )

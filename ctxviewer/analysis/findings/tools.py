@@ -60,8 +60,9 @@ def _layout(tools: tuple[ToolDef, ...], est: Estimator) -> list[tuple[ToolDef, i
     return out
 
 
-def carried_tools(requests: Iterable[Request], est: Estimator,
-                  carrier: Carrier) -> tuple[dict[str, Carried], dict[str, Carried], int]:
+def carried_tools(
+    requests: Iterable[Request], est: Estimator, carrier: Carrier
+) -> tuple[dict[str, Carried], dict[str, Carried], int]:
     """Every tool and every MCP server over the session, by name, and the most tokens
     of built-in tools one request carried."""
     builtin_peak = 0
@@ -75,13 +76,15 @@ def carried_tools(requests: Iterable[Request], est: Estimator,
         if layout is None:
             layout = layouts[id(req.tools)] = _layout(req.tools, est)
         per_server: dict[str, int] = {}
-        builtin_peak = max(builtin_peak, sum(n for t, _s, n in layout
-                                             if t.kind not in (MCP, SKILL)))
+        builtin_peak = max(
+            builtin_peak, sum(n for t, _s, n in layout if t.kind not in (MCP, SKILL))
+        )
         for t, start, n in layout:
             c = tools.get(t.name)
             if c is None:
-                c = tools[t.name] = Carried(t.name, t.kind, mcp_server(t) if t.kind == MCP
-                                            else None)
+                c = tools[t.name] = Carried(
+                    t.name, t.kind, mcp_server(t) if t.kind == MCP else None
+                )
             c.add(req, start, n, carrier)
             c.per_request = max(c.per_request, n)
             if t.kind == MCP:
@@ -96,14 +99,41 @@ def carried_tools(requests: Iterable[Request], est: Estimator,
     return tools, servers, builtin_peak
 
 
-def _finding(code: str, severity: str, title: str, c: Carried, items: tuple[str, ...],
-             action: str, detail: str, category: str) -> Finding:
-    return Finding(code, severity, title, items, tuple(c.requests), c.per_request, c.tokens,
-                   c.cost.usd, action, detail, c.cost, c.cost.usd, category)
+def _finding(
+    code: str,
+    severity: str,
+    title: str,
+    c: Carried,
+    items: tuple[str, ...],
+    action: str,
+    detail: str,
+    category: str,
+) -> Finding:
+    return Finding(
+        code,
+        severity,
+        title,
+        items,
+        tuple(c.requests),
+        c.per_request,
+        c.tokens,
+        c.cost.usd,
+        action,
+        detail,
+        c.cost,
+        c.cost.usd,
+        category,
+    )
 
 
-def tool_findings(requests: list[Request], used: set[str], est: Estimator, carrier: Carrier,
-                  controls: Controls, window: int) -> list[Finding]:
+def tool_findings(
+    requests: list[Request],
+    used: set[str],
+    est: Estimator,
+    carrier: Carrier,
+    controls: Controls,
+    window: int,
+) -> list[Finding]:
     tools, servers, builtin_peak = carried_tools(requests, est, carrier)
     out: list[Finding] = []
     agent = controls.label
@@ -114,34 +144,60 @@ def tool_findings(requests: list[Request], used: set[str], est: Estimator, carri
         what = "mcp_tool" if mcp else "builtin_tool"
         severity = WARN if c.per_request >= UNUSED_TOOL_WARN else INFO
         category = "mcp_tools" if mcp else "skills" if c.kind == SKILL else "builtin_tools"
-        out.append(_finding(
-            "unused-tool", severity, f"Unused tool {c.name}: {fmt_tokens(c.per_request)} tokens "
-            f"in {plural(len(c.requests), 'request')}", c,
-            (c.name,), controls.action(what, c.name),
-            f"{c.name} was defined in {plural(len(c.requests), 'request')} and never called; "
-            f"{agent} sent {c.tokens:,} tokens of it", category))
+        out.append(
+            _finding(
+                "unused-tool",
+                severity,
+                f"Unused tool {c.name}: {fmt_tokens(c.per_request)} tokens "
+                f"in {plural(len(c.requests), 'request')}",
+                c,
+                (c.name,),
+                controls.action(what, c.name),
+                f"{c.name} was defined in {plural(len(c.requests), 'request')} and never called; "
+                f"{agent} sent {c.tokens:,} tokens of it",
+                category,
+            )
+        )
     for s in servers.values():
         share = s.per_request / window if window else 0.0
         severity = ERROR if share >= MCP_ERROR else WARN if share >= MCP_WARN else INFO
         names = tuple(sorted(s.tools))
         unused = [n for n in names if n not in used]
         if len(unused) == len(names):
-            out.append(_finding(
-                "unused-mcp-server", severity if rank(severity) > rank(WARN) else
-                WARN if s.per_request >= UNUSED_TOOL_WARN else INFO,
-                f"Unused MCP server {s.name}: {plural(len(names), 'tool')}, none called, "
-                f"{fmt_tokens(s.per_request)} tokens per request", s, (s.name, *names),
+            out.append(
+                _finding(
+                    "unused-mcp-server",
+                    severity
+                    if rank(severity) > rank(WARN)
+                    else WARN
+                    if s.per_request >= UNUSED_TOOL_WARN
+                    else INFO,
+                    f"Unused MCP server {s.name}: {plural(len(names), 'tool')}, none called, "
+                    f"{fmt_tokens(s.per_request)} tokens per request",
+                    s,
+                    (s.name, *names),
+                    controls.action("mcp_server", s.name),
+                    f"none of the {plural(len(names), 'tool')} of {s.name} was called",
+                    "mcp_tools",
+                )
+            )
+        out.append(
+            _finding(
+                "mcp-server-cost",
+                severity,
+                f"MCP server {s.name}: {fmt_tokens(s.per_request)} tokens per request "
+                f"({100 * share:.1f}% of the window)",
+                s,
+                (s.name, *names),
                 controls.action("mcp_server", s.name),
-                f"none of the {plural(len(names), 'tool')} of {s.name} was called", "mcp_tools"))
-        out.append(_finding(
-            "mcp-server-cost", severity,
-            f"MCP server {s.name}: {fmt_tokens(s.per_request)} tokens per request "
-            f"({100 * share:.1f}% of the window)", s, (s.name, *names),
-            controls.action("mcp_server", s.name),
-            f"{len(names) - len(unused)} of {plural(len(names), 'tool')} called"
-            + (f"; never called: {', '.join(unused)}" if unused else ""), "mcp_tools"))
-    builtin = sorted((c for c in tools.values() if c.kind not in (MCP, SKILL)),
-                     key=lambda c: (-c.tokens, c.name))
+                f"{len(names) - len(unused)} of {plural(len(names), 'tool')} called"
+                + (f"; never called: {', '.join(unused)}" if unused else ""),
+                "mcp_tools",
+            )
+        )
+    builtin = sorted(
+        (c for c in tools.values() if c.kind not in (MCP, SKILL)), key=lambda c: (-c.tokens, c.name)
+    )
     if builtin:
         total = Carried("built-in tools", "tools")
         per: dict[int, int] = {}
@@ -155,10 +211,17 @@ def tool_findings(requests: list[Request], used: set[str], est: Estimator, carri
         share = total.per_request / window if window else 0.0
         unused = [c.name for c in builtin if c.name not in used]
         top = ", ".join(f"{c.name} {fmt_tokens(c.per_request)}" for c in builtin[:5])
-        out.append(_finding(
-            "builtin-tools-cost", WARN if share >= BUILTIN_WARN else INFO,
-            f"Built-in tools: {plural(len(builtin), 'tool')}, {fmt_tokens(total.per_request)} "
-            f"tokens per request ({100 * share:.1f}% of the window)", total,
-            tuple(c.name for c in builtin), controls.action("builtin_tools"),
-            f"largest: {top}; {len(unused)} never called", "builtin_tools"))
+        out.append(
+            _finding(
+                "builtin-tools-cost",
+                WARN if share >= BUILTIN_WARN else INFO,
+                f"Built-in tools: {plural(len(builtin), 'tool')}, {fmt_tokens(total.per_request)} "
+                f"tokens per request ({100 * share:.1f}% of the window)",
+                total,
+                tuple(c.name for c in builtin),
+                controls.action("builtin_tools"),
+                f"largest: {top}; {len(unused)} never called",
+                "builtin_tools",
+            )
+        )
     return out

@@ -35,11 +35,25 @@ from ctxviewer.analysis.insights.redundancy import Finding, RedundancyReport, re
 # needing a few parts (``findings``: redundancy, cache breaks, prices) loads only those
 _LAZY = {
     **dict.fromkeys(("Outcome", "compaction_outcomes"), "compaction_outcome"),
-    **dict.fromkeys(("Budget", "BudgetCrossing", "BudgetReport", "RequestCost", "SessionCost",
-                     "evaluate_budget", "request_cost", "session_cost", "task_starts"), "cost"),
+    **dict.fromkeys(
+        (
+            "Budget",
+            "BudgetCrossing",
+            "BudgetReport",
+            "RequestCost",
+            "SessionCost",
+            "evaluate_budget",
+            "request_cost",
+            "session_cost",
+            "task_starts",
+        ),
+        "cost",
+    ),
     **dict.fromkeys(("BlockChange", "RequestDiff", "diff_requests"), "diff"),
-    **dict.fromkeys(("Price", "PriceTable", "load_prices", "normalize_model",
-                     "user_prices_path"), "ctxviewer.analysis.pricing"),
+    **dict.fromkeys(
+        ("Price", "PriceTable", "load_prices", "normalize_model", "user_prices_path"),
+        "ctxviewer.analysis.pricing",
+    ),
     **dict.fromkeys(("SubagentRun", "subagent_runs"), "subagents"),
     **dict.fromkeys(("Source", "Sources", "session_sources"), "sources"),
 }
@@ -56,12 +70,38 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "BlockChange", "Budget", "BudgetCrossing", "BudgetReport", "CacheBreak", "CacheSummary",
-    "Conversation", "Finding", "Insights", "Price", "PriceTable", "RedundancyReport",
-    "RequestCost", "RequestDiff", "SessionCost", "Source", "Sources", "SubagentRun",
-    "cache_breaks", "conversations", "diff_requests", "evaluate_budget", "insights",
-    "load_prices", "normalize_model", "redundancy", "request_cost", "session_cost",
-    "session_sources", "subagent_runs", "task_starts", "user_prices_path",
+    "BlockChange",
+    "Budget",
+    "BudgetCrossing",
+    "BudgetReport",
+    "CacheBreak",
+    "CacheSummary",
+    "Conversation",
+    "Finding",
+    "Insights",
+    "Price",
+    "PriceTable",
+    "RedundancyReport",
+    "RequestCost",
+    "RequestDiff",
+    "SessionCost",
+    "Source",
+    "Sources",
+    "SubagentRun",
+    "cache_breaks",
+    "conversations",
+    "diff_requests",
+    "evaluate_budget",
+    "insights",
+    "load_prices",
+    "normalize_model",
+    "redundancy",
+    "request_cost",
+    "session_cost",
+    "session_sources",
+    "subagent_runs",
+    "task_starts",
+    "user_prices_path",
 ]
 
 
@@ -79,7 +119,8 @@ class Insights:
 
     def to_json(self, per_request: bool = True, top: int | None = None) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "cost": self.cost.to_json(per_request), "cache": self.cache.to_json(),
+            "cost": self.cost.to_json(per_request),
+            "cache": self.cache.to_json(),
             "redundancy": self.redundancy.to_json(top),
             "subagents": [r.to_json() for r in self.subagents],
             "compactions": [c.to_json() for c in self.compactions],
@@ -90,8 +131,12 @@ class Insights:
         return out
 
 
-def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
-             budgets: tuple[Budget, ...] = ()) -> Insights:
+def insights(
+    session: Session,
+    est: Estimator,
+    prices: PriceTable | None = None,
+    budgets: tuple[Budget, ...] = (),
+) -> Insights:
     """All insights of a session (prices: the shipped table merged with the user's)."""
     from ctxviewer.analysis.insights.compaction_outcome import compaction_outcomes
     from ctxviewer.analysis.insights.cost import evaluate_budget, session_cost
@@ -103,6 +148,12 @@ def insights(session: Session, est: Estimator, prices: PriceTable | None = None,
     cost = session_cost(session, prices)
     saved = cost.saved_usd if cost.priced_usd or not cost.unpriced_requests else None
     cache = CacheSummary(cost.hit_rate, saved, cache_breaks(session, est))
-    return Insights(cost, cache, redundancy(session, est), subagent_runs(session, cost),
-                    tuple(evaluate_budget(cost, b, session.requests) for b in budgets),
-                    tuple(compaction_outcomes(session, est)), session_sources(session, est, prices))
+    return Insights(
+        cost,
+        cache,
+        redundancy(session, est),
+        subagent_runs(session, cost),
+        tuple(evaluate_budget(cost, b, session.requests) for b in budgets),
+        tuple(compaction_outcomes(session, est)),
+        session_sources(session, est, prices),
+    )

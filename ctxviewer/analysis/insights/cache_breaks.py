@@ -65,11 +65,19 @@ class CacheBreak:
     lost_cache_read: int | None = None  # previous prompt - this cache read, when known
 
     def to_json(self) -> dict[str, Any]:
-        return {"request": self.request, "previous": self.previous,
-                "conversation": self.conversation, "section": self.section,
-                "position": self.position, "block": self.block, "kind": self.kind,
-                "detail": self.detail, "tokens": self.tokens,
-                "tokens_source": self.tokens_source, "lost_cache_read": self.lost_cache_read}
+        return {
+            "request": self.request,
+            "previous": self.previous,
+            "conversation": self.conversation,
+            "section": self.section,
+            "position": self.position,
+            "block": self.block,
+            "kind": self.kind,
+            "detail": self.detail,
+            "tokens": self.tokens,
+            "tokens_source": self.tokens_source,
+            "lost_cache_read": self.lost_cache_read,
+        }
 
 
 def _is_reminder(b: Block) -> bool:
@@ -77,9 +85,11 @@ def _is_reminder(b: Block) -> bool:
 
 
 def _compacted(prev: Request, cur: Request) -> bool:
-    return any(e.kind in (COMPACT_BOUNDARY, COMPACT_SUMMARY) for e in cur.events) or any(
-        b.tag == COMPACTION_SUMMARY for m in cur.messages[:2] for b in m.blocks) and not any(
-        b.tag == COMPACTION_SUMMARY for m in prev.messages[:2] for b in m.blocks)
+    return (
+        any(e.kind in (COMPACT_BOUNDARY, COMPACT_SUMMARY) for e in cur.events)
+        or any(b.tag == COMPACTION_SUMMARY for m in cur.messages[:2] for b in m.blocks)
+        and not any(b.tag == COMPACTION_SUMMARY for m in prev.messages[:2] for b in m.blocks)
+    )
 
 
 def _first_diff(a: tuple[object, ...], b: tuple[object, ...]) -> int | None:
@@ -100,7 +110,8 @@ def _tools_diff(prev: Request, cur: Request) -> tuple[int, str, str] | None:
     names_a = [t.name for t in prev.tools]
     names_b = [t.name for t in cur.tools]
     if sorted(names_a) == sorted(names_b) and {t.text for t in prev.tools} == {
-            t.text for t in cur.tools}:
+        t.text for t in cur.tools
+    }:
         moved = f"{names_a[i]} -> {names_b[i]}"
         return i, TOOLS_REORDERED, f"tool order changed at position {i} ({moved})"
     if i >= len(cur.tools):
@@ -161,16 +172,15 @@ def _seconds(a: str | None, b: str | None) -> float | None:
         return None
 
 
-def _tail_tokens(cur: Request, section: str, pos: int, block: int | None,
-                 est: Estimator) -> int:
+def _tail_tokens(cur: Request, section: str, pos: int, block: int | None, est: Estimator) -> int:
     total = 0
     if section == "tools":
         total += sum(est.tool(t) for t in cur.tools[pos:])
     if section in ("tools", "system"):
-        total += sum(est.block(b) for b in cur.system[pos if section == "system" else 0:])
+        total += sum(est.block(b) for b in cur.system[pos if section == "system" else 0 :])
         pos, block = 0, None
     for i, m in enumerate(cur.messages[pos:]):
-        blocks = m.blocks[block or 0:] if i == 0 else m.blocks
+        blocks = m.blocks[block or 0 :] if i == 0 else m.blocks
         total += sum(est.block(b) for b in blocks)
     return total
 
@@ -191,12 +201,12 @@ def _structural(prev: Request, cur: Request, label: str, est: Estimator) -> Cach
     if cur.usage is not None:
         tokens, src = cur.usage.cache_creation_input_tokens, "api"
     else:
-        tokens = _tail_tokens(cur, "tools" if section == "model" else section, pos or 0, blk,
-                              est)
+        tokens = _tail_tokens(cur, "tools" if section == "model" else section, pos or 0, blk, est)
         src = "estimate"
     lost = _lost(prev, cur)
-    return CacheBreak(cur.index, prev.index, label, section, pos, blk, kind, detail, tokens,
-                      src, lost)
+    return CacheBreak(
+        cur.index, prev.index, label, section, pos, blk, kind, detail, tokens, src, lost
+    )
 
 
 def _lost(prev: Request, cur: Request) -> int | None:
@@ -205,8 +215,9 @@ def _lost(prev: Request, cur: Request) -> int | None:
     return max(0, prev.usage.prompt_tokens - cur.usage.cache_read_input_tokens)
 
 
-def _usage_break(prev: Request, cur: Request, label: str, min_drop: float,
-                 min_tokens: int) -> CacheBreak | None:
+def _usage_break(
+    prev: Request, cur: Request, label: str, min_drop: float, min_tokens: int
+) -> CacheBreak | None:
     lost = _lost(prev, cur)
     if lost is None or prev.usage is None or cur.usage is None:
         return None
@@ -221,14 +232,28 @@ def _usage_break(prev: Request, cur: Request, label: str, min_drop: float,
         detail = f"{gap / 60:.0f} min since the previous request (cache TTL {ttl / 60:.0f} min)"
     else:
         kind, detail = UNKNOWN, "cache read dropped; the source has no request body to locate it"
-    detail += f"; cache read {cur.usage.cache_read_input_tokens:,} vs previous prompt " \
-              f"{prev.usage.prompt_tokens:,}"
-    return CacheBreak(cur.index, prev.index, label, "unknown", None, None, kind, detail,
-                      cur.usage.cache_creation_input_tokens, "api", lost)
+    detail += (
+        f"; cache read {cur.usage.cache_read_input_tokens:,} vs previous prompt "
+        f"{prev.usage.prompt_tokens:,}"
+    )
+    return CacheBreak(
+        cur.index,
+        prev.index,
+        label,
+        "unknown",
+        None,
+        None,
+        kind,
+        detail,
+        cur.usage.cache_creation_input_tokens,
+        "api",
+        lost,
+    )
 
 
-def cache_breaks(session: Session, est: Estimator, *, min_drop: float = 0.2,
-                 min_tokens: int = 1024) -> tuple[CacheBreak, ...]:
+def cache_breaks(
+    session: Session, est: Estimator, *, min_drop: float = 0.2, min_tokens: int = 1024
+) -> tuple[CacheBreak, ...]:
     """Every cache break, in request order.
 
     Usage-only detection needs the lost cache read to exceed both
@@ -244,9 +269,11 @@ def cache_breaks(session: Session, est: Estimator, *, min_drop: float = 0.2,
                 if b is None:
                     b = _usage_break(prev, cur, conv.label, min_drop, min_tokens)
                     if b is not None and b.kind == UNKNOWN:  # same prefix, cache missed
-                        b = replace(b, detail="prefix unchanged but the cache was not read "
-                                    "(eviction, or cache_control moved); " + b.detail.split(
-                                        "; ", 1)[-1])
+                        b = replace(
+                            b,
+                            detail="prefix unchanged but the cache was not read "
+                            "(eviction, or cache_control moved); " + b.detail.split("; ", 1)[-1],
+                        )
             else:
                 b = _usage_break(prev, cur, conv.label, min_drop, min_tokens)
             if b is not None:
@@ -270,6 +297,10 @@ class CacheSummary:
         kinds: dict[str, int] = {}
         for b in self.breaks:
             kinds[b.kind] = kinds.get(b.kind, 0) + 1
-        return {"hit_rate": self.hit_rate, "saved_usd": self.saved_usd,
-                "breaks": [b.to_json() for b in self.breaks], "break_kinds": kinds,
-                "rewritten_tokens": self.rewritten_tokens}
+        return {
+            "hit_rate": self.hit_rate,
+            "saved_usd": self.saved_usd,
+            "breaks": [b.to_json() for b in self.breaks],
+            "break_kinds": kinds,
+            "rewritten_tokens": self.rewritten_tokens,
+        }

@@ -69,13 +69,20 @@ class Outcome:
         return "\n".join(p.text for p in self.parts if p.kind == "summary")
 
     def to_json(self) -> dict[str, Any]:
-        return {"before": self.before, "after": self.after,
-                "before_tokens": self.before_tokens, "after_tokens": self.after_tokens,
-                "ratio": round(self.ratio, 3),
-                "tokens": {k: self.tokens(k) for k in KINDS},
-                "summary": self.summary,
-                "parts": [{"kind": p.kind, "what": p.what, "tokens": p.tokens}
-                          for p in self.parts if p.kind != "summary"]}
+        return {
+            "before": self.before,
+            "after": self.after,
+            "before_tokens": self.before_tokens,
+            "after_tokens": self.after_tokens,
+            "ratio": round(self.ratio, 3),
+            "tokens": {k: self.tokens(k) for k in KINDS},
+            "summary": self.summary,
+            "parts": [
+                {"kind": p.kind, "what": p.what, "tokens": p.tokens}
+                for p in self.parts
+                if p.kind != "summary"
+            ],
+        }
 
 
 def _what(b: Block) -> str:
@@ -101,8 +108,9 @@ def _blocks(req: Request) -> list[Block]:
     return [b for m in req.messages for b in m.blocks if b.text.strip() or b.fixed_tokens]
 
 
-def outcome(session: Session, before: Request, after: Request, est: Estimator,
-            ratio: float = 1.0) -> Outcome:
+def outcome(
+    session: Session, before: Request, after: Request, est: Estimator, ratio: float = 1.0
+) -> Outcome:
     old = Counter(b.text for b in _blocks(before))
     parts: list[Part] = []
     for b in _blocks(after):
@@ -118,8 +126,14 @@ def outcome(session: Session, before: Request, after: Request, est: Estimator,
         if old[b.text] > 0:
             old[b.text] -= 1
             parts.append(Part("dropped", _what(b), round(est.block(b) * ratio), b.text))
-    return Outcome(before.index, after.index, before.api_prompt_tokens,
-                   after.api_prompt_tokens, ratio, tuple(parts))
+    return Outcome(
+        before.index,
+        after.index,
+        before.api_prompt_tokens,
+        after.api_prompt_tokens,
+        ratio,
+        tuple(parts),
+    )
 
 
 def compaction_outcomes(session: Session, est: Estimator) -> list[Outcome]:

@@ -43,7 +43,8 @@ def conversations(session: Session) -> list[Conversation]:
             groups[("aux", r.index)] = [r]
         else:
             key: tuple[str, object] = (
-                ("agent", r.agent) if r.agent else ("first", _first_message(r)))
+                ("agent", r.agent) if r.agent else ("first", _first_message(r))
+            )
             groups.setdefault(key, []).append(r)
     out = [Conversation("main", MAIN, None, tuple(main))] if main else []
     n = 0

@@ -46,8 +46,12 @@ class RequestCost:
 
     @property
     def prompt_tokens(self) -> int:
-        return (self.input_tokens + self.cache_write_5m_tokens + self.cache_write_1h_tokens
-                + self.cache_read_tokens)
+        return (
+            self.input_tokens
+            + self.cache_write_5m_tokens
+            + self.cache_write_1h_tokens
+            + self.cache_read_tokens
+        )
 
     @property
     def total_tokens(self) -> int:
@@ -55,8 +59,12 @@ class RequestCost:
 
     @property
     def total_usd(self) -> float | None:
-        parts = (self.uncached_input_usd, self.cache_write_usd, self.cache_read_usd,
-                 self.output_usd)
+        parts = (
+            self.uncached_input_usd,
+            self.cache_write_usd,
+            self.cache_read_usd,
+            self.output_usd,
+        )
         return None if self.uncached_input_usd is None else sum(p or 0.0 for p in parts)
 
     @property
@@ -69,21 +77,36 @@ class RequestCost:
         """(label, usd) steps in the order they add up to ``total_usd``."""
         if self.total_usd is None:
             return ()
-        return (("uncached input", self.uncached_input_usd or 0.0),
-                ("cache write", self.cache_write_usd or 0.0),
-                ("cache read", self.cache_read_usd or 0.0), ("output", self.output_usd or 0.0))
+        return (
+            ("uncached input", self.uncached_input_usd or 0.0),
+            ("cache write", self.cache_write_usd or 0.0),
+            ("cache read", self.cache_read_usd or 0.0),
+            ("output", self.output_usd or 0.0),
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "index": self.index, "role": self.role, "model": self.model,
-            "price": self.price_key, "has_usage": self.has_usage,
-            "tokens": {"input": self.input_tokens, "cache_write_5m": self.cache_write_5m_tokens,
-                       "cache_write_1h": self.cache_write_1h_tokens,
-                       "cache_read": self.cache_read_tokens, "output": self.output_tokens},
-            "usd": None if self.total_usd is None else {
-                "uncached_input": self.uncached_input_usd, "cache_write": self.cache_write_usd,
-                "cache_read": self.cache_read_usd, "output": self.output_usd,
-                "total": self.total_usd},
+            "index": self.index,
+            "role": self.role,
+            "model": self.model,
+            "price": self.price_key,
+            "has_usage": self.has_usage,
+            "tokens": {
+                "input": self.input_tokens,
+                "cache_write_5m": self.cache_write_5m_tokens,
+                "cache_write_1h": self.cache_write_1h_tokens,
+                "cache_read": self.cache_read_tokens,
+                "output": self.output_tokens,
+            },
+            "usd": None
+            if self.total_usd is None
+            else {
+                "uncached_input": self.uncached_input_usd,
+                "cache_write": self.cache_write_usd,
+                "cache_read": self.cache_read_usd,
+                "output": self.output_usd,
+                "total": self.total_usd,
+            },
             "hit_rate": self.hit_rate,
         }
 
@@ -162,19 +185,36 @@ class SessionCost:
 
     def to_json(self, per_request: bool = True) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "total_usd": self.total_usd, "priced_usd": self.priced_usd,
+            "total_usd": self.total_usd,
+            "priced_usd": self.priced_usd,
             "no_cache_usd": self.no_cache_usd,
-            "saved_usd": self.saved_usd, "hit_rate": self.hit_rate,
-            "tokens": {"prompt": self.prompt_tokens, "cache_read": self.cache_read_tokens,
-                       "cache_write": self.cache_write_tokens,
-                       "input": self._sum("input_tokens"), "output": self._sum("output_tokens")},
+            "saved_usd": self.saved_usd,
+            "hit_rate": self.hit_rate,
+            "tokens": {
+                "prompt": self.prompt_tokens,
+                "cache_read": self.cache_read_tokens,
+                "cache_write": self.cache_write_tokens,
+                "input": self._sum("input_tokens"),
+                "output": self._sum("output_tokens"),
+            },
             "unknown_models": list(self.unknown_models),
             "unpriced_requests": list(self.unpriced_requests),
-            "by_model": [{"model": m.model, "price": m.price_key, "requests": m.requests,
-                          "total_usd": m.total_usd, "tokens": m.tokens, "source": m.source}
-                         for m in self.by_model],
-            "prices": {"as_of": self.prices_as_of, "source": self.prices_source,
-                       "user_file": self.prices_user_file},
+            "by_model": [
+                {
+                    "model": m.model,
+                    "price": m.price_key,
+                    "requests": m.requests,
+                    "total_usd": m.total_usd,
+                    "tokens": m.tokens,
+                    "source": m.source,
+                }
+                for m in self.by_model
+            ],
+            "prices": {
+                "as_of": self.prices_as_of,
+                "source": self.prices_source,
+                "user_file": self.prices_user_file,
+            },
         }
         if per_request:
             out["requests"] = [r.to_json() for r in self.requests]
@@ -189,28 +229,67 @@ def request_cost(req: Request, prices: PriceTable) -> RequestCost:
     if price is not None and u is not None:
         price = price.at(u.prompt_tokens)
     if u is None:
-        return RequestCost(req.index, req.role, req.model, price.key if price else None,
-                           0, 0, 0, 0, 0, 0.0 if price else None, 0.0 if price else None,
-                           0.0 if price else None, 0.0 if price else None, has_usage=False)
+        return RequestCost(
+            req.index,
+            req.role,
+            req.model,
+            price.key if price else None,
+            0,
+            0,
+            0,
+            0,
+            0,
+            0.0 if price else None,
+            0.0 if price else None,
+            0.0 if price else None,
+            0.0 if price else None,
+            has_usage=False,
+        )
     w1h = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens)
     w5m = u.cache_creation_input_tokens - w1h
     if price is None:
-        return RequestCost(req.index, req.role, req.model, None, u.input_tokens, w5m, w1h,
-                           u.cache_read_input_tokens, u.output_tokens, None, None, None, None)
-    return RequestCost(req.index, req.role, req.model, price.key, u.input_tokens, w5m, w1h,
-                       u.cache_read_input_tokens, u.output_tokens, *_usd(u, w5m, w1h, price))
+        return RequestCost(
+            req.index,
+            req.role,
+            req.model,
+            None,
+            u.input_tokens,
+            w5m,
+            w1h,
+            u.cache_read_input_tokens,
+            u.output_tokens,
+            None,
+            None,
+            None,
+            None,
+        )
+    return RequestCost(
+        req.index,
+        req.role,
+        req.model,
+        price.key,
+        u.input_tokens,
+        w5m,
+        w1h,
+        u.cache_read_input_tokens,
+        u.output_tokens,
+        *_usd(u, w5m, w1h, price),
+    )
 
 
 def _usd(u: Usage, w5m: int, w1h: int, price: Price) -> tuple[float, float, float, float]:
     """Uncached input, cache writes, cache reads and output of ``u``, in USD."""
-    return (u.input_tokens * price.input / PER,
-            (w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
-            u.cache_read_input_tokens * price.cache_read / PER,
-            u.output_tokens * price.output / PER)
+    return (
+        u.input_tokens * price.input / PER,
+        (w5m * price.cache_write_5m + w1h * price.cache_write_1h) / PER,
+        u.cache_read_input_tokens * price.cache_read / PER,
+        u.output_tokens * price.output / PER,
+    )
 
 
-def cost_totals(requests: Sequence[Request],
-                prices: PriceTable | None = None) -> tuple[float | None, float | None]:
+def cost_totals(
+    requests: Sequence[Request], prices: PriceTable | None = None
+) -> tuple[float | None, float | None]:
     """What ``summarize`` takes of ``session_cost``: its ``total_usd`` when some request
     has a price (None when none has, or a request with usage has none) and its
     ``hit_rate``, the same floats, without a ``RequestCost`` per request (a summary's
@@ -251,15 +330,18 @@ def billed_rates(req: Request, prices: PriceTable) -> Rates | None:
     if u is not None:
         price = price.at(u.prompt_tokens)
         if u.cache_creation_input_tokens:
-            mix = min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens) / \
-                u.cache_creation_input_tokens
-    return (price.cache_read / PER,
-            (price.cache_write_5m * (1 - mix) + price.cache_write_1h * mix) / PER,
-            price.input / PER)
+            mix = (
+                min(u.cache_creation_1h_tokens, u.cache_creation_input_tokens)
+                / u.cache_creation_input_tokens
+            )
+    return (
+        price.cache_read / PER,
+        (price.cache_write_5m * (1 - mix) + price.cache_write_1h * mix) / PER,
+        price.input / PER,
+    )
 
 
-def split_billed(req: Request, start: int, tokens: int,
-                 share: float = 1.0) -> tuple[int, int, int]:
+def split_billed(req: Request, start: int, tokens: int, share: float = 1.0) -> tuple[int, int, int]:
     """``tokens`` at prompt position ``start`` of ``req`` split as the API billed them:
     (cache read, cache write, uncached). The API bills a prompt as a prefix read from
     the cache, then the part written to it, then uncached input. ``share``: the
@@ -284,29 +366,53 @@ def no_cache_usd(rc: RequestCost, prices: PriceTable, at: str | None = None) -> 
     return (rc.prompt_tokens * price.input + rc.output_tokens * price.output) / PER
 
 
-def session_cost(session: Session | Sequence[Request],
-                 prices: PriceTable | None = None) -> SessionCost:
+def session_cost(
+    session: Session | Sequence[Request], prices: PriceTable | None = None
+) -> SessionCost:
     """Price every request of a session (or of a list of requests)."""
     prices = prices or load_prices()
     reqs = session.requests if isinstance(session, Session) else list(session)
     costs = tuple(request_cost(r, prices) for r in reqs)
     total = sum(c.total_usd or 0.0 for c in costs)
-    nocache = sum(no_cache_usd(c, prices, r.timestamp) or 0.0
-                  for c, r in zip(costs, reqs, strict=True) if c.total_usd is not None)
+    nocache = sum(
+        no_cache_usd(c, prices, r.timestamp) or 0.0
+        for c, r in zip(costs, reqs, strict=True)
+        if c.total_usd is not None
+    )
     unpriced = tuple(c.index for c in costs if c.has_usage and c.price_key is None)
-    unknown = tuple(sorted({c.model or "(no model)" for c in costs
-                            if c.has_usage and c.price_key is None}))
+    unknown = tuple(
+        sorted({c.model or "(no model)" for c in costs if c.has_usage and c.price_key is None})
+    )
     groups: dict[str, list[RequestCost]] = {}
     for c in costs:
         groups.setdefault(c.model or "(no model)", []).append(c)
-    by_model = tuple(sorted(
-        (ModelCost(m, cs[0].price_key, len(cs),
-                   None if cs[0].price_key is None else sum(c.total_usd or 0.0 for c in cs),
-                   sum(c.total_tokens for c in cs), _source(prices, m))
-         for m, cs in groups.items()),
-        key=lambda m: -(m.total_usd or 0.0)))
-    return SessionCost(costs, total, nocache, unknown, unpriced, by_model, prices.as_of,
-                       prices.source, prices.user_file)
+    by_model = tuple(
+        sorted(
+            (
+                ModelCost(
+                    m,
+                    cs[0].price_key,
+                    len(cs),
+                    None if cs[0].price_key is None else sum(c.total_usd or 0.0 for c in cs),
+                    sum(c.total_tokens for c in cs),
+                    _source(prices, m),
+                )
+                for m, cs in groups.items()
+            ),
+            key=lambda m: -(m.total_usd or 0.0),
+        )
+    )
+    return SessionCost(
+        costs,
+        total,
+        nocache,
+        unknown,
+        unpriced,
+        by_model,
+        prices.as_of,
+        prices.source,
+        prices.user_file,
+    )
 
 
 def _source(prices: PriceTable, model: str) -> str:
@@ -332,8 +438,12 @@ class Budget:
     hard: bool = False
 
     def __post_init__(self) -> None:
-        if self.limit <= 0 or self.unit not in ("usd", "tokens") or \
-                self.scope not in ("session", "task") or not 0 < self.warn_fraction <= 1:
+        if (
+            self.limit <= 0
+            or self.unit not in ("usd", "tokens")
+            or self.scope not in ("session", "task")
+            or not 0 < self.warn_fraction <= 1
+        ):
             raise ValueError(f"invalid budget {self}")
 
     @property
@@ -362,8 +472,13 @@ class BudgetCrossing:
     threshold: float
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "request": self.request, "task": self.task,
-                "spent": self.spent, "threshold": self.threshold}
+        return {
+            "kind": self.kind,
+            "request": self.request,
+            "task": self.task,
+            "spent": self.spent,
+            "threshold": self.threshold,
+        }
 
 
 @dataclass(frozen=True)
@@ -383,11 +498,19 @@ class BudgetReport:
 
     def to_json(self) -> dict[str, Any]:
         b = self.budget
-        return {"limit": b.limit, "unit": b.unit, "scope": b.scope,
-                "warn_fraction": b.warn_fraction, "hard": b.hard, "spent": self.spent,
-                "tasks": self.tasks, "exceeded": self.exceeded, "stopped_at": self.stopped_at,
-                "skipped_requests": self.skipped_requests,
-                "crossings": [c.to_json() for c in self.crossings]}
+        return {
+            "limit": b.limit,
+            "unit": b.unit,
+            "scope": b.scope,
+            "warn_fraction": b.warn_fraction,
+            "hard": b.hard,
+            "spent": self.spent,
+            "tasks": self.tasks,
+            "exceeded": self.exceeded,
+            "stopped_at": self.stopped_at,
+            "skipped_requests": self.skipped_requests,
+            "crossings": [c.to_json() for c in self.crossings],
+        }
 
 
 def task_starts(reqs: Sequence[Request]) -> list[int]:
@@ -399,8 +522,9 @@ def task_starts(reqs: Sequence[Request]) -> list[int]:
     return out
 
 
-def evaluate_budget(cost: SessionCost, budget: Budget,
-                    requests: Sequence[Request] | None = None) -> BudgetReport:
+def evaluate_budget(
+    cost: SessionCost, budget: Budget, requests: Sequence[Request] | None = None
+) -> BudgetReport:
     """Walk the session and record where the warning and the limit were crossed.
 
     A task budget resets at every user prompt (needs ``requests``; without

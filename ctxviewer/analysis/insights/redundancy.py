@@ -45,8 +45,22 @@ from ctxviewer.model import (
     Session,
 )
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "replace", "write_file",
-                        "edit_file", "edit", "write", "WriteFile", "EditFile", "create_file"})
+EDIT_TOOLS = frozenset(
+    {
+        "Edit",
+        "Write",
+        "MultiEdit",
+        "NotebookEdit",
+        "replace",
+        "write_file",
+        "edit_file",
+        "edit",
+        "write",
+        "WriteFile",
+        "EditFile",
+        "create_file",
+    }
+)
 TODO_WRITE = frozenset({"TodoWrite", "todo_write", "update_plan"})
 KINDS = ("stale_read", "repeated_read", "old_todo", "duplicate_output", "duplicate_reminder")
 
@@ -71,12 +85,22 @@ class Finding:
     trim_drops: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "conversation": self.conversation, "name": self.name,
-                "path": self.path, "ref": self.ref, "tokens": self.tokens,
-                "first_request": self.first_request, "since_request": self.since_request,
-                "carried_by": self.carried_by, "carry_tokens": self.carry_tokens,
-                "superseded_by": self.superseded_by, "message": self.message,
-                "last_request": self.last_request, "trim_drops": self.trim_drops}
+        return {
+            "kind": self.kind,
+            "conversation": self.conversation,
+            "name": self.name,
+            "path": self.path,
+            "ref": self.ref,
+            "tokens": self.tokens,
+            "first_request": self.first_request,
+            "since_request": self.since_request,
+            "carried_by": self.carried_by,
+            "carry_tokens": self.carry_tokens,
+            "superseded_by": self.superseded_by,
+            "message": self.message,
+            "last_request": self.last_request,
+            "trim_drops": self.trim_drops,
+        }
 
 
 @dataclass(frozen=True)
@@ -103,11 +127,13 @@ class RedundancyReport:
 
     def to_json(self, top: int | None = None) -> dict[str, Any]:
         shown = self.findings if top is None else self.findings[:top]
-        return {"carry_tokens": self.carry_tokens, "trim_carry_tokens": self.trim_carry_tokens,
-                "count": len(self.findings),
-                "by_kind": {k: {"count": n, "carry_tokens": t}
-                            for k, (n, t) in self.by_kind().items()},
-                "findings": [f.to_json() for f in shown]}
+        return {
+            "carry_tokens": self.carry_tokens,
+            "trim_carry_tokens": self.trim_carry_tokens,
+            "count": len(self.findings),
+            "by_kind": {k: {"count": n, "carry_tokens": t} for k, (n, t) in self.by_kind().items()},
+            "findings": [f.to_json() for f in shown],
+        }
 
 
 @dataclass
@@ -131,14 +157,19 @@ def _args(b: Block) -> dict[str, Any]:
 
 
 def _path(args: dict[str, Any]) -> str | None:
-    p = args.get("file_path") or args.get("path") or args.get("absolute_path") or args.get(
-        "notebook_path")
+    p = (
+        args.get("file_path")
+        or args.get("path")
+        or args.get("absolute_path")
+        or args.get("notebook_path")
+    )
     return p if isinstance(p, str) else None
 
 
 def _is_reminder(b: Block) -> bool:
-    return b.kind == TEXT and (b.tag == SYSTEM_REMINDER
-                               or b.text.lstrip().startswith("<system-reminder>"))
+    return b.kind == TEXT and (
+        b.tag == SYSTEM_REMINDER or b.text.lstrip().startswith("<system-reminder>")
+    )
 
 
 class _Scan:
@@ -155,8 +186,7 @@ class _Scan:
         for p, r in enumerate(self.reqs):
             now = tuple(r.messages)
             # a request repeats the one before and adds to it: only the new ones are looked at
-            start = len(before) if len(now) >= len(before) and \
-                now[:len(before)] == before else 0
+            start = len(before) if len(now) >= len(before) and now[: len(before)] == before else 0
             for m in now[start:]:
                 if m not in self.first:
                     self.first[m] = p
@@ -171,8 +201,16 @@ class _Scan:
                     self.results.setdefault(b.ref, (m, b))
                 elif b.kind == TOOL_USE:
                     args = _args(b)
-                    self.calls.append(_Call(seq, self.first[m], m, b, _path(args),
-                                            (args.get("offset"), args.get("limit"))))
+                    self.calls.append(
+                        _Call(
+                            seq,
+                            self.first[m],
+                            m,
+                            b,
+                            _path(args),
+                            (args.get("offset"), args.get("limit")),
+                        )
+                    )
         self._obsolete: dict[int, set[int]] = {}
 
     def carried(self, m: Message, since: int) -> tuple[int, int | None]:
@@ -187,8 +225,18 @@ class _Scan:
             self._obsolete[p] = {i for u in obsolete_units(msgs, groups) for i in groups[u]}
         return self._obsolete[p]
 
-    def finding(self, kind: str, m: Message, tokens: int, since: int, by: str, *,
-                name: str, path: str | None = None, ref: str | None = None) -> Finding | None:
+    def finding(
+        self,
+        kind: str,
+        m: Message,
+        tokens: int,
+        since: int,
+        by: str,
+        *,
+        name: str,
+        path: str | None = None,
+        ref: str | None = None,
+    ) -> Finding | None:
         n, last = self.carried(m, since)
         if n == 0:
             return None
@@ -197,10 +245,22 @@ class _Scan:
             msgs = self.reqs[last].messages
             message = next((i for i, x in enumerate(msgs) if x == m), None)
             trim = message is not None and message in self.obsolete_messages(last)
-        return Finding(kind, self.conv.label, name, path, ref, tokens,
-                       self.reqs[self.first[m]].index, self.reqs[since].index, n, n * tokens,
-                       by, message, self.reqs[last].index if last is not None else None,
-                       bool(trim))
+        return Finding(
+            kind,
+            self.conv.label,
+            name,
+            path,
+            ref,
+            tokens,
+            self.reqs[self.first[m]].index,
+            self.reqs[since].index,
+            n,
+            n * tokens,
+            by,
+            message,
+            self.reqs[last].index if last is not None else None,
+            bool(trim),
+        )
 
     def label(self, c: _Call) -> str:
         return f"{c.block.name} at request {self.reqs[c.pos].index}"
@@ -208,19 +268,36 @@ class _Scan:
 
 def _file_findings(s: _Scan) -> list[Finding]:
     out: list[Finding] = []
-    events = [c for c in s.calls if c.path and (c.block.name in READ_TOOLS
-                                                or c.block.name in EDIT_TOOLS)]
+    events = [
+        c for c in s.calls if c.path and (c.block.name in READ_TOOLS or c.block.name in EDIT_TOOLS)
+    ]
     for i, c in enumerate(events):
         if c.block.name not in READ_TOOLS or c.block.ref not in s.results:
             continue
-        later = next((e for e in events[i + 1:] if e.path == c.path and e.seq > c.seq and (
-            e.block.name in EDIT_TOOLS or e.span == c.span)), None)
+        later = next(
+            (
+                e
+                for e in events[i + 1 :]
+                if e.path == c.path
+                and e.seq > c.seq
+                and (e.block.name in EDIT_TOOLS or e.span == c.span)
+            ),
+            None,
+        )
         if later is None:
             continue
         kind = "stale_read" if later.block.name in EDIT_TOOLS else "repeated_read"
         m, b = s.results[c.block.ref]
-        f = s.finding(kind, m, s.est.block(b), later.pos, s.label(later),
-                      name=c.block.name or "", path=c.path, ref=c.block.ref)
+        f = s.finding(
+            kind,
+            m,
+            s.est.block(b),
+            later.pos,
+            s.label(later),
+            name=c.block.name or "",
+            path=c.path,
+            ref=c.block.ref,
+        )
         if f:
             out.append(f)
     return out
@@ -234,8 +311,15 @@ def _todo_findings(s: _Scan) -> list[Finding]:
         res = s.results.get(c.block.ref or "")
         if res:
             tokens += s.est.block(res[1])
-        f = s.finding("old_todo", c.message, tokens, nxt.pos, s.label(nxt),
-                      name=c.block.name or "", ref=c.block.ref)
+        f = s.finding(
+            "old_todo",
+            c.message,
+            tokens,
+            nxt.pos,
+            s.label(nxt),
+            name=c.block.name or "",
+            ref=c.block.ref,
+        )
         if f:
             out.append(f)
     return out
@@ -259,10 +343,15 @@ def _duplicates(s: _Scan, skip_refs: set[str], min_tokens: int) -> list[Finding]
                 if m == m2:
                     continue
                 since = s.first[m2]
-                f = s.finding(kind, m, s.est.block(b), since,
-                              f"a copy at request {s.reqs[since].index}",
-                              name="system reminder" if kind == "duplicate_reminder"
-                              else "tool output", ref=b.ref)
+                f = s.finding(
+                    kind,
+                    m,
+                    s.est.block(b),
+                    since,
+                    f"a copy at request {s.reqs[since].index}",
+                    name="system reminder" if kind == "duplicate_reminder" else "tool output",
+                    ref=b.ref,
+                )
                 if f:
                     out.append(f)
     return out

@@ -55,12 +55,30 @@ from ctxviewer.model import (
 )
 
 Key = tuple[str, str]  # (kind, name)
-UNRECORDED: Key = ("unrecorded", "not in the log: system prompt, tool schemas, what else "
-                                 "the agent sent")
+UNRECORDED: Key = (
+    "unrecorded",
+    "not in the log: system prompt, tool schemas, what else the agent sent",
+)
 RECENT = 16  # earlier requests a new one may extend (traces interleave side calls)
 LARGEST = 5  # single tool results kept per tool
-KINDS = ("system", "tool", "mcp", "skills", "skill", "memory", "tool_results", "tool_calls",
-         "user", "assistant", "thinking", "summary", "reminder", "image", "other", "unrecorded")
+KINDS = (
+    "system",
+    "tool",
+    "mcp",
+    "skills",
+    "skill",
+    "memory",
+    "tool_results",
+    "tool_calls",
+    "user",
+    "assistant",
+    "thinking",
+    "summary",
+    "reminder",
+    "image",
+    "other",
+    "unrecorded",
+)
 
 
 @dataclass(frozen=True)
@@ -76,10 +94,15 @@ class Source:
     largest: tuple[Source, ...] = ()  # tool results: the largest single results
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "tokens": self.tokens,
-                               "requests": len(self.requests),
-                               "token_requests": self.token_requests, "cost_usd": self.cost_usd,
-                               "first_request": self.requests[0] if self.requests else None}
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "tokens": self.tokens,
+            "requests": len(self.requests),
+            "token_requests": self.token_requests,
+            "cost_usd": self.cost_usd,
+            "first_request": self.requests[0] if self.requests else None,
+        }
         if self.largest:
             out["largest"] = [s.to_json() for s in self.largest]
         return out
@@ -213,8 +236,13 @@ class _Walker:
             return known[2]
         chunks: list[tuple[Key, int, Block | None]] = []
         for t in req.tools:
-            k: Key = ("mcp", mcp_server(t)) if t.kind == MCP else \
-                ("skills", "skill listing") if t.kind == SKILL else ("tool", t.name)
+            k: Key = (
+                ("mcp", mcp_server(t))
+                if t.kind == MCP
+                else ("skills", "skill listing")
+                if t.kind == SKILL
+                else ("tool", t.name)
+            )
             chunks.append((k, self.est.tool(t), None))
         for b in req.system:
             chunks.append((_block_key(b, "system", self.names), self.est.block(b), None))
@@ -228,8 +256,7 @@ class _Walker:
         size = len(messages)
         for s in reversed(self.recent):
             n = len(s.messages)
-            if n and n <= size and messages[n - 1] is s.messages[-1] and \
-                    messages[:n] == s.messages:
+            if n and n <= size and messages[n - 1] is s.messages[-1] and messages[:n] == s.messages:
                 return s
         return None
 
@@ -254,12 +281,17 @@ class _Walker:
         if len(self.recent) > RECENT:
             self.recent.pop(0)
 
-    def price(self, req: Request, prev: _State | None, new: list[tuple[Key, int, Block | None]],
-              messages: tuple[Message, ...], api: int) -> int:
+    def price(
+        self,
+        req: Request,
+        prev: _State | None,
+        new: list[tuple[Key, int, Block | None]],
+        messages: tuple[Message, ...],
+        api: int,
+    ) -> int:
         """Scale ``req``'s sources to its API count, bill them, add them up; its node."""
         head = self.head(req)
-        recorded = head.total + (prev.size if prev is not None else 0) + \
-            sum(n for _, n, _ in new)
+        recorded = head.total + (prev.size if prev is not None else 0) + sum(n for _, n, _ in new)
         unrecorded = 0
         if req.complete:
             scale = api / recorded if recorded else 0.0
@@ -285,8 +317,9 @@ class _Walker:
             # cover (walked, as the new messages are)
             u = req.usage
             tail_at = len(prev.messages)
-            short = (head.total + prev.size) * scale - \
-                (u.cache_read_input_tokens * share if u is not None else 0)
+            short = (head.total + prev.size) * scale - (
+                u.cache_read_input_tokens * share if u is not None else 0
+            )
             tail: dict[Key, int] = {}
             while short > 0 and tail_at > 0:
                 tail_at -= 1
@@ -303,7 +336,7 @@ class _Walker:
                 for k, n in tail.items():
                     cached[k] -= n
                 at += (head.total + prev.size - sum(tail.values())) * scale
-            for m in messages[tail_at:len(prev.messages)]:
+            for m in messages[tail_at : len(prev.messages)]:
                 walk += self.message(m).chunks
         else:
             walk = list(head.chunks)
@@ -315,8 +348,9 @@ class _Walker:
         # priced at once; only a span across a boundary is split
         u = req.usage
         read_end = round(u.cache_read_input_tokens * share) if u is not None else 0
-        write_end = read_end + (round(u.cache_creation_input_tokens * share)
-                                if u is not None else 0)
+        write_end = read_end + (
+            round(u.cache_creation_input_tokens * share) if u is not None else 0
+        )
         for i, (k, n, b) in enumerate(walk):
             estimated[k] = estimated.get(k, 0) + n
             if rates is not None and n:
@@ -335,12 +369,20 @@ class _Walker:
             at += n * scale
         read = rates[0] * scale if rates is not None else 0.0
         if unrecorded:
-            self._add(UNRECORDED, float(unrecorded), req.index,
-                      None if rates is None else _mix_usd(req, rates, unrecorded))
+            self._add(
+                UNRECORDED,
+                float(unrecorded),
+                req.index,
+                None if rates is None else _mix_usd(req, rates, unrecorded),
+            )
         for k, n in estimated.items():
             if n > 0:
-                self._add(k, n * scale, req.index, None if rates is None else
-                          cached.get(k, 0) * read + walked.get(k, 0.0))
+                self._add(
+                    k,
+                    n * scale,
+                    req.index,
+                    None if rates is None else cached.get(k, 0) * read + walked.get(k, 0.0),
+                )
         return node
 
     def _add(self, key: Key, tokens: float, request: int, usd: float | None) -> None:
@@ -397,14 +439,20 @@ class _Walker:
             for b, node, est_tokens, per in blocks:
                 a, z = first[node], last[node]
                 later = reads[z] - reads[a] - (self.read_usd[node] or 0.0)
-                usd = None if per is None or unpriced[z] - unpriced[a] else \
-                    est_tokens * (per + later)
+                usd = (
+                    None if per is None or unpriced[z] - unpriced[a] else est_tokens * (per + later)
+                )
                 text = " ".join(b.text[:200].split())[:60] or "(empty)"
-                found.append(Source(
-                    "tool_result", f"{key[1]} result at request {indices[node]}: {text}",
-                    round(est_tokens * self.scale[node]),
-                    tuple(indices[i] for i in sorted(order[a:z])),
-                    round(est_tokens * (scales[z] - scales[a])), usd))
+                found.append(
+                    Source(
+                        "tool_result",
+                        f"{key[1]} result at request {indices[node]}: {text}",
+                        round(est_tokens * self.scale[node]),
+                        tuple(indices[i] for i in sorted(order[a:z])),
+                        round(est_tokens * (scales[z] - scales[a])),
+                        usd,
+                    )
+                )
             found.sort(key=lambda x: -x.token_requests)
             out[key] = tuple(found[:LARGEST])
         return out
@@ -416,18 +464,27 @@ def _mix_usd(req: Request, rates: tuple[float, float, float], n: float) -> float
     total = u.prompt_tokens if u is not None else 0
     if not total or u is None:
         return n * rates[2]
-    return n * (u.cache_read_input_tokens * rates[0] + u.cache_creation_input_tokens * rates[1]
-                + u.input_tokens * rates[2]) / total
+    return (
+        n
+        * (
+            u.cache_read_input_tokens * rates[0]
+            + u.cache_creation_input_tokens * rates[1]
+            + u.input_tokens * rates[2]
+        )
+        / total
+    )
 
 
-def _span_usd(req: Request, rates: tuple[float, float, float], at: float, n: float,
-              share: float = 1.0) -> float:
+def _span_usd(
+    req: Request, rates: tuple[float, float, float], at: float, n: float, share: float = 1.0
+) -> float:
     r, w, u = split_billed(req, round(at), round(n), share)
     return r * rates[0] + w * rates[1] + u * rates[2]
 
 
-def session_sources(session: Session | Sequence[Request], est: Estimator,
-                    prices: PriceTable) -> Sources:
+def session_sources(
+    session: Session | Sequence[Request], est: Estimator, prices: PriceTable
+) -> Sources:
     """Every source of ``session`` over all its requests with a prompt count."""
     reqs = session.requests if isinstance(session, Session) else list(session)
     walker = _Walker(est, prices)
@@ -435,8 +492,18 @@ def session_sources(session: Session | Sequence[Request], est: Estimator,
         walker.add(r)
     indices = [r.index for r in reqs if r.api_prompt_tokens is not None]
     largest = walker.largest(indices)
-    out = [Source(k[0], k[1], round(a.tokens), tuple(a.requests), round(a.token_requests),
-                  None if a.unpriced else a.usd, largest.get(k, ()))
-           for k, a in walker.acc.items() if a.requests]
+    out = [
+        Source(
+            k[0],
+            k[1],
+            round(a.tokens),
+            tuple(a.requests),
+            round(a.token_requests),
+            None if a.unpriced else a.usd,
+            largest.get(k, ()),
+        )
+        for k, a in walker.acc.items()
+        if a.requests
+    ]
     out.sort(key=lambda s: (-(s.cost_usd or 0.0), -s.token_requests, s.kind, s.name))
     return Sources(tuple(out), walker.prompt_tokens, len(indices))

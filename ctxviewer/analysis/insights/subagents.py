@@ -46,15 +46,26 @@ class SubagentRun:
     agent_type: str = ""  # the spawn call's subagent_type ("Explore", …); "compaction"
 
     def to_json(self) -> dict[str, Any]:
-        return {"label": self.label, "agent": self.agent, "requests": list(self.requests),
-                "n_requests": len(self.requests), "model": self.model,
-                "peak_context": self.peak_context, "total_tokens": self.total_tokens,
-                "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
-                "tool_calls": self.tool_calls, "tools": dict(self.tools),
-                "first_timestamp": self.first_timestamp, "last_timestamp": self.last_timestamp,
-                "parent": self.parent, "parent_tool_use": self.parent_tool_use,
-                "link": self.link, "description": self.description,
-                "agent_type": self.agent_type}
+        return {
+            "label": self.label,
+            "agent": self.agent,
+            "requests": list(self.requests),
+            "n_requests": len(self.requests),
+            "model": self.model,
+            "peak_context": self.peak_context,
+            "total_tokens": self.total_tokens,
+            "output_tokens": self.output_tokens,
+            "cost_usd": self.cost_usd,
+            "tool_calls": self.tool_calls,
+            "tools": dict(self.tools),
+            "first_timestamp": self.first_timestamp,
+            "last_timestamp": self.last_timestamp,
+            "parent": self.parent,
+            "parent_tool_use": self.parent_tool_use,
+            "link": self.link,
+            "description": self.description,
+            "agent_type": self.agent_type,
+        }
 
 
 @dataclass
@@ -77,9 +88,16 @@ def _spawn(b: Block, issuer: Request, pos: int, exact: bool) -> _Spawn:
     except orjson.JSONDecodeError:
         args = {}
     args = args if isinstance(args, dict) else {}
-    return _Spawn(b.ref or "", issuer.index, pos, issuer.timestamp,
-                  str(args.get("prompt") or ""), str(args.get("description") or ""), exact,
-                  str(args.get("subagent_type") or args.get("agent_type") or ""))
+    return _Spawn(
+        b.ref or "",
+        issuer.index,
+        pos,
+        issuer.timestamp,
+        str(args.get("prompt") or ""),
+        str(args.get("description") or ""),
+        exact,
+        str(args.get("subagent_type") or args.get("agent_type") or ""),
+    )
 
 
 def _spawns(main: list[Request]) -> list[_Spawn]:
@@ -106,8 +124,7 @@ def _spawns(main: list[Request]) -> list[_Spawn]:
                 continue
             seen.add(id(m))
             for b in m.blocks:
-                if b.kind != TOOL_USE or b.name not in SPAWN_TOOLS or not b.ref or \
-                        b.ref in found:
+                if b.kind != TOOL_USE or b.name not in SPAWN_TOOLS or not b.ref or b.ref in found:
                     continue
                 if m.id in by_msg_id:
                     p, owner = by_msg_id[m.id]
@@ -140,11 +157,22 @@ def _run(conv: Conversation, cost: SessionCost | None) -> SubagentRun:
         usd = None if any(p is None for p in parts) else sum(p or 0.0 for p in parts)
     tools = _tool_counts(reqs)
     return SubagentRun(
-        conv.label, conv.agent, conv.indices, models.most_common(1)[0][0] if models else None,
+        conv.label,
+        conv.agent,
+        conv.indices,
+        models.most_common(1)[0][0] if models else None,
         max(prompts) if prompts else None,
         sum(r.usage.total_tokens for r in reqs if r.usage),
-        sum(r.usage.output_tokens for r in reqs if r.usage), usd, sum(tools.values()),
-        tuple(tools.most_common()), reqs[0].timestamp, reqs[-1].timestamp, None, None, "none")
+        sum(r.usage.output_tokens for r in reqs if r.usage),
+        usd,
+        sum(tools.values()),
+        tuple(tools.most_common()),
+        reqs[0].timestamp,
+        reqs[-1].timestamp,
+        None,
+        None,
+        "none",
+    )
 
 
 def _first_text(r: Request) -> str:
@@ -163,25 +191,42 @@ def subagent_runs(session: Session, cost: SessionCost | None = None) -> tuple[Su
         if is_compaction(conv.agent):  # Claude Code's compaction call, not a Task run
             start = conv.requests[0].index
             before = [r.index for r in main if r.index < start]
-            runs.append(replace(run, parent=before[-1] if before else None, link="compaction",
-                                description="compaction: summarized the main conversation",
-                                agent_type="compaction"))
+            runs.append(
+                replace(
+                    run,
+                    parent=before[-1] if before else None,
+                    link="compaction",
+                    description="compaction: summarized the main conversation",
+                    agent_type="compaction",
+                )
+            )
             continue
         first = _first_text(conv.requests[0])
-        match = next((s for s in spawns if s.ref not in used and s.prompt
-                      and s.prompt.strip() == first), None)
+        match = next(
+            (s for s in spawns if s.ref not in used and s.prompt and s.prompt.strip() == first),
+            None,
+        )
         link = "exact"
         if match is None:
             start = conv.requests[0].index
-            earlier = [s for s in spawns if s.ref not in used and s.request is not None
-                       and s.request < start]
+            earlier = [
+                s
+                for s in spawns
+                if s.ref not in used and s.request is not None and s.request < start
+            ]
             match = earlier[-1] if earlier else None
             link = "inferred"
         if match is not None:
             used.add(match.ref)
             if not match.exact_request:
                 link = "inferred"
-            run = replace(run, parent=match.request, parent_tool_use=match.ref, link=link,
-                          description=match.description, agent_type=match.agent_type)
+            run = replace(
+                run,
+                parent=match.request,
+                parent_tool_use=match.ref,
+                link=link,
+                description=match.description,
+                agent_type=match.agent_type,
+            )
         runs.append(run)
     return tuple(runs)

@@ -17,5 +17,13 @@ from ctxviewer.analysis.pricing.table import (
     user_prices_path,
 )
 
-__all__ = ["FIELDS", "PER", "Price", "PriceTable", "Tier", "load_prices", "normalize_model",
-           "user_prices_path"]
+__all__ = [
+    "FIELDS",
+    "PER",
+    "Price",
+    "PriceTable",
+    "Tier",
+    "load_prices",
+    "normalize_model",
+    "user_prices_path",
+]

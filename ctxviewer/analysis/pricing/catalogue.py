@@ -33,9 +33,14 @@ from ctxviewer.analysis.pricing.price import Price, Tier
 
 FORMAT = 2  # of the snapshot file: a new layout makes a new file
 # genai-prices' price keys -> ours (tokens only: searches, audio, images are not in a log)
-KEYS = {"input_mtok": "input", "output_mtok": "output", "cache_read_mtok": "cache_read",
-        "cache_write_mtok": "cache_write", "cache_write_5m_mtok": "cache_write_5m",
-        "cache_write_1h_mtok": "cache_write_1h"}
+KEYS = {
+    "input_mtok": "input",
+    "output_mtok": "output",
+    "cache_read_mtok": "cache_read",
+    "cache_write_mtok": "cache_write",
+    "cache_write_5m_mtok": "cache_write_5m",
+    "cache_write_1h_mtok": "cache_write_1h",
+}
 _COMPACT_DATE = re.compile(r"(-)(20\d{2})(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])(?=-|:|$)")
 
 
@@ -65,10 +70,13 @@ def cache_dir() -> Path:
 def _clause(c: Any) -> list[Any]:
     from genai_prices import types as t
 
-    for cls, name, attr in ((t.ClauseStartsWith, "starts_with", "starts_with"),
-                            (t.ClauseEndsWith, "ends_with", "ends_with"),
-                            (t.ClauseContains, "contains", "contains"),
-                            (t.ClauseRegex, "regex", "regex"), (t.ClauseEquals, "equals", "equals")):
+    for cls, name, attr in (
+        (t.ClauseStartsWith, "starts_with", "starts_with"),
+        (t.ClauseEndsWith, "ends_with", "ends_with"),
+        (t.ClauseContains, "contains", "contains"),
+        (t.ClauseRegex, "regex", "regex"),
+        (t.ClauseEquals, "equals", "equals"),
+    ):
         if isinstance(c, cls):
             return [name, getattr(c, attr)]
     if isinstance(c, t.ClauseOr):
@@ -96,8 +104,11 @@ def _prices(model: Any) -> list[list[Any]]:
     """[[constraint, {key: rate}], ...] in the catalogue's order (the last active wins)."""
     from genai_prices import types as t
 
-    conditional = model.prices if isinstance(model.prices, list) else [
-        t.ConditionalPrice(prices=model.prices)]
+    conditional = (
+        model.prices
+        if isinstance(model.prices, list)
+        else [t.ConditionalPrice(prices=model.prices)]
+    )
     out: list[list[Any]] = []
     for cp in conditional:
         c = cp.constraint
@@ -106,8 +117,11 @@ def _prices(model: Any) -> list[list[Any]]:
             when = {"from": c.start_date.isoformat()}
         elif isinstance(c, t.TimeOfDateConstraint):
             when = {"daily": [_utc(c.start_time), _utc(c.end_time)]}
-        values = {ours: _value(v) for key, ours in KEYS.items()
-                  if (v := getattr(cp.prices, key, None)) is not None}
+        values = {
+            ours: _value(v)
+            for key, ours in KEYS.items()
+            if (v := getattr(cp.prices, key, None)) is not None
+        }
         out.append([when, values])
     return out
 
@@ -120,15 +134,27 @@ def build(path: Path) -> dict[str, Any]:
 
     # a provider's models stay a JSON text until a lookup needs them: a run parses the
     # providers it prices with, not the 2,300 models (a few milliseconds)
-    return {"format": FORMAT, "genai_prices": version("genai-prices"), "data_file": str(path),
-            "providers": [{
-                "id": p.id, "name": p.name,
+    return {
+        "format": FORMAT,
+        "genai_prices": version("genai-prices"),
+        "data_file": str(path),
+        "providers": [
+            {
+                "id": p.id,
+                "name": p.name,
                 "url": (p.pricing_urls or [""])[0],
                 "match": _clause(p.model_match) if p.model_match is not None else None,
                 "fallback": list(p.fallback_model_providers or ()),
-                "models": orjson.dumps([{"id": m.id, "match": _clause(m.match),
-                                         "prices": _prices(m)} for m in p.models]).decode(),
-            } for p in providers]}
+                "models": orjson.dumps(
+                    [
+                        {"id": m.id, "match": _clause(m.match), "prices": _prices(m)}
+                        for m in p.models
+                    ]
+                ).decode(),
+            }
+            for p in providers
+        ],
+    }
 
 
 def snapshot() -> dict[str, Any] | None:
@@ -152,8 +178,11 @@ def snapshot() -> dict[str, Any] | None:
             data = orjson.loads(file.read_bytes())
         except (OSError, orjson.JSONDecodeError):
             pass
-        if not isinstance(data, dict) or data.get("format") != FORMAT or \
-                data.get("data_file") != str(path):
+        if (
+            not isinstance(data, dict)
+            or data.get("format") != FORMAT
+            or data.get("data_file") != str(path)
+        ):
             data = build(path)
             _write(file, orjson.dumps(data))
         _MEMO.clear()
@@ -231,9 +260,11 @@ def _rates(values: dict[str, Any], start: int | None) -> dict[str, float]:
         "output": _rate(values["output"], start) if "output" in values else 0.0,
         "cache_read": _rate(values["cache_read"], start) if "cache_read" in values else inp,
         "cache_write_5m": _rate(values["cache_write_5m"], start)
-        if "cache_write_5m" in values else write,
+        if "cache_write_5m" in values
+        else write,
         "cache_write_1h": _rate(values["cache_write_1h"], start)
-        if "cache_write_1h" in values else write,
+        if "cache_write_1h" in values
+        else write,
     }
 
 
@@ -296,8 +327,10 @@ class Catalogue:
         if provider is not None:
             prov = self._by_id.get(provider)
         else:
-            prov = next((p for p in self.providers
-                         if p["match"] is not None and matches(p["match"], ref)), None)
+            prov = next(
+                (p for p in self.providers if p["match"] is not None and matches(p["match"], ref)),
+                None,
+            )
         if prov is None:
             return None
         found = self._in(prov, ref, fallback=True)
@@ -317,8 +350,12 @@ class Catalogue:
         for m in self._models(prov):
             if matches(m["match"], ref):
                 name = self.version and f"genai-prices {self.version}"
-                return Model(m["id"], prov["id"], m["prices"],
-                             f"{name} ({prov['name']}{', ' + prov['url'] if prov['url'] else ''})")
+                return Model(
+                    m["id"],
+                    prov["id"],
+                    m["prices"],
+                    f"{name} ({prov['name']}{', ' + prov['url'] if prov['url'] else ''})",
+                )
         if fallback:
             for other in prov["fallback"]:
                 if other in self._by_id:

@@ -58,9 +58,15 @@ class Price:
                 tier = t
         if tier is None:
             return self
-        return replace(self, input=tier.input, cache_write_5m=tier.cache_write_5m,
-                       cache_write_1h=tier.cache_write_1h, cache_read=tier.cache_read,
-                       output=tier.output, tiers=())
+        return replace(
+            self,
+            input=tier.input,
+            cache_write_5m=tier.cache_write_5m,
+            cache_write_1h=tier.cache_write_1h,
+            cache_read=tier.cache_read,
+            output=tier.output,
+            tiers=(),
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"key": self.key, **{f: getattr(self, f) for f in FIELDS}}
@@ -78,10 +84,13 @@ def rates(entry: dict[str, Any], origin: str) -> dict[str, float]:
         raise ValueError(f"{origin} needs at least 'input' and 'output'")
     try:
         inp = float(entry["input"])
-        out = {"input": inp, "output": float(entry["output"]),
-               "cache_write_5m": float(entry.get("cache_write_5m", inp * 1.25)),
-               "cache_write_1h": float(entry.get("cache_write_1h", inp * 2)),
-               "cache_read": float(entry.get("cache_read", inp * 0.1))}
+        out = {
+            "input": inp,
+            "output": float(entry["output"]),
+            "cache_write_5m": float(entry.get("cache_write_5m", inp * 1.25)),
+            "cache_write_1h": float(entry.get("cache_write_1h", inp * 2)),
+            "cache_read": float(entry.get("cache_read", inp * 0.1)),
+        }
     except (TypeError, ValueError):
         raise ValueError(f"{origin}: prices are numbers (USD per million tokens)") from None
     if any(v < 0 or v != v for v in out.values()):

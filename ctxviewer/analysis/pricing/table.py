@@ -52,7 +52,9 @@ def normalize_model(model: str) -> str:
 def _by_prefix(entries: dict[str, Price], name: str) -> Price | None:
     best: Price | None = None
     for key, price in entries.items():
-        if (name == key or name.startswith(key + "-")) and (best is None or len(key) > len(best.key)):
+        if (name == key or name.startswith(key + "-")) and (
+            best is None or len(key) > len(best.key)
+        ):
             best = price
     return best
 
@@ -127,9 +129,13 @@ class PriceTable:
         return None
 
     def to_json(self) -> dict[str, Any]:
-        return {"as_of": self.as_of, "source": self.source, "user_file": self.user_file,
-                "catalogue": self.catalogue_version() and f"genai-prices {self.catalogue_version()}",
-                "models": {p.key: p.to_json() for p in self.prices}}
+        return {
+            "as_of": self.as_of,
+            "source": self.source,
+            "user_file": self.user_file,
+            "catalogue": self.catalogue_version() and f"genai-prices {self.catalogue_version()}",
+            "models": {p.key: p.to_json() for p in self.prices},
+        }
 
 
 def user_prices_path() -> Path:
@@ -144,8 +150,9 @@ def _entries(data: Any, origin: str, source: str) -> dict[str, Price]:
     models = data.get("models") if isinstance(data, dict) else None
     if not isinstance(models, dict):
         raise ValueError(f"{origin}: no 'models' object")
-    return {key.lower(): from_entry(key.lower(), entry, origin, source)
-            for key, entry in models.items()}
+    return {
+        key.lower(): from_entry(key.lower(), entry, origin, source) for key, entry in models.items()
+    }
 
 
 def load_prices(shipped: Path | None = None, user: Path | None = None) -> PriceTable:

@@ -118,8 +118,9 @@ def _series(points: Sequence[Point], xs: np.ndarray, rows: list[int]) -> Series:
     return Series(
         np.array([points[i].index for i in rows], dtype=np.int64),
         xs[rows] if rows else np.empty(0),
-        np.array([np.nan if points[i].unanswered else points[i].prompt_tokens for i in rows],
-                 dtype=float),
+        np.array(
+            [np.nan if points[i].unanswered else points[i].prompt_tokens for i in rows], dtype=float
+        ),
     )
 
 
@@ -146,10 +147,13 @@ def build(points: Sequence[Point], x_mode: str = "index") -> TimelineData:
     with_usage = [j for j, p in enumerate(main) if p.api_prompt_tokens is not None]
     main_series = _series(points, xs, main_rows)
     return TimelineData(
-        x_mode=mode, has_time=has_time, main=main_series,
+        x_mode=mode,
+        has_time=has_time,
+        main=main_series,
         api=_nan(None if p.simulated else p.api_prompt_tokens for p in main),
-        estimate=np.array([np.nan if p.unanswered else p.estimated_prompt_tokens for p in main],
-                          dtype=float),
+        estimate=np.array(
+            [np.nan if p.unanswered else p.estimated_prompt_tokens for p in main], dtype=float
+        ),
         output=_nan(p.output_tokens for p in main),
         cache_x=main_series.x[with_usage] if with_usage else np.empty(0),
         cache={
@@ -173,8 +177,9 @@ def tier_codes(tokens: np.ndarray, t: Thresholds) -> np.ndarray:
     return codes
 
 
-def event_marks(points: Sequence[Point], data: TimelineData,
-                events: Iterable[tuple[int, Event]] | None = None) -> list[EventMark]:
+def event_marks(
+    points: Sequence[Point], data: TimelineData, events: Iterable[tuple[int, Event]] | None = None
+) -> list[EventMark]:
     """Real compactions (before/after tokens from the log where it has them) and overflows."""
     events = list(events or ())
     out: list[EventMark] = []
@@ -184,19 +189,23 @@ def event_marks(points: Sequence[Point], data: TimelineData,
     overflow = {i for i, e in events if e.kind == CONTEXT_OVERFLOW}
     overflow |= {p.index for p in points if CONTEXT_OVERFLOW in p.events}
     for i in sorted(overflow):
-        said = next((e.overflow for j, e in events
-                     if j == i and e.kind == CONTEXT_OVERFLOW and e.overflow), None)
+        said = next(
+            (e.overflow for j, e in events if j == i and e.kind == CONTEXT_OVERFLOW and e.overflow),
+            None,
+        )
         note = "\n".join(x for x in (numbers(said), short_next(said)) if x) if said else ""
-        out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i)),
-                             note=note))
+        out.append(EventMark(i, "overflow", _event_x(i, data, _event_time(events, i)), note=note))
     for i in sorted({i for i, e in events if e.kind == PROXY_UNDO}):
         out.append(EventMark(i, "undone", _event_x(i, data, _event_time(events, i))))
     for p in points:
         if p.simulated:
             out.append(EventMark(p.index, "simulated", data.x_of.get(p.index, float(p.index))))
         if p.unanswered:  # at the call itself, not half a step before it
-            out.append(EventMark(p.index, "failed", data.x_of.get(p.index, float(p.index)),
-                                 trigger=p.failure))
+            out.append(
+                EventMark(
+                    p.index, "failed", data.x_of.get(p.index, float(p.index)), trigger=p.failure
+                )
+            )
     return out
 
 
@@ -216,8 +225,7 @@ def _event_x(index: int, data: TimelineData, timestamp: str | None) -> float:
     return max(data.x_of.values(), default=0.0)
 
 
-def describe(p: Point, tier: str | None = None,
-             attribution: dict[str, int] | None = None) -> str:
+def describe(p: Point, tier: str | None = None, attribution: dict[str, int] | None = None) -> str:
     """The hover readout of one request (``attribution``: its prompt as exact growth,
     estimate and unattributed tokens, ``analysis.attribution``)."""
     when = p.timestamp or "no timestamp"
@@ -228,14 +236,18 @@ def describe(p: Point, tier: str | None = None,
     lines = [f"#{p.index}  {when}", f"{p.model or 'unknown model'} \u00b7 {role}"]
     if p.api_prompt_tokens is not None:
         err = (p.estimated_prompt_tokens - p.api_prompt_tokens) / max(1, p.api_prompt_tokens)
-        lines.append(f"API {p.api_prompt_tokens:,} \u00b7 estimate "
-                     f"{p.estimated_prompt_tokens:,} ({err:+.1%})")
+        lines.append(
+            f"API {p.api_prompt_tokens:,} \u00b7 estimate "
+            f"{p.estimated_prompt_tokens:,} ({err:+.1%})"
+        )
     else:
         lines.append(f"API unknown \u00b7 estimate {p.estimated_prompt_tokens:,}")
     if attribution and (attribution["attributed_exact"] or attribution["unattributed"]):
-        lines.append(f"exact {attribution['attributed_exact']:,} \u00b7 estimated "
-                     f"{attribution['estimated']:,} \u00b7 unattributed "
-                     f"{attribution['unattributed']:,}")
+        lines.append(
+            f"exact {attribution['attributed_exact']:,} \u00b7 estimated "
+            f"{attribution['estimated']:,} \u00b7 unattributed "
+            f"{attribution['unattributed']:,}"
+        )
     if p.output_tokens is not None:
         lines.append(f"output {p.output_tokens:,}")
     lines.append(f"tier {tier or p.tier}")

@@ -124,8 +124,14 @@ class TimelineView:
 def threshold_lines(t: Thresholds) -> tuple[ThresholdLine, ...]:
     """The lines of ``t``, in ``THRESHOLD_KEYS`` order (``target`` only when the
     policy has one), with their label texts."""
-    values = {"warn": t.warn, "auto": t.auto, "hard": t.hard, "effective": t.effective,
-              "window": t.window, "target": t.target}
+    values = {
+        "warn": t.warn,
+        "auto": t.auto,
+        "hard": t.hard,
+        "effective": t.effective,
+        "window": t.window,
+        "target": t.target,
+    }
     groups: dict[int, list[str]] = {}
     for key in THRESHOLD_KEYS:
         v = values[key]
@@ -139,29 +145,48 @@ def threshold_lines(t: Thresholds) -> tuple[ThresholdLine, ...]:
             continue
         same = groups[v]
         names = " = ".join(same)
-        out.append(ThresholdLine(key, v, f"{names}  {v:,} ({v / t.window:.0%})",
-                                 f"{names} {fmt_tokens(v)}", same[0] == key, "window" in same))
+        out.append(
+            ThresholdLine(
+                key,
+                v,
+                f"{names}  {v:,} ({v / t.window:.0%})",
+                f"{names} {fmt_tokens(v)}",
+                same[0] == key,
+                "window" in same,
+            )
+        )
     return tuple(out)
 
 
-def whatif_view(points: Sequence[Point], data: TimelineData, t: Thresholds,
-                events: Sequence[tuple[int, Event]] | None) -> WhatIfView:
+def whatif_view(
+    points: Sequence[Point],
+    data: TimelineData,
+    t: Thresholds,
+    events: Sequence[tuple[int, Event]] | None,
+) -> WhatIfView:
     """The core what-if replay of ``points`` under ``t``, placed on ``data``'s x axis."""
     w = replay(points, t, events=events)
     real = {int(i): y for i, y in zip(data.main.index, data.main.y, strict=True)}
     fired = set(w.fired_indices)
     xs = np.array([data.x_of[i] for i, _ in w.simulated], dtype=float)
-    ys = np.array([y if (y != real.get(i) or i in fired) else np.nan for i, y in w.simulated],
-                  dtype=float)
+    ys = np.array(
+        [y if (y != real.get(i) or i in fired) else np.nan for i, y in w.simulated], dtype=float
+    )
     return WhatIfView(
-        w, [data.x_of[f.index] for f in w.fired], [f.tokens for f in w.fired], xs, ys,
+        w,
+        [data.x_of[f.index] for f in w.fired],
+        [f.tokens for f in w.fired],
+        xs,
+        ys,
         f"{w.label()} \u00b7 window {w.window:,}",
         f"policy {w.policy}: {w.count} would fire ({w.real_count} happened)"
-        f" \u00b7 window {fmt_tokens(w.window)}")
+        f" \u00b7 window {fmt_tokens(w.window)}",
+    )
 
 
-def predicted_spots(data: TimelineData, indices: Iterable[int]
-                    ) -> tuple[tuple[float, ...], tuple[float, ...]]:
+def predicted_spots(
+    data: TimelineData, indices: Iterable[int]
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """Where the markers of predicted compactions go: at each request (``indices``:
     the requests before which the policy compacts), at the size of the main request
     before it, what the agent would have compacted."""
@@ -188,11 +213,17 @@ def budget_spots(data: TimelineData, marks: Iterable[BudgetMark]) -> tuple[Budge
     return tuple(out)
 
 
-def build(points: Sequence[Point], thresholds: Thresholds,
-          events: Iterable[tuple[int, Event]] | None = None, *, x_mode: str = "index",
-          predicted: Iterable[int] = (), budget: Iterable[BudgetMark] = (),
-          attribution: Sequence[Attribution] | None = None,
-          source: tuple[Session, str, int] | None = None) -> TimelineView:
+def build(
+    points: Sequence[Point],
+    thresholds: Thresholds,
+    events: Iterable[tuple[int, Event]] | None = None,
+    *,
+    x_mode: str = "index",
+    predicted: Iterable[int] = (),
+    budget: Iterable[BudgetMark] = (),
+    attribution: Sequence[Attribution] | None = None,
+    source: tuple[Session, str, int] | None = None,
+) -> TimelineView:
     """The view of ``points`` against ``thresholds``.
 
     ``events`` (``whatif.request_events(session)``) give compaction markers the
@@ -208,18 +239,34 @@ def build(points: Sequence[Point], thresholds: Thresholds,
     px, py = predicted_spots(data, keep)
     marks = tuple(budget)
     return TimelineView(
-        pts, evs, x_mode, data, tuple(event_marks(pts, data, evs)), thresholds,
-        tier_codes(data.main.y, thresholds), threshold_lines(thresholds),
-        whatif_view(pts, data, thresholds, evs), keep, px, py, marks,
-        budget_spots(data, marks), attribution, source)
+        pts,
+        evs,
+        x_mode,
+        data,
+        tuple(event_marks(pts, data, evs)),
+        thresholds,
+        tier_codes(data.main.y, thresholds),
+        threshold_lines(thresholds),
+        whatif_view(pts, data, thresholds, evs),
+        keep,
+        px,
+        py,
+        marks,
+        budget_spots(data, marks),
+        attribution,
+        source,
+    )
 
 
 def with_thresholds(view: TimelineView, thresholds: Thresholds) -> TimelineView:
     """``view`` under another policy or window: lines, tiers and what-if; same series."""
-    return replace(view, thresholds=thresholds,
-                   tiers=tier_codes(view.data.main.y, thresholds),
-                   lines=threshold_lines(thresholds),
-                   whatif=whatif_view(view.points, view.data, thresholds, view.events))
+    return replace(
+        view,
+        thresholds=thresholds,
+        tiers=tier_codes(view.data.main.y, thresholds),
+        lines=threshold_lines(thresholds),
+        whatif=whatif_view(view.points, view.data, thresholds, view.events),
+    )
 
 
 def with_predicted(view: TimelineView, indices: Iterable[int]) -> TimelineView:
@@ -235,26 +282,46 @@ def with_budget(view: TimelineView, marks: Iterable[BudgetMark]) -> TimelineView
 
 def with_x_mode(view: TimelineView, x_mode: str) -> TimelineView:
     """The same timeline on the other x axis (its series, marks and spots move)."""
-    return replace(build(view.points, view.thresholds, view.events, x_mode=x_mode,
-                         predicted=view.predicted, budget=view.budget,
-                         attribution=view.attribution), source=view.source)
+    return replace(
+        build(
+            view.points,
+            view.thresholds,
+            view.events,
+            x_mode=x_mode,
+            predicted=view.predicted,
+            budget=view.budget,
+            attribution=view.attribution,
+        ),
+        source=view.source,
+    )
 
 
-def from_analysis(a: Analysis, *, x_mode: str = "index", budget: Iterable[BudgetMark] = (),
-                  previous: TimelineView | None = None) -> TimelineView:
+def from_analysis(
+    a: Analysis,
+    *,
+    x_mode: str = "index",
+    budget: Iterable[BudgetMark] = (),
+    previous: TimelineView | None = None,
+) -> TimelineView:
     """The view of an analysis. When ``previous`` showed the same session with the same
     estimator and number of requests (another policy or window, say), it keeps
     ``previous``'s series: only the lines, tiers and what-if are new."""
     s = a.session
     source = (s, a.estimator_name, len(s.requests))
     old = previous.source if previous is not None else None
-    if previous is not None and old is not None and old[0] is s and old[1:] == source[1:] \
-            and previous.x_mode == x_mode:
+    if (
+        previous is not None
+        and old is not None
+        and old[0] is s
+        and old[1:] == source[1:]
+        and previous.x_mode == x_mode
+    ):
         view = with_thresholds(previous, a.thresholds)
         marks = tuple(budget)
         if marks != previous.budget:
             view = with_budget(view, marks)
     else:
-        view = build(a.timeline, a.thresholds, request_events(s), x_mode=x_mode,
-                     budget=budget, source=source)
+        view = build(
+            a.timeline, a.thresholds, request_events(s), x_mode=x_mode, budget=budget, source=source
+        )
     return replace(with_predicted(view, a.compactions.predicted), attribution=a.attribution)

@@ -47,8 +47,17 @@ from ctxviewer.analysis.thresholds import Thresholds
 from ctxviewer.analysis.timeline import Point
 from ctxviewer.model import Event
 
-__all__ = ["COMPACTION_KINDS", "DEFAULT_TARGET_FRACTION", "Fire", "RealCompaction", "WhatIf",
-           "default_target", "real_compactions", "replay", "request_events"]
+__all__ = [
+    "COMPACTION_KINDS",
+    "DEFAULT_TARGET_FRACTION",
+    "Fire",
+    "RealCompaction",
+    "WhatIf",
+    "default_target",
+    "real_compactions",
+    "replay",
+    "request_events",
+]
 
 DEFAULT_TARGET_FRACTION = 0.3
 
@@ -91,8 +100,7 @@ class WhatIf:
     def label(self) -> str:
         """E.g. ``policy qwen: 3 compactions would fire (1 happened)``."""
         noun = "compaction" if self.count == 1 else "compactions"
-        return (f"policy {self.policy}: {self.count} {noun} would fire "
-                f"({self.real_count} happened)")
+        return f"policy {self.policy}: {self.count} {noun} would fire ({self.real_count} happened)"
 
 
 def default_target(t: Thresholds) -> int:
@@ -101,8 +109,13 @@ def default_target(t: Thresholds) -> int:
     return max(0, min(target, t.auto))
 
 
-def replay(points: Sequence[Point], thresholds: Thresholds, *, target: int | None = None,
-           events: Iterable[tuple[int, Event]] | None = None) -> WhatIf:
+def replay(
+    points: Sequence[Point],
+    thresholds: Thresholds,
+    *,
+    target: int | None = None,
+    events: Iterable[tuple[int, Event]] | None = None,
+) -> WhatIf:
     """Simulate ``thresholds``' auto-compaction along the real curve of ``points``."""
     goal = default_target(thresholds) if target is None else max(0, min(target, thresholds.auto))
     real = real_compactions(points, events)
@@ -130,5 +143,12 @@ def replay(points: Sequence[Point], thresholds: Thresholds, *, target: int | Non
             fired.append(Fire(p.index, sim, goal))
             sim = goal
             curve.append((p.index, sim))
-    return WhatIf(thresholds.label or thresholds.policy, thresholds.window, thresholds.auto, goal,
-                  tuple(fired), tuple(real), tuple(curve))
+    return WhatIf(
+        thresholds.label or thresholds.policy,
+        thresholds.window,
+        thresholds.auto,
+        goal,
+        tuple(fired),
+        tuple(real),
+        tuple(curve),
+    )

@@ -81,8 +81,12 @@ def _block(b: Block) -> dict[str, Any] | None:
             args = json.loads(b.text) if b.text else {}
         except ValueError:
             args = {"input": b.text}
-        return {"type": "tool_use", "id": b.ref or "toolu_0", "name": b.name or "tool",
-                "input": args if isinstance(args, dict) else {"input": args}}
+        return {
+            "type": "tool_use",
+            "id": b.ref or "toolu_0",
+            "name": b.name or "tool",
+            "input": args if isinstance(args, dict) else {"input": args},
+        }
     if b.kind == "tool_result":
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": b.ref or "toolu_0"}
         if b.text:
@@ -102,8 +106,9 @@ def _messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
     for m in messages:
         blocks = [x for b in m.blocks if (x := _block(b)) is not None]
         if blocks:
-            out.append({"role": "assistant" if m.role == "assistant" else "user",
-                        "content": blocks})
+            out.append(
+                {"role": "assistant" if m.role == "assistant" else "user", "content": blocks}
+            )
     return out or list(_PLACEHOLDER)
 
 
@@ -114,8 +119,10 @@ def _tool(text: str) -> dict[str, Any]:
 
 def request_body(req: Request) -> dict[str, Any]:
     """A count_tokens body for the whole request (see the module doc)."""
-    body: dict[str, Any] = {"model": req.model or "claude-sonnet-4-6",
-                            "messages": _messages(req.messages)}
+    body: dict[str, Any] = {
+        "model": req.model or "claude-sonnet-4-6",
+        "messages": _messages(req.messages),
+    }
     system = [{"type": "text", "text": b.text} for b in req.system if b.text]
     if system:
         body["system"] = system
@@ -128,8 +135,11 @@ def category_bodies(req: Request) -> dict[str, dict[str, Any]]:
     """One body per category; its count minus the ``empty`` body's is the category."""
     model = req.model or "claude-sonnet-4-6"
 
-    def body(system: Sequence[Block] = (), tools: Iterable[str] = (),
-             messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    def body(
+        system: Sequence[Block] = (),
+        tools: Iterable[str] = (),
+        messages: list[dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
         out: dict[str, Any] = {"model": model, "messages": messages or list(_PLACEHOLDER)}
         sys_blocks = [{"type": "text", "text": b.text} for b in system if b.text]
         if sys_blocks:
@@ -139,10 +149,12 @@ def category_bodies(req: Request) -> dict[str, dict[str, Any]]:
             out["tools"] = tl
         return out
 
-    memory = [b for b in req.system if b.tag == MEMORY] + \
-        [b for m in req.messages for b in m.blocks if b.tag == MEMORY]
-    plain_messages = [Message(m.role, tuple(b for b in m.blocks if b.tag != MEMORY))
-                      for m in req.messages]
+    memory = [b for b in req.system if b.tag == MEMORY] + [
+        b for m in req.messages for b in m.blocks if b.tag == MEMORY
+    ]
+    plain_messages = [
+        Message(m.role, tuple(b for b in m.blocks if b.tag != MEMORY)) for m in req.messages
+    ]
     return {
         "empty": body(),
         "system_prompt": body(system=[b for b in req.system if b.tag != MEMORY]),
@@ -155,8 +167,9 @@ def category_bodies(req: Request) -> dict[str, dict[str, Any]]:
 
 
 def body_key(body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":"))
-                          .encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 class CountFailed(Exception):
@@ -168,8 +181,15 @@ class AnthropicCounter:
 
     name = NAME
 
-    def __init__(self, client: Any, cache: DiskCache | None = None, workers: int = 4,
-                 retries: int = 3, max_wait: float = 30.0, backoff: float = 0.5) -> None:
+    def __init__(
+        self,
+        client: Any,
+        cache: DiskCache | None = None,
+        workers: int = 4,
+        retries: int = 3,
+        max_wait: float = 30.0,
+        backoff: float = 0.5,
+    ) -> None:
         self.client = client
         self.cache = cache or DiskCache()
         self.workers = workers
@@ -187,12 +207,13 @@ class AnthropicCounter:
         key = os.environ.get("ANTHROPIC_API_KEY")
         base = os.environ.get("ANTHROPIC_BASE_URL")
         if not key and not base:
-            raise UsageError("the anthropic estimator needs the API: set ANTHROPIC_API_KEY or "
-                             "ANTHROPIC_BASE_URL (a proxy that holds the key)")
+            raise UsageError(
+                "the anthropic estimator needs the API: set ANTHROPIC_API_KEY or "
+                "ANTHROPIC_BASE_URL (a proxy that holds the key)"
+            )
         import anthropic
 
-        client = anthropic.Anthropic(api_key=key or "none", base_url=base or None,
-                                     max_retries=0)
+        client = anthropic.Anthropic(api_key=key or "none", base_url=base or None, max_retries=0)
         return cls(client, **kwargs)
 
     # -- one body ----------------------------------------------------------------
@@ -221,23 +242,27 @@ class AnthropicCounter:
                 return int(self.client.messages.count_tokens(**body).input_tokens)
             except anthropic.RateLimitError as e:
                 last = f"429 {e.message}"
-                wait = _retry_after(e.response.headers, self.backoff * 2 ** attempt)
+                wait = _retry_after(e.response.headers, self.backoff * 2**attempt)
             except anthropic.APIStatusError as e:
                 if e.status_code < 500:
                     raise CountFailed(f"{e.status_code} {e.message}") from None
                 last = f"{e.status_code} {e.message}"
-                wait = self.backoff * 2 ** attempt
+                wait = self.backoff * 2**attempt
             except anthropic.APIConnectionError as e:
                 last = f"connection error: {e}"
-                wait = self.backoff * 2 ** attempt
+                wait = self.backoff * 2**attempt
             if attempt < self.retries:
                 time.sleep(min(wait, self.max_wait))
         raise CountFailed(f"gave up after {self.retries + 1} attempts: {last}")
 
     # -- requests ----------------------------------------------------------------
-    def prefetch(self, requests: Iterable[Request], progress: Callable[[int, int], None] | None
-                 = None, categories: Request | None = None,
-                 cancelled: Callable[[], bool] | None = None) -> None:
+    def prefetch(
+        self,
+        requests: Iterable[Request],
+        progress: Callable[[int, int], None] | None = None,
+        categories: Request | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         """Count every distinct body of ``requests`` (and the categories of one) in parallel."""
         bodies: dict[str, dict[str, Any]] = {}
         for r in requests:

@@ -117,8 +117,7 @@ def mape(points: Sequence[Point[Hashable]], base: str) -> float | None:
 
 def best_base(points: Sequence[Point[Hashable]], candidates: Sequence[str]) -> str | None:
     """The candidate with the lowest uncalibrated MAPE on ``points`` (ties: list order)."""
-    scored = [(m, i, c) for i, c in enumerate(candidates)
-              if (m := mape(points, c)) is not None]
+    scored = [(m, i, c) for i, c in enumerate(candidates) if (m := mape(points, c)) is not None]
     return min(scored)[2] if scored else None
 
 
@@ -127,8 +126,12 @@ def cold_start(candidates: Sequence[str]) -> str | None:
     return DEFAULT if DEFAULT in candidates else (candidates[0] if candidates else None)
 
 
-def held_out(points: Sequence[Point[Hashable]], candidates: Sequence[str],
-             base: str | None = None, how: str = "affine") -> list[Prediction]:
+def held_out(
+    points: Sequence[Point[Hashable]],
+    candidates: Sequence[str],
+    base: str | None = None,
+    how: str = "affine",
+) -> list[Prediction]:
     """Predict every point from a fit on the points before it (see the module doc)."""
     out: list[Prediction] = []
     for k, p in enumerate(points):
@@ -149,8 +152,12 @@ def held_out(points: Sequence[Point[Hashable]], candidates: Sequence[str],
     return out
 
 
-def final_fit(points: Sequence[Point[Group]], candidates: Sequence[str], base: str | None = None,
-              how: str = "affine") -> tuple[str | None, dict[Group, Fit]]:
+def final_fit(
+    points: Sequence[Point[Group]],
+    candidates: Sequence[str],
+    base: str | None = None,
+    how: str = "affine",
+) -> tuple[str | None, dict[Group, Fit]]:
     """Base and per-group fits on all points (what the next request would use)."""
     b = base or best_base(points, candidates)
     if b is None:

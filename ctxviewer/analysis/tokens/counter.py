@@ -11,8 +11,7 @@ from typing import Protocol
 
 from ctxviewer.model import Request
 
-CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files",
-              "messages")
+CATEGORIES = ("system_prompt", "builtin_tools", "mcp_tools", "skills", "memory_files", "messages")
 
 
 class PromptCounter(Protocol):

@@ -151,17 +151,46 @@ def register(estimator: Estimator) -> Estimator:
     return estimator
 
 
-register(Estimator("qwen", "qwen-code (ASCII/4 + non-ASCII x1.5)", qwen,
-                   description="qwen-code's estimateTokens"))
-register(Estimator("chars4", "chars / 4", chars4, description="ceil(length/4), as qwen-code's compaction code"))
-register(Estimator("shannon", "Shannon (runes/4 + 5/msg) x1.1", shannon, message_overhead=6,
-                   description="Shannon's estimator"))
-register(Estimator("heuristic", "heuristic (3.5 chars/token, CJK, code)", heuristic,
-                   description="content-aware heuristic (characters per token by content)"))
-register(Estimator("cl100k", "tiktoken cl100k_base", _bpe("cl100k_base"),
-                   description="GPT-4 BPE, offline"))
-register(Estimator("o200k", "tiktoken o200k_base", _bpe("o200k_base"),
-                   description="GPT-4o/GPT-5 BPE, offline"))
+register(
+    Estimator(
+        "qwen",
+        "qwen-code (ASCII/4 + non-ASCII x1.5)",
+        qwen,
+        description="qwen-code's estimateTokens",
+    )
+)
+register(
+    Estimator(
+        "chars4", "chars / 4", chars4, description="ceil(length/4), as qwen-code's compaction code"
+    )
+)
+register(
+    Estimator(
+        "shannon",
+        "Shannon (runes/4 + 5/msg) x1.1",
+        shannon,
+        message_overhead=6,
+        description="Shannon's estimator",
+    )
+)
+register(
+    Estimator(
+        "heuristic",
+        "heuristic (3.5 chars/token, CJK, code)",
+        heuristic,
+        description="content-aware heuristic (characters per token by content)",
+    )
+)
+register(
+    Estimator(
+        "cl100k", "tiktoken cl100k_base", _bpe("cl100k_base"), description="GPT-4 BPE, offline"
+    )
+)
+register(
+    Estimator(
+        "o200k", "tiktoken o200k_base", _bpe("o200k_base"), description="GPT-4o/GPT-5 BPE, offline"
+    )
+)
 
 DEFAULT = "qwen"
 

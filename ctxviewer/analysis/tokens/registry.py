@@ -44,8 +44,9 @@ def check_names(wanted: Iterable[str]) -> list[str]:
     known = known_names()
     unknown = [n for n in names if n not in known]
     if unknown or not names:
-        raise UsageError(f"unknown estimator {', '.join(unknown) or '(none)'} "
-                         f"(known: {', '.join(known)})")
+        raise UsageError(
+            f"unknown estimator {', '.join(unknown) or '(none)'} (known: {', '.join(known)})"
+        )
     return names
 
 
@@ -61,9 +62,14 @@ def count_targets(session: Session) -> list[Request]:
     return [r for r in session.requests if r.complete and r.api_prompt_tokens]
 
 
-def remote_counters(session: Session, names: Sequence[str], *, request: int | None = None,
-                    progress: Callable[[int, int], None] | None = None,
-                    cancelled: Callable[[], bool] | None = None) -> dict[str, PromptCounter]:
+def remote_counters(
+    session: Session,
+    names: Sequence[str],
+    *,
+    request: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> dict[str, PromptCounter]:
     """The remote counters among ``names``, with every target already counted (progress
     and cancel between calls). ``request``: also count that request and its categories
     (the per-category table). Raises ``UsageError`` when the API is not configured."""

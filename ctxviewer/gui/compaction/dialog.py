@@ -54,9 +54,14 @@ def _fmt(n: int) -> str:
 class CompactionDialog(QDialog):
     apply_requested = Signal(object)  # CompactionResult (with the edited summary)
 
-    def __init__(self, analysis: Analysis, index: int, parent: QWidget | None = None,
-                 ask_save_path: Callable[[str, str, str], str] | None = None,
-                 runner: CompactionRunner | None = None) -> None:
+    def __init__(
+        self,
+        analysis: Analysis,
+        index: int,
+        parent: QWidget | None = None,
+        ask_save_path: Callable[[str, str, str], str] | None = None,
+        runner: CompactionRunner | None = None,
+    ) -> None:
         super().__init__(parent)
         self.analysis = analysis
         self.index = index
@@ -84,8 +89,9 @@ class CompactionDialog(QDialog):
         self.strategy_combo = QComboBox(self)
         for name in STRATEGIES:
             self.strategy_combo.addItem(name)
-            self.strategy_combo.setItemData(self.strategy_combo.count() - 1, LABELS[name],
-                                            Qt.ItemDataRole.ToolTipRole)
+            self.strategy_combo.setItemData(
+                self.strategy_combo.count() - 1, LABELS[name], Qt.ItemDataRole.ToolTipRole
+            )
         self.strategy_label = QLabel(self)
         self.summarizer_combo = QComboBox(self)
         self.summarizer_combo.addItems(["local", "anthropic"])
@@ -120,8 +126,10 @@ class CompactionDialog(QDialog):
         self.context_view.setReadOnly(True)
         self.context_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
         self.apply_button = QPushButton("Apply as a branch", self)
-        self.apply_button.setToolTip("Continue the session with the compacted request as a new "
-                                     "last request (Tools > Back to the original session)")
+        self.apply_button.setToolTip(
+            "Continue the session with the compacted request as a new "
+            "last request (Tools > Back to the original session)"
+        )
         self.export_md_button = QPushButton("Export Markdown…", self)
         self.export_json_button = QPushButton("Export JSON…", self)
         self.copy_button = QPushButton("Copy summary", self)
@@ -161,8 +169,12 @@ class CompactionDialog(QDialog):
         buttons = QHBoxLayout()
         buttons.addWidget(self.apply_button)
         buttons.addStretch(1)
-        for w in (self.export_md_button, self.export_json_button, self.copy_button,
-                  self.close_button):
+        for w in (
+            self.export_md_button,
+            self.export_json_button,
+            self.copy_button,
+            self.close_button,
+        ):
             buttons.addWidget(w)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -207,11 +219,21 @@ class CompactionDialog(QDialog):
         if force is None:
             force = self.summarizer() == "local"
         self.force_button.setVisible(False)
-        self.status.setText("Summarizing with the API (streamed)…"
-                            if self.summarizer() == "anthropic" else "Simulating…")
-        self.runner.run(self.request, self.strategy(), a.estimator,
-                        self.before_breakdown.thresholds, self.params_form.params(),
-                        self.summarizer(), self.inferred, force)
+        self.status.setText(
+            "Summarizing with the API (streamed)…"
+            if self.summarizer() == "anthropic"
+            else "Simulating…"
+        )
+        self.runner.run(
+            self.request,
+            self.strategy(),
+            a.estimator,
+            self.before_breakdown.thresholds,
+            self.params_form.params(),
+            self.summarizer(),
+            self.inferred,
+            force,
+        )
 
     def _auto(self) -> bool:
         return self.summarizer() == "local"
@@ -264,9 +286,15 @@ class CompactionDialog(QDialog):
         b = self.before_breakdown
         # the before bar is the API's count: the after bar is projected to the same
         # scale, so the estimator's error does not show as a saving
-        self.after_breakdown = balanced(breakdown(estimated_request(r, r.projected_after),
-                                                  self.analysis.estimator, b.window,
-                                                  b.thresholds, self.inferred))
+        self.after_breakdown = balanced(
+            breakdown(
+                estimated_request(r, r.projected_after),
+                self.analysis.estimator,
+                b.window,
+                b.thresholds,
+                self.inferred,
+            )
+        )
         self.after_bar.set_breakdown(self.after_breakdown)
 
         def pct(n: int) -> str:
@@ -274,12 +302,15 @@ class CompactionDialog(QDialog):
 
         api = self.request.api_prompt_tokens is not None and not self.request.simulated
         src = "API count" if api else "estimate"
-        self.before_label.setText(f"{_fmt(r.before)} tokens ({src}, {pct(r.before)} of "
-                                  f"{_fmt(b.window)}) · local estimate {_fmt(r.before_estimate)}")
+        self.before_label.setText(
+            f"{_fmt(r.before)} tokens ({src}, {pct(r.before)} of "
+            f"{_fmt(b.window)}) · local estimate {_fmt(r.before_estimate)}"
+        )
         if api:
             self.after_label.setText(
                 f"~{_fmt(r.projected_after)} tokens projected ({pct(r.projected_after)}): "
-                f"local estimate {_fmt(r.after)} × {r.ratio:.2f}, the API/estimate ratio before")
+                f"local estimate {_fmt(r.after)} × {r.ratio:.2f}, the API/estimate ratio before"
+            )
         else:
             self.after_label.setText(f"{_fmt(r.after)} tokens (estimate, {pct(r.after)})")
         saved = r.saved
@@ -289,13 +320,16 @@ class CompactionDialog(QDialog):
             f"saved ~{_fmt(saved)} ({share:.0f}%) · kept {len(r.kept)}, summarized "
             f"{len(r.summarized)}, dropped {len(r.dropped)}"
             + (f", slimmed {len(r.slimmed)}" if r.slimmed else "")
-            + f" · {len(r.request.messages)} messages after")
+            + f" · {len(r.request.messages)} messages after"
+        )
         info = f"{_fmt(r.summary_tokens)} tokens · {r.summarizer or 'no summary'}"
         if r.usage:
             cost = r.usage.get("cost_usd")
-            info += (f" · {r.usage.get('model')}: {_fmt(r.usage.get('input_tokens', 0))} in, "
-                     f"{_fmt(r.usage.get('output_tokens', 0))} out"
-                     + (f" · ${cost:.4f}" if cost is not None else " · cost unknown"))
+            info += (
+                f" · {r.usage.get('model')}: {_fmt(r.usage.get('input_tokens', 0))} in, "
+                f"{_fmt(r.usage.get('output_tokens', 0))} out"
+                + (f" · ${cost:.4f}" if cost is not None else " · cost unknown")
+            )
         self.summary_info.setText(info if r.summary else "This strategy writes no summary")
         self.context_view.setPlainText(context_text(r.request))
 
@@ -304,8 +338,13 @@ class CompactionDialog(QDialog):
         r = self.result_
         if r is None or not r.summary:
             return r
-        return with_summary(r, self.summary_edit.toPlainText(), self.title_edit.text(),
-                            self.analysis.estimator, self.inferred)
+        return with_summary(
+            r,
+            self.summary_edit.toPlainText(),
+            self.title_edit.text(),
+            self.analysis.estimator,
+            self.inferred,
+        )
 
     def _on_summary_edited(self) -> None:
         r = self.current_result()
@@ -315,8 +354,10 @@ class CompactionDialog(QDialog):
     def _on_runner_failed(self, message: str, stopped: bool) -> None:
         text = message
         if stopped:
-            text = (f"Automatic summaries stopped after 3 consecutive failures: {message}. "
-                    "Use Force summary to try once more.")
+            text = (
+                f"Automatic summaries stopped after 3 consecutive failures: {message}. "
+                "Use Force summary to try once more."
+            )
         self.status.setText(f"<span style='color:#d03b3b'>{text}</span>")
         self.force_button.setVisible(self.summarizer() == "anthropic")
 
@@ -334,8 +375,9 @@ class CompactionDialog(QDialog):
         r = self.current_result()
         if r is None:
             return ""
-        path = self.ask_save_path(title, f"compaction-{r.strategy}-request{self.index}.{suffix}",
-                                  filter_)
+        path = self.ask_save_path(
+            title, f"compaction-{r.strategy}-request{self.index}.{suffix}", filter_
+        )
         if path:
             try:
                 with open(path, "w", encoding="utf-8") as f:
@@ -354,8 +396,12 @@ class CompactionDialog(QDialog):
     def _on_export_json_clicked(self) -> None:
         r = self.current_result()
         if r is not None:
-            self._save("Export compaction as JSON", "json", "JSON (*.json)",
-                       json.dumps(r.as_json(), indent=2, ensure_ascii=False) + "\n")
+            self._save(
+                "Export compaction as JSON",
+                "json",
+                "JSON (*.json)",
+                json.dumps(r.as_json(), indent=2, ensure_ascii=False) + "\n",
+            )
 
     def copy_summary(self) -> None:
         QGuiApplication.clipboard().setText(self.summary_edit.toPlainText())

@@ -34,8 +34,9 @@ class CompactionMessagesModel(QAbstractTableModel):
         self.rows: list[tuple[int, Message, str, int]] = []
         self._dark = False
 
-    def set_result(self, original: tuple[Message, ...], r: CompactionResult | None,
-                   est: Estimator | None) -> None:
+    def set_result(
+        self, original: tuple[Message, ...], r: CompactionResult | None, est: Estimator | None
+    ) -> None:
         self.beginResetModel()
         self.rows = []
         self._dark = is_dark()
@@ -44,8 +45,9 @@ class CompactionMessagesModel(QAbstractTableModel):
             fate.update({s.message: "slimmed" for s in r.slimmed if s.message in fate})
             fate.update(dict.fromkeys(r.summarized, "summarized"))
             fate.update(dict.fromkeys(r.dropped, "dropped"))
-            self.rows = [(i, m, fate.get(i, "kept"), est.message(m))
-                         for i, m in enumerate(original)]
+            self.rows = [
+                (i, m, fate.get(i, "kept"), est.message(m)) for i, m in enumerate(original)
+            ]
         self.endResetModel()
 
     def indices(self, fate: str) -> list[int]:
@@ -57,10 +59,14 @@ class CompactionMessagesModel(QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if (role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal
-                and 0 <= section < len(COLUMNS)):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(COLUMNS)
+        ):
             return COLUMNS[section]
         return None
 

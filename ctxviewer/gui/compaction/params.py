@@ -25,8 +25,14 @@ from PySide6.QtWidgets import (
 
 from ctxviewer.analysis.compaction import Params
 
-GROUPS = {"qwen": ("qwen",), "shannon": ("shannon",), "trim": ("trim",), "slim": ("slim",),
-          "slim+qwen": ("slim", "qwen"), "slim+shannon": ("slim", "shannon")}
+GROUPS = {
+    "qwen": ("qwen",),
+    "shannon": ("shannon",),
+    "trim": ("trim",),
+    "slim": ("slim",),
+    "slim+qwen": ("slim", "qwen"),
+    "slim+shannon": ("slim", "shannon"),
+}
 TITLES = {"qwen": "qwen-code", "shannon": "Shannon", "trim": "Trim", "slim": "Slimming"}
 BIG = 10_000_000
 
@@ -78,7 +84,9 @@ class ParamsForm(QWidget):
                     self._optional.add((f.name, g.name))
                 box = _editor(default, group)
                 box.setObjectName(f"{f.name}.{g.name}")
-                box.setToolTip(f"{f.name}.{g.name} (default {default if default is not None else 'auto'})")
+                box.setToolTip(
+                    f"{f.name}.{g.name} (default {default if default is not None else 'auto'})"
+                )
                 box.valueChanged.connect(self.changed)  # type: ignore[attr-defined]
                 form.addRow(_label(g.name), box)
                 self.editors[f.name][g.name] = box

@@ -38,8 +38,12 @@ class CompactionRunner(QObject):
     cancelled = Signal()
     busy_changed = Signal(bool)
 
-    def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None,
-                 anthropic_factory: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        pool: QThreadPool | None = None,
+        parent: QObject | None = None,
+        anthropic_factory: Callable[[], Any] | None = None,
+    ) -> None:
         super().__init__(parent)
         self._factory = anthropic_factory
         self._anthropic: Any = None
@@ -64,9 +68,17 @@ class CompactionRunner(QObject):
                 self._anthropic = AnthropicSummarizer()
         return self._anthropic
 
-    def run(self, req: Request, strategy: str, est: Estimator, thresholds: Thresholds,
-            params: Params, summarizer: str = "local", inferred: int | None = None,
-            force: bool = True) -> None:
+    def run(
+        self,
+        req: Request,
+        strategy: str,
+        est: Estimator,
+        thresholds: Thresholds,
+        params: Params,
+        summarizer: str = "local",
+        inferred: int | None = None,
+        force: bool = True,
+    ) -> None:
         ticket = self._jobs.begin()
         s = self.summarizer(summarizer)
         if hasattr(s, "cancelled"):  # the API stream stops when the job is cancelled
@@ -80,8 +92,16 @@ class CompactionRunner(QObject):
             )
 
             try:
-                return simulate_compaction(req, strategy, est, thresholds, summarizer=s,
-                                           params=params, inferred_overhead=inferred, force=force)
+                return simulate_compaction(
+                    req,
+                    strategy,
+                    est,
+                    thresholds,
+                    summarizer=s,
+                    params=params,
+                    inferred_overhead=inferred,
+                    force=force,
+                )
             except SummaryCancelled:
                 raise Cancelled() from None
             except SummarizerError as e:

@@ -24,8 +24,9 @@ def context_text(req: Request) -> str:
     elif not req.complete:
         lines.append("=== system prompt and tools: not recorded by this source ===")
     if req.tools:
-        lines.append(f"=== tools ({len(req.tools)}): "
-                     + ", ".join(t.name for t in req.tools) + " ===")
+        lines.append(
+            f"=== tools ({len(req.tools)}): " + ", ".join(t.name for t in req.tools) + " ==="
+        )
     for i, m in enumerate(req.messages):
         lines.append(f"\n=== [{i}] {m.role} ===")
         for b in m.blocks:
@@ -44,19 +45,32 @@ def context_text(req: Request) -> str:
 
 
 def summary_markdown(r: CompactionResult) -> str:
-    head = [f"# {r.title or 'Compaction summary'}", "",
-            f"- strategy: {r.strategy}", f"- request: {r.request.index}",
-            (f"- tokens (local estimates): {r.before_estimate:,} before → {r.after:,} after, "
-             f"saved {r.saved:,}"),
-            *([f"- API count before: {r.before:,}; projected after: ~{r.projected_after:,}"]
-              if r.before != r.before_estimate else []),
-            (f"- summarized messages: {len(r.summarized)}, kept: {len(r.kept)}, "
-             f"dropped: {len(r.dropped)}"),
-            f"- summarizer: {r.summarizer or 'none'}"]
+    head = [
+        f"# {r.title or 'Compaction summary'}",
+        "",
+        f"- strategy: {r.strategy}",
+        f"- request: {r.request.index}",
+        (
+            f"- tokens (local estimates): {r.before_estimate:,} before → {r.after:,} after, "
+            f"saved {r.saved:,}"
+        ),
+        *(
+            [f"- API count before: {r.before:,}; projected after: ~{r.projected_after:,}"]
+            if r.before != r.before_estimate
+            else []
+        ),
+        (
+            f"- summarized messages: {len(r.summarized)}, kept: {len(r.kept)}, "
+            f"dropped: {len(r.dropped)}"
+        ),
+        f"- summarizer: {r.summarizer or 'none'}",
+    ]
     if r.usage:
         cost = r.usage.get("cost_usd")
-        head.append(f"- summary call: {r.usage.get('model')}, "
-                    f"{r.usage.get('input_tokens', 0):,} in / "
-                    f"{r.usage.get('output_tokens', 0):,} out"
-                    + (f", ${cost:.4f}" if cost is not None else ""))
+        head.append(
+            f"- summary call: {r.usage.get('model')}, "
+            f"{r.usage.get('input_tokens', 0):,} in / "
+            f"{r.usage.get('output_tokens', 0):,} out"
+            + (f", ${cost:.4f}" if cost is not None else "")
+        )
     return "\n".join(head) + "\n\n" + (r.summary or "(no summary)") + "\n"

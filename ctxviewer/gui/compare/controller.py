@@ -121,8 +121,9 @@ class CompareController(QObject):
         session = self.state.session
         shown = session.path if session is not None else None
         base = os.path.splitext(os.path.basename(shown or "session"))[0]
-        path = self.host.ask_save_path("Export comparison as CSV", f"{base}-compare.csv",
-                                       "CSV (*.csv)")
+        path = self.host.ask_save_path(
+            "Export comparison as CSV", f"{base}-compare.csv", "CSV (*.csv)"
+        )
         if not path:
             return
         try:
@@ -132,4 +133,3 @@ class CompareController(QObject):
             self.host.show_error("Export failed", f"cannot write {path}: {e.strerror or e}")
         else:
             self.host.show_message(f"Saved {path}", 5000)
-

@@ -70,8 +70,9 @@ class CompareTableModel(QAbstractTableModel):
         k = column - len(FIXED)
         return self.estimators[k // 2] if 0 <= k < 2 * len(self.estimators) else None
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < self.columnCount():
             return None
         name = self.estimator_of(section)
@@ -82,8 +83,12 @@ class CompareTableModel(QAbstractTableModel):
             return name
         if role == Qt.ItemDataRole.ToolTipRole:
             if name is None:
-                return ("Request index", "Model", "Role of the request",
-                        "Prompt size the API reported")[section]
+                return (
+                    "Request index",
+                    "Model",
+                    "Role of the request",
+                    "Prompt size the API reported",
+                )[section]
             what = "error in percent of the API count" if is_err else "whole-prompt estimate"
             return f"{name}: {what}\nRight-click to use {name} in the whole window"
         return None
@@ -109,9 +114,11 @@ class CompareTableModel(QAbstractTableModel):
             return tier_background(tier, self._dark) if tier else None
         if role == Qt.ItemDataRole.ToolTipRole and name is not None:
             err = r.error(name)
-            return (f"request {r.index} · {name}: estimate {_num(r.estimates.get(name))}, "
-                    f"API {r.api_prompt_tokens:,}, error "
-                    f"{'–' if err is None else f'{err:+,}'} ({pct_text(r.pct(name))})")
+            return (
+                f"request {r.index} · {name}: estimate {_num(r.estimates.get(name))}, "
+                f"API {r.api_prompt_tokens:,}, error "
+                f"{'–' if err is None else f'{err:+,}'} ({pct_text(r.pct(name))})"
+            )
         return None
 
     @staticmethod
@@ -154,8 +161,11 @@ class SummaryModel(QAbstractTableModel):
     def best(self, among: Iterable[str] | None = None) -> str | None:
         """The lowest MAPE, among the names ``among`` when given."""
         allowed = None if among is None else set(among)
-        scored = [(s.mape, n) for n, s in self.items
-                  if s.mape is not None and (allowed is None or n in allowed)]
+        scored = [
+            (s.mape, n)
+            for n, s in self.items
+            if s.mape is not None and (allowed is None or n in allowed)
+        ]
         return min(scored)[1] if scored else None
 
     def rowCount(self, parent: Index = ROOT) -> int:
@@ -164,16 +174,22 @@ class SummaryModel(QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(SUMMARY_COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(SUMMARY_COLUMNS):
             return None
         if role == Qt.ItemDataRole.DisplayRole:
             return SUMMARY_COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return ("Estimator (bold: the window's)", "Requests scored",
-                    "Mean absolute error, % of the API count", "Mean signed error (+ = over)",
-                    "Largest absolute error", "Requests without an estimate")[section]
+            return (
+                "Estimator (bold: the window's)",
+                "Requests scored",
+                "Mean absolute error, % of the API count",
+                "Mean signed error (+ = over)",
+                "Largest absolute error",
+                "Requests without an estimate",
+            )[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -182,8 +198,14 @@ class SummaryModel(QAbstractTableModel):
         name, s = self.items[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            return (name, str(s.n), pct_text(s.mape, False), pct_text(s.bias),
-                    pct_text(s.max_abs_pct, False), str(s.missing))[col]
+            return (
+                name,
+                str(s.n),
+                pct_text(s.mape, False),
+                pct_text(s.bias),
+                pct_text(s.max_abs_pct, False),
+                str(s.missing),
+            )[col]
         if role == SORT_ROLE:
             v = (name, s.n, s.mape, s.bias, s.max_abs_pct, s.missing)[col]
             return float("inf") if v is None else v
@@ -229,8 +251,9 @@ class CategoryModel(QAbstractTableModel):
             return "Messages (estimate)" if c == "messages" else LABELS[c]
         return "Messages (API − overhead)" if row == len(CATEGORIES) else "Total (estimate)"
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < self.columnCount():
             return None
         if role == Qt.ItemDataRole.DisplayRole:

@@ -51,11 +51,16 @@ class CompareErrorPlot(pg.PlotWidget):
         pi.showGrid(x=True, y=True, alpha=0.12)
         pi.setLabel("left", "error %")
         pi.setLabel("bottom", "request")
-        self.legend = pi.addLegend(offset=(8, 4), colCount=8, labelTextSize="8pt",
-                                   labelTextColor=fg,
-                                   brush=faint(series_color("background", self.dark), 210))
-        self.zero_line = pg.InfiniteLine(0, angle=0, pen=pg.mkPen(fg, width=1,
-                                                                  style=Qt.PenStyle.DashLine))
+        self.legend = pi.addLegend(
+            offset=(8, 4),
+            colCount=8,
+            labelTextSize="8pt",
+            labelTextColor=fg,
+            brush=faint(series_color("background", self.dark), 210),
+        )
+        self.zero_line = pg.InfiniteLine(
+            0, angle=0, pen=pg.mkPen(fg, width=1, style=Qt.PenStyle.DashLine)
+        )
         pi.addItem(self.zero_line)
         self.setMinimumHeight(60)  # a short window gives the table its rows first
         pi.vb.sigResized.connect(self._fit_legend)
@@ -81,16 +86,25 @@ class CompareErrorPlot(pg.PlotWidget):
             for k, name in enumerate(names):
                 color = estimator_color(name, self.dark, k)
                 self.curves[name] = pi.plot(
-                    [], [], pen=pg.mkPen(color, width=1.6), name=name, connect="finite",
-                    symbol="o", symbolSize=4, symbolPen=None, symbolBrush=color)
+                    [],
+                    [],
+                    pen=pg.mkPen(color, width=1.6),
+                    name=name,
+                    connect="finite",
+                    symbol="o",
+                    symbolSize=4,
+                    symbolPen=None,
+                    symbolBrush=color,
+                )
         self._fit_legend()
         if c is None:
             return
         x = np.array([r.index for r in c.rows], dtype=float)
         all_y = [np.zeros(1)]
         for name, curve in self.curves.items():
-            y = np.array([np.nan if (p := r.pct(name)) is None else 100 * p for r in c.rows],
-                         dtype=float)
+            y = np.array(
+                [np.nan if (p := r.pct(name)) is None else 100 * p for r in c.rows], dtype=float
+            )
             curve.setData(x, y)
             all_y.append(y)
         pi.enableAutoRange(x=True)

@@ -22,15 +22,19 @@ from ctxviewer.gui.widgets.jobs import LatestJob
 from ctxviewer.model import Session
 
 
-def compare_job(session: Session, names: Sequence[str], counters: dict[str, PromptCounter],
-                index: int | None = None
-                ) -> Callable[[Callable[[int, int], None], Callable[[], bool]], Any]:
+def compare_job(
+    session: Session,
+    names: Sequence[str],
+    counters: dict[str, PromptCounter],
+    index: int | None = None,
+) -> Callable[[Callable[[int, int], None], Callable[[], bool]], Any]:
     """The comparison, and with ``index`` the category table of that request: a
     separate job right after would compete with the paint of the comparison."""
-    def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]
-            ) -> tuple[Comparison, CategoryTable | None]:
-        counters.update(remote_counters(session, names, progress=progress,
-                                        cancelled=cancelled))
+
+    def job(
+        progress: Callable[[int, int], None], cancelled: Callable[[], bool]
+    ) -> tuple[Comparison, CategoryTable | None]:
+        counters.update(remote_counters(session, names, progress=progress, cancelled=cancelled))
         c = compare(session, names, counters=counters, cancelled=cancelled)
         table = None
         if index is not None and 0 <= index < len(session.requests) and not cancelled():

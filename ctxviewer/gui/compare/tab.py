@@ -43,8 +43,10 @@ from ctxviewer.gui.compare.plot import CompareErrorPlot
 from ctxviewer.gui.widgets.row_views import fit_columns, rows_view
 from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
-ANTHROPIC_HELP = ("Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL, a proxy that holds the key) "
-                  "before starting ctxviewer to compare with the API's exact count_tokens")
+ANTHROPIC_HELP = (
+    "Set ANTHROPIC_API_KEY (or ANTHROPIC_BASE_URL, a proxy that holds the key) "
+    "before starting ctxviewer to compare with the API's exact count_tokens"
+)
 
 
 TABLE_ROWS = 10  # rows the request table gets first when the tab is short
@@ -107,7 +109,9 @@ class CompareTab(QWidget):
         self.anthropic_check.setEnabled(anthropic)
         self.anthropic_check.setToolTip(
             "Also count every request with the API's messages.count_tokens (cached on disk)"
-            if anthropic else ANTHROPIC_HELP)
+            if anthropic
+            else ANTHROPIC_HELP
+        )
         self.status = QLabel(self)
         self.progress = QProgressBar(self)
         self.progress.setMaximumWidth(160)
@@ -122,8 +126,12 @@ class CompareTab(QWidget):
         for control in (self.estimator_combo, self.use_button, self.anthropic_check):
             top.addWidget(control)
         top.addStretch(1)
-        for action in (self.progress, self.cancel_button, self.recompute_button,
-                       self.export_button):
+        for action in (
+            self.progress,
+            self.cancel_button,
+            self.recompute_button,
+            self.export_button,
+        ):
             top.addWidget(action)
         self.status.setWordWrap(True)  # its own row: the whole text at any width
         self.table = _table_view(self, sortable=True)
@@ -172,7 +180,8 @@ class CompareTab(QWidget):
         self.export_button.clicked.connect(self.export_clicked)
         self.summary.doubleClicked.connect(self._on_summary_double_clicked)
         self.table.horizontalHeader().customContextMenuRequested.connect(
-            self._on_header_menu_requested)
+            self._on_header_menu_requested
+        )
         self.table.selectionModel().currentRowChanged.connect(self._on_table_row_changed)
 
     def _on_splitter_moved(self, *_: object) -> None:
@@ -188,9 +197,13 @@ class CompareTab(QWidget):
     def _table_room(self, rows: int) -> int:
         """The height that shows ``rows`` rows of the request table."""
         t = self.table
-        return (t.horizontalHeader().sizeHint().height() + rows * t.verticalHeader()
-                .defaultSectionSize() + t.horizontalScrollBar().sizeHint().height()
-                + 2 * t.frameWidth() + 2)
+        return (
+            t.horizontalHeader().sizeHint().height()
+            + rows * t.verticalHeader().defaultSectionSize()
+            + t.horizontalScrollBar().sizeHint().height()
+            + 2 * t.frameWidth()
+            + 2
+        )
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)
@@ -219,12 +232,19 @@ class CompareTab(QWidget):
         excluded = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in c.excluded.items() if v)
         beaten = ""
         if fitted is not None and fitted != best and fitted not in local_names():
-            beaten = (f" ({fitted}, fitted to this session's own API counts: "
-                      f"{pct_text(c.summary[fitted].mape, False)})")
-        self.status.setText(f"{plural(len(c.rows), 'request')} scored"
-                            + (f" ({excluded} excluded)" if excluded else "")
-                            + (f" · lowest MAPE: <b>{best}</b> "
-                               f"{pct_text(c.summary[best].mape, False)}{beaten}" if best else ""))
+            beaten = (
+                f" ({fitted}, fitted to this session's own API counts: "
+                f"{pct_text(c.summary[fitted].mape, False)})"
+            )
+        self.status.setText(
+            f"{plural(len(c.rows), 'request')} scored"
+            + (f" ({excluded} excluded)" if excluded else "")
+            + (
+                f" · lowest MAPE: <b>{best}</b> {pct_text(c.summary[best].mape, False)}{beaten}"
+                if best
+                else ""
+            )
+        )
         self.status.setToolTip("\n".join(c.notes))
 
     def _fit_columns(self) -> None:

@@ -47,10 +47,17 @@ def unused_tools_text(found: list[Finding]) -> str:
 
 
 def describe(f: Finding) -> str:
-    reqs = f"request {f.requests[0]}" if len(f.requests) == 1 else \
-        f"{len(f.requests)} requests ({f.requests[0]}..{f.requests[-1]})" if f.requests else ""
-    return (f"<b>{f.severity}</b> <code>{f.code}</code> {f.title}<br>{f.detail}"
-            f"{'<br>' + reqs if reqs else ''}<br><b>Action:</b> {f.action}")
+    reqs = (
+        f"request {f.requests[0]}"
+        if len(f.requests) == 1
+        else f"{len(f.requests)} requests ({f.requests[0]}..{f.requests[-1]})"
+        if f.requests
+        else ""
+    )
+    return (
+        f"<b>{f.severity}</b> <code>{f.code}</code> {f.title}<br>{f.detail}"
+        f"{'<br>' + reqs if reqs else ''}<br><b>Action:</b> {f.action}"
+    )
 
 
 def _tip(f: Finding) -> str:
@@ -64,8 +71,13 @@ COLUMNS = (
     Column("title", lambda f: f.title, tip=_tip),
     Column("tokens/req", lambda f: f.tokens_per_request, fmt_int, numeric=True),
     Column("carried", lambda f: f.tokens_carried, fmt_int, numeric=True),
-    Column("usd", lambda f: f.usd, _usd, numeric=True,
-           sort=lambda f: f.usd if f.usd is not None else -1.0),
+    Column(
+        "usd",
+        lambda f: f.usd,
+        _usd,
+        numeric=True,
+        sort=lambda f: f.usd if f.usd is not None else -1.0,
+    ),
 )
 TITLE = 1  # the stretching column
 
@@ -84,12 +96,20 @@ class FindingsPanel(QWidget):
         self._jobs = LatestJob(parent=self)
         self._jobs.finished.connect(self._on_finished)
         self._jobs.failed.connect(self._on_failed)
-        self.table = InsightsTable(COLUMNS, lambda _f: None, self, describe=describe,
-                                   tint=lambda f: TINTS.get(f.severity), stretch=TITLE)
-        self.table.set_note("Sorted by severity, then tokens carried over the session. "
-                            "usd: what carrying it cost (cache reads and writes priced apart); "
-                            "removing it would have saved as much. Pick a row to select its "
-                            "request and items.")
+        self.table = InsightsTable(
+            COLUMNS,
+            lambda _f: None,
+            self,
+            describe=describe,
+            tint=lambda f: TINTS.get(f.severity),
+            stretch=TITLE,
+        )
+        self.table.set_note(
+            "Sorted by severity, then tokens carried over the session. "
+            "usd: what carrying it cost (cache reads and writes priced apart); "
+            "removing it would have saved as much. Pick a row to select its "
+            "request and items."
+        )
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.table)
@@ -99,9 +119,13 @@ class FindingsPanel(QWidget):
 
     # -- setters --------------------------------------------------------------------
     def set_analysis(self, a: Analysis | None, wait: bool = False) -> None:
-        same = a is not None and self.analysis is not None and \
-            a.session is self.analysis.session and a.estimator_name == \
-            self.analysis.estimator_name and a.window == self.analysis.window
+        same = (
+            a is not None
+            and self.analysis is not None
+            and a.session is self.analysis.session
+            and a.estimator_name == self.analysis.estimator_name
+            and a.window == self.analysis.window
+        )
         self.analysis = a
         if same and not wait:
             return
@@ -118,8 +142,10 @@ class FindingsPanel(QWidget):
         ins = self.insights_of()
         parts: dict[str, Any] = {}
         if ins is not None and ins.session is a.session and ins.estimator == a.estimator.name:
-            parts = {"redundant": ins.insights.redundancy.findings,
-                     "breaks": ins.insights.cache.breaks}
+            parts = {
+                "redundant": ins.insights.redundancy.findings,
+                "breaks": ins.insights.cache.breaks,
+            }
         self.table.set_summary("Computing findings…")
         self._jobs.start(lambda _p, _c: findings(a, prices=load_prices(), **parts), soon=True)
 
@@ -128,14 +154,21 @@ class FindingsPanel(QWidget):
         self.found = found
         self.table.set_rows(found or ())
         if found is None:
-            self.table.set_summary(status or ("Open a session to see its findings."
-                                              if self.analysis is None else
-                                              "Findings are computed when this tab is shown."))
+            self.table.set_summary(
+                status
+                or (
+                    "Open a session to see its findings."
+                    if self.analysis is None
+                    else "Findings are computed when this tab is shown."
+                )
+            )
             return
-        counts = ", ".join(f"{sum(f.severity == s for f in found)} {s}"
-                           for s in ("error", "warn", "info"))
-        self.table.set_summary(f"<b>{plural(len(found), 'finding')}</b> ({counts}) · "
-                               f"{unused_tools_text(found)}")
+        counts = ", ".join(
+            f"{sum(f.severity == s for f in found)} {s}" for s in ("error", "warn", "info")
+        )
+        self.table.set_summary(
+            f"<b>{plural(len(found), 'finding')}</b> ({counts}) · {unused_tools_text(found)}"
+        )
 
     def _on_finished(self, found: object) -> None:
         self._show(list(found))  # type: ignore[call-overload]

@@ -25,13 +25,15 @@ from ctxviewer import __version__
 from ctxviewer.gui.host import PanelHost
 from ctxviewer.gui.widgets.theme import apply_theme
 
-ABOUT = (f"<h3>ctxviewer {__version__}</h3>"
-         "<p>What fills the context window of an LLM coding agent: Claude Code, Codex, "
-         "qwen-code, Gemini CLI, or any client of the Anthropic and OpenAI APIs.</p>"
-         "<p>Every number is the agent's own, exact from the API, or labelled as an "
-         "estimate with its error.</p>"
-         "<p>Documentation: <code>README.md</code> and <code>docs/</code> in the source; "
-         "<code>ctxviewer --help</code> on a terminal.</p>")
+ABOUT = (
+    f"<h3>ctxviewer {__version__}</h3>"
+    "<p>What fills the context window of an LLM coding agent: Claude Code, Codex, "
+    "qwen-code, Gemini CLI, or any client of the Anthropic and OpenAI APIs.</p>"
+    "<p>Every number is the agent's own, exact from the API, or labelled as an "
+    "estimate with its error.</p>"
+    "<p>Documentation: <code>README.md</code> and <code>docs/</code> in the source; "
+    "<code>ctxviewer --help</code> on a terminal.</p>"
+)
 
 
 def shortcut_rows(window: QWidget) -> list[tuple[str, str]]:

@@ -36,8 +36,10 @@ def amount(value: float, unit: str) -> str:
 def crossing_text(c: BudgetCrossing, b: Budget) -> str:
     task = f"task {c.task + 1}, " if b.scope == "task" else ""
     what = "warning" if c.kind == "warn" else "limit"
-    return (f"#{c.request}: {task}{what} {amount(c.threshold, b.unit)} "
-            f"({amount(c.spent, b.unit)} spent)")
+    return (
+        f"#{c.request}: {task}{what} {amount(c.threshold, b.unit)} "
+        f"({amount(c.spent, b.unit)} spent)"
+    )
 
 
 class BudgetBox(QGroupBox):
@@ -98,8 +100,13 @@ class BudgetBox(QGroupBox):
 
     def values(self) -> Budget:
         """What the fields say, switched on or not (kept for the next start)."""
-        return Budget(self.limit.value(), self.unit.currentData(), self.scope.currentData(),
-                      self.warn.value(), self.hard.isChecked())
+        return Budget(
+            self.limit.value(),
+            self.unit.currentData(),
+            self.scope.currentData(),
+            self.warn.value(),
+            self.hard.isChecked(),
+        )
 
     def set_budget(self, b: Budget | None) -> None:
         """Show ``b`` (None: switch the budget off); emits ``budget_changed`` once."""
@@ -155,8 +162,10 @@ class BudgetBox(QGroupBox):
         if report.exceeded:
             text += " — <b>exceeded</b>"
         if b.hard and report.stopped_at is not None:
-            text += (f"; a hard budget stops at request {report.stopped_at} "
-                     f"({report.skipped_requests} later requests refused)")
+            text += (
+                f"; a hard budget stops at request {report.stopped_at} "
+                f"({report.skipped_requests} later requests refused)"
+            )
         self.status.setText(text)
         for c in report.crossings:
             item = QListWidgetItem(crossing_text(c, b))

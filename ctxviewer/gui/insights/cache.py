@@ -23,14 +23,17 @@ def position(b: CacheBreak) -> str:
 
 
 def _tokens_tip(b: CacheBreak) -> str:
-    return {"api": "from the API's cache_creation_input_tokens",
-            "estimate": "estimated from the break to the end of the prompt"}.get(
-                b.tokens_source, "unknown")
+    return {
+        "api": "from the API's cache_creation_input_tokens",
+        "estimate": "estimated from the break to the end of the prompt",
+    }.get(b.tokens_source, "unknown")
 
 
 def describe(b: CacheBreak) -> str:
-    return (f"<b>Request {b.request}</b> ({b.conversation}, after request {b.previous}): "
-            f"{b.kind.replace('_', ' ')} at {position(b)} — {b.detail}")
+    return (
+        f"<b>Request {b.request}</b> ({b.conversation}, after request {b.previous}): "
+        f"{b.kind.replace('_', ' ')} at {position(b)} — {b.detail}"
+    )
 
 
 COLUMNS = (
@@ -49,9 +52,11 @@ COLUMNS = (
 class CacheBreaksPage(InsightsTable):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(COLUMNS, lambda b: b.request, parent, describe=describe)
-        self.set_note("Re-cached: tokens written to the cache again after the break "
-                      "(paid at the cache-write rate). Lost cache read: the previous "
-                      "prompt minus this request's cache read.")
+        self.set_note(
+            "Re-cached: tokens written to the cache again after the break "
+            "(paid at the cache-write rate). Lost cache read: the previous "
+            "prompt minus this request's cache read."
+        )
 
     def set_insights(self, ins: Insights | None) -> None:
         if ins is None:
@@ -64,4 +69,5 @@ class CacheBreaksPage(InsightsTable):
             f"Cache hit rate <b>{fmt_pct(c.hit_rate)}</b> · caching saved "
             f"<b>{fmt_usd(c.saved_usd)}</b> · <b>{len(c.breaks)}</b> break"
             f"{'' if len(c.breaks) == 1 else 's'}, {fmt_tokens(c.rewritten_tokens)} tokens "
-            "written to the cache again")
+            "written to the cache again"
+        )

@@ -35,8 +35,9 @@ def rows_of(outcomes: tuple[Outcome, ...]) -> list[Row]:
         groups: dict[tuple[str, str], list[int]] = defaultdict(list)
         for p in c.parts:
             groups[(p.kind, p.what)].append(p.tokens)
-        for (kind, what), tokens in sorted(groups.items(),
-                                           key=lambda kv: (KINDS.index(kv[0][0]), -sum(kv[1]))):
+        for (kind, what), tokens in sorted(
+            groups.items(), key=lambda kv: (KINDS.index(kv[0][0]), -sum(kv[1]))
+        ):
             out.append(Row(c.after, kind, what, len(tokens), sum(tokens)))
     return out
 
@@ -53,8 +54,10 @@ COLUMNS = (
 class CompactionsPage(InsightsTable):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(COLUMNS, lambda r: r.after, parent, stretch=2)
-        self.set_note("The sizes before and after are the API's; each part is the estimator's "
-                      "count times the ratio calibrated on this session's own growth.")
+        self.set_note(
+            "The sizes before and after are the API's; each part is the estimator's "
+            "count times the ratio calibrated on this session's own growth."
+        )
 
     def set_insights(self, ins: Insights | None) -> None:
         outcomes = ins.compactions if ins is not None else ()
@@ -65,9 +68,12 @@ class CompactionsPage(InsightsTable):
         if not outcomes:
             self.set_summary("No compaction happened in this session.")
             return
-        self.set_summary(" &nbsp;·&nbsp; ".join(
-            f"before request <b>{c.after}</b>: {fmt_tokens(c.before_tokens)} → "
-            f"<b>{fmt_tokens(c.after_tokens)}</b> (summary {fmt_tokens(c.tokens('summary'))}, "
-            f"kept {fmt_tokens(c.tokens('kept'))}, re-attached "
-            f"{fmt_tokens(c.tokens('reattached'))}, dropped {fmt_tokens(c.tokens('dropped'))})"
-            for c in outcomes))
+        self.set_summary(
+            " &nbsp;·&nbsp; ".join(
+                f"before request <b>{c.after}</b>: {fmt_tokens(c.before_tokens)} → "
+                f"<b>{fmt_tokens(c.after_tokens)}</b> (summary {fmt_tokens(c.tokens('summary'))}, "
+                f"kept {fmt_tokens(c.tokens('kept'))}, re-attached "
+                f"{fmt_tokens(c.tokens('reattached'))}, dropped {fmt_tokens(c.tokens('dropped'))})"
+                for c in outcomes
+            )
+        )

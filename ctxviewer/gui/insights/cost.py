@@ -34,8 +34,14 @@ from ctxviewer.gui.insights.model import fmt_pct, fmt_tokens, fmt_usd
 from ctxviewer.gui.session.request_model import short_model
 from ctxviewer.gui.widgets.theme import replace_widget, theme_changed
 
-TOTALS = (("total", "Cost"), ("no_cache", "Without caching"), ("saved", "Caching saved"),
-          ("hit_rate", "Cache hit rate"), ("tokens", "Tokens"), ("unknown", "Unpriced models"))
+TOTALS = (
+    ("total", "Cost"),
+    ("no_cache", "Without caching"),
+    ("saved", "Caching saved"),
+    ("hit_rate", "Cache hit rate"),
+    ("tokens", "Tokens"),
+    ("unknown", "Unpriced models"),
+)
 
 
 def total_texts(cost: SessionCost) -> dict[str, str]:
@@ -49,9 +55,9 @@ def total_texts(cost: SessionCost) -> dict[str, str]:
         "saved": fmt_usd(cost.saved_usd) + of_priced if priced else "unknown",
         "hit_rate": fmt_pct(cost.hit_rate),
         "tokens": f"{fmt_tokens(cost.prompt_tokens)} prompt "
-                  f"({fmt_tokens(cost.cache_read_tokens)} read, "
-                  f"{fmt_tokens(cost.cache_write_tokens)} written), "
-                  f"{fmt_tokens(sum(r.output_tokens for r in cost.requests))} output",
+        f"({fmt_tokens(cost.cache_read_tokens)} read, "
+        f"{fmt_tokens(cost.cache_write_tokens)} written), "
+        f"{fmt_tokens(sum(r.output_tokens for r in cost.requests))} output",
         "unknown": ", ".join(cost.unknown_models) or "none",
     }
 
@@ -140,13 +146,20 @@ class CostPage(QWidget):
         texts = total_texts(cost) if cost is not None else {}
         for key, label in self.totals.items():
             label.setText(texts.get(key, "-"))
-        self.by_model.setText("<br>".join(
-            f"{short_model(m.model)}: {m.requests} req, "
-            f"{fmt_usd(m.total_usd) if m.price_key else 'unknown (no price)'}"
-            for m in cost.by_model) if cost is not None else "")
-        self.by_model.setToolTip("<br>".join(
-            f"{m.model}: {m.source or 'no price'}" for m in cost.by_model)
-            if cost is not None else "")
+        self.by_model.setText(
+            "<br>".join(
+                f"{short_model(m.model)}: {m.requests} req, "
+                f"{fmt_usd(m.total_usd) if m.price_key else 'unknown (no price)'}"
+                for m in cost.by_model
+            )
+            if cost is not None
+            else ""
+        )
+        self.by_model.setToolTip(
+            "<br>".join(f"{m.model}: {m.source or 'no price'}" for m in cost.by_model)
+            if cost is not None
+            else ""
+        )
         self.plot.set_cost(cost)
         self._shown_cost = cost
         self._show_prices(cost)
@@ -172,16 +185,21 @@ class CostPage(QWidget):
 
     def _show_prices(self, cost: SessionCost | None) -> None:
         path = user_prices_path()
-        sources = sorted({m.source.split(" (")[0] for m in cost.by_model if m.source}) \
-            if cost is not None else []
+        sources = (
+            sorted({m.source.split(" (")[0] for m in cost.by_model if m.source})
+            if cost is not None
+            else []
+        )
         self.prices_source.setText(
             "From the genai-prices catalogue (offline), ctxviewer's table for the models it "
             "lacks, and your file over both"
-            + (f". This session: {'; '.join(sources)}" if sources else ""))
+            + (f". This session: {'; '.join(sources)}" if sources else "")
+        )
         merged = cost is not None and cost.prices_user_file is not None
         self.prices_path.setText(
             f"Override file ({'merged' if merged else 'not present'}):<br><tt>{path}</tt><br>"
-            "USD per million tokens: {\"models\": {\"name\": {\"input\": .., \"output\": ..}}}")
+            'USD per million tokens: {"models": {"name": {"input": .., "output": ..}}}'
+        )
         self.prices_path.setToolTip(str(path))
 
     # -- buttons --------------------------------------------------------------------

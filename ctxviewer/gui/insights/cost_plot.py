@@ -30,8 +30,12 @@ from ctxviewer.gui.widgets.plot_paint import paint_cheaply
 
 STEPS = ("uncached input", "cache write", "cache read", "output")
 SHORT_STEPS = ("uncached", "write", "read", "output")  # for a narrow plot's legend
-_STEP_COLOR = {"uncached input": "uncached", "cache write": "cache_write",
-               "cache read": "cache_read", "output": "output"}
+_STEP_COLOR = {
+    "uncached input": "uncached",
+    "cache write": "cache_write",
+    "cache read": "cache_read",
+    "output": "output",
+}
 
 
 def left_out_text(cost: SessionCost | None) -> str:
@@ -39,8 +43,10 @@ def left_out_text(cost: SessionCost | None) -> str:
     if cost is None or not cost.unpriced_requests:
         return ""
     n = len(cost.unpriced_requests)
-    return (f"{n} request{'' if n == 1 else 's'} left out: no price for "
-            f"{', '.join(cost.unknown_models)} (cost unknown)")
+    return (
+        f"{n} request{'' if n == 1 else 's'} left out: no price for "
+        f"{', '.join(cost.unknown_models)} (cost unknown)"
+    )
 
 
 class UsdAxis(pg.AxisItem):
@@ -82,10 +88,13 @@ class CostPlot(pg.GraphicsLayoutWidget):
             p.vb.setMouseEnabled(x=True, y=False)
         self.cumulative_plot.setXLink(self.bar_plot)
         self.cumulative_plot.setLabel("bottom", "request #")
-        self.legend = self.bar_plot.addLegend(offset=(8, 2), colCount=2, labelTextSize="8pt",
-                                              labelTextColor=fg,
-                                              brush=faint(series_color("background", self.dark),
-                                                          215))
+        self.legend = self.bar_plot.addLegend(
+            offset=(8, 2),
+            colCount=2,
+            labelTextSize="8pt",
+            labelTextColor=fg,
+            brush=faint(series_color("background", self.dark), 215),
+        )
         self.bars: dict[str, pg.BarGraphItem] = {}
         for step in STEPS:
             color = series_color(_STEP_COLOR[step], self.dark)
@@ -95,12 +104,16 @@ class CostPlot(pg.GraphicsLayoutWidget):
             self.bars[step] = item
         self.bar_plot.vb.sigResized.connect(self._fit_legend)
         self.cumulative_curve = self.cumulative_plot.plot(
-            pen=pg.mkPen(series_color("api", self.dark), width=2))
+            pen=pg.mkPen(series_color("api", self.dark), width=2)
+        )
         sel = pg.mkPen(series_color("selection", self.dark), width=1, style=Qt.PenStyle.DotLine)
-        self.selection_lines = [pg.InfiniteLine(angle=90, movable=False, pen=sel)
-                                for _ in (self.bar_plot, self.cumulative_plot)]
-        for p, line in zip((self.bar_plot, self.cumulative_plot), self.selection_lines,
-                           strict=True):
+        self.selection_lines = [
+            pg.InfiniteLine(angle=90, movable=False, pen=sel)
+            for _ in (self.bar_plot, self.cumulative_plot)
+        ]
+        for p, line in zip(
+            (self.bar_plot, self.cumulative_plot), self.selection_lines, strict=True
+        ):
             line.setVisible(False)
             p.addItem(line, ignoreBounds=True)
         self.budget_lines: dict[str, pg.InfiniteLine] = {}
@@ -108,12 +121,18 @@ class CostPlot(pg.GraphicsLayoutWidget):
         self._marks_in: list[tuple[pg.PlotItem, pg.InfiniteLine]] = []
         for kind in ("warn", "limit"):
             color = tier_color("warn" if kind == "warn" else "hard", self.dark)
-            line = pg.InfiniteLine(angle=0, movable=False, label=kind,
-                                   pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
-                                   labelOpts={"position": 0.02 if kind == "warn" else 0.3,
-                                              "color": color,
-                                              "anchors": [(0, 1), (0, 1)],
-                                              "fill": pg.mkBrush(label_fill(self.dark))})
+            line = pg.InfiniteLine(
+                angle=0,
+                movable=False,
+                label=kind,
+                pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashLine),
+                labelOpts={
+                    "position": 0.02 if kind == "warn" else 0.3,
+                    "color": color,
+                    "anchors": [(0, 1), (0, 1)],
+                    "fill": pg.mkBrush(label_fill(self.dark)),
+                },
+            )
             line.setVisible(False)
             self.cumulative_plot.addItem(line, ignoreBounds=True)
             self.budget_lines[kind] = line
@@ -122,8 +141,9 @@ class CostPlot(pg.GraphicsLayoutWidget):
     # -- setters --------------------------------------------------------------------
     def set_cost(self, cost: SessionCost | None) -> None:
         self.cost = cost
-        reqs = tuple(r for r in cost.requests if r.total_usd is not None) \
-            if cost is not None else ()
+        reqs = (
+            tuple(r for r in cost.requests if r.total_usd is not None) if cost is not None else ()
+        )
         self.note = left_out_text(cost)
         self.bar_plot.setTitle(self.note or None, size="9pt")
         self.x = np.array([r.index for r in reqs], dtype=float)
@@ -132,8 +152,9 @@ class CostPlot(pg.GraphicsLayoutWidget):
         # bars of under a pixel each left blank bands where the data was not zero
         width = 0.8 if len(reqs) <= BARS_WITH_GAPS else 1.0
         for k, step in enumerate(STEPS):
-            h = np.array([r.waterfall()[k][1] if r.total_usd is not None else 0.0
-                          for r in reqs], dtype=float)
+            h = np.array(
+                [r.waterfall()[k][1] if r.total_usd is not None else 0.0 for r in reqs], dtype=float
+            )
             self.bars[step].setOpts(x=self.x, y0=bottom.copy(), height=h, width=width)
             bottom = bottom + h
         cum = np.cumsum([r.total_usd or 0.0 for r in reqs]) if reqs else np.empty(0)
@@ -182,9 +203,12 @@ class CostPlot(pg.GraphicsLayoutWidget):
         for c in report.crossings if report is not None else ():
             color = tier_color("warn" if c.kind == "warn" else "hard", self.dark)
             for p in (self.bar_plot, self.cumulative_plot):
-                line = pg.InfiniteLine(pos=c.request, angle=90, movable=False,
-                                       pen=pg.mkPen(color, width=1.2,
-                                                    style=Qt.PenStyle.DashDotLine))
+                line = pg.InfiniteLine(
+                    pos=c.request,
+                    angle=90,
+                    movable=False,
+                    pen=pg.mkPen(color, width=1.2, style=Qt.PenStyle.DashDotLine),
+                )
                 p.addItem(line, ignoreBounds=True)
                 self.budget_marks.append(line)
                 self._marks_in.append((p, line))

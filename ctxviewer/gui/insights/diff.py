@@ -49,8 +49,13 @@ class DiffPage(InsightsTable):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         dark = is_dark()
-        super().__init__(COLUMNS, lambda c: self._request_of(c), parent, stretch=2,
-                         tint=lambda c: QColor(tier_background(STATUS_TIER[c.status], dark)))
+        super().__init__(
+            COLUMNS,
+            lambda c: self._request_of(c),
+            parent,
+            stretch=2,
+            tint=lambda c: QColor(tier_background(STATUS_TIER[c.status], dark)),
+        )
         self.diff: RequestDiff | None = None
         self._previous: Mapping[int, int] = {}
         self._current: int | None = None
@@ -71,8 +76,10 @@ class DiffPage(InsightsTable):
         self.box.insertLayout(0, row)
         self.previous_button.clicked.connect(self._on_previous_clicked)
         self.follow.toggled.connect(self._on_follow_toggled)
-        self.set_note("Blocks aligned in order (system, then messages); tools matched by "
-                      "name. Tokens from the current estimator.")
+        self.set_note(
+            "Blocks aligned in order (system, then messages); tools matched by "
+            "name. Tokens from the current estimator."
+        )
 
     def _request_of(self, c: BlockChange) -> int | None:
         if self.diff is None:
@@ -119,7 +126,8 @@ class DiffPage(InsightsTable):
             f"removed {n['removed']} (−{fmt_tokens(diff.tokens('removed'))}) · "
             f"changed {n['changed']} ({_signed(diff.tokens('changed'))}) · "
             f"unchanged {fmt_tokens(diff.unchanged_tokens)}"
-            + (" · tool order changed" if diff.tools_reordered else ""))
+            + (" · tool order changed" if diff.tools_reordered else "")
+        )
 
     # -- slots ----------------------------------------------------------------------
     def _compare_current(self) -> None:

@@ -55,8 +55,12 @@ class Column:
 class InsightsTableModel(QAbstractTableModel):
     """Rows of core records under fixed columns; reset as a whole by ``set_rows``."""
 
-    def __init__(self, columns: Sequence[Column], parent: QObject | None = None,
-                 tint: Callable[[Any], QColor | None] | None = None) -> None:
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        parent: QObject | None = None,
+        tint: Callable[[Any], QColor | None] | None = None,
+    ) -> None:
         super().__init__(parent)
         self.columns = tuple(columns)
         self.rows: tuple[Any, ...] = ()
@@ -77,16 +81,23 @@ class InsightsTableModel(QAbstractTableModel):
     def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self.columns)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole \
-                and 0 <= section < len(self.columns):
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            orientation == Qt.Orientation.Horizontal
+            and role == Qt.ItemDataRole.DisplayRole
+            and 0 <= section < len(self.columns)
+        ):
             return self.columns[section].header
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid() or not 0 <= index.row() < len(self.rows) \
-                or not 0 <= index.column() < len(self.columns):
+        if (
+            not index.isValid()
+            or not 0 <= index.row() < len(self.rows)
+            or not 0 <= index.column() < len(self.columns)
+        ):
             return None
         obj, col = self.rows[index.row()], self.columns[index.column()]
         if role == Qt.ItemDataRole.DisplayRole:
@@ -105,8 +116,10 @@ class InsightsTableModel(QAbstractTableModel):
             return int(h | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole and col.tip is not None:
             return col.tip(obj)
-        if role in (Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole) \
-                and self._tint is not None:
+        if (
+            role in (Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.ForegroundRole)
+            and self._tint is not None
+        ):
             color = self._tint(obj)
             if color is None:
                 return None
@@ -116,5 +129,8 @@ class InsightsTableModel(QAbstractTableModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable \
+        return (
+            Qt.ItemFlag.ItemIsEnabled
+            | Qt.ItemFlag.ItemIsSelectable
             | Qt.ItemFlag.ItemNeverHasChildren
+        )

@@ -77,10 +77,15 @@ class InsightsPanel(QWidget):
         self.redundancy, self.subagents = RedundancyPage(self), SubagentsPage(self)
         self.diff, self.compactions = DiffPage(self), CompactionsPage(self)
         self.sources = SourcesPage(self)
-        for page, title in ((self.cost, "Cost && cache"), (self.sources, "Sources"),
-                            (self.cache, "Cache breaks"),
-                            (self.redundancy, "Redundancy"), (self.subagents, "Sub-agents"),
-                            (self.compactions, "Compactions"), (self.diff, "Diff")):
+        for page, title in (
+            (self.cost, "Cost && cache"),
+            (self.sources, "Sources"),
+            (self.cache, "Cache breaks"),
+            (self.redundancy, "Redundancy"),
+            (self.subagents, "Sub-agents"),
+            (self.compactions, "Compactions"),
+            (self.diff, "Diff"),
+        ):
             self.pages.addTab(page, title)
             page.request_selected.connect(self.request_selected)
         layout = QVBoxLayout(self)
@@ -137,8 +142,14 @@ class InsightsPanel(QWidget):
     def _show(self, result: InsightsResult | None) -> None:
         self.result = result
         ins = self.insights
-        for page in (self.cost, self.sources, self.cache, self.redundancy, self.subagents,
-                     self.compactions):
+        for page in (
+            self.cost,
+            self.sources,
+            self.cache,
+            self.redundancy,
+            self.subagents,
+            self.compactions,
+        ):
             page.set_insights(ins)
         if result is not None:
             self.diff.set_requests(len(result.session.requests), result.previous)
@@ -170,10 +181,13 @@ class InsightsPanel(QWidget):
             text = "Insights are computed when this tab is shown."
         else:
             c = ins.cost
-            unknown = f" · <b>unpriced:</b> {', '.join(c.unknown_models)}" \
-                if c.unknown_models else ""
-            text = (f"{plural(len(c.requests), 'request')} · estimator {self.result.estimator}"  # type: ignore[union-attr]
-                    f"{unknown}")
+            unknown = (
+                f" · <b>unpriced:</b> {', '.join(c.unknown_models)}" if c.unknown_models else ""
+            )
+            text = (
+                f"{plural(len(c.requests), 'request')} · estimator {self.result.estimator}"  # type: ignore[union-attr]
+                f"{unknown}"
+            )
         self.status.setText(text)
 
     # -- slots ----------------------------------------------------------------------
@@ -184,8 +198,7 @@ class InsightsPanel(QWidget):
 
     def _on_runner_computed(self, result: InsightsResult) -> None:
         a = self.analysis
-        if a is None or result.session is not a.session or \
-                result.estimator != a.estimator.name:
+        if a is None or result.session is not a.session or result.estimator != a.estimator.name:
             return  # a stale session or estimator
         self._show(result)
 
@@ -209,8 +222,7 @@ class InsightsPanel(QWidget):
 
     def _on_diff_requested(self, a: int, b: int) -> None:
         s = self.result.session if self.result is not None else None
-        if s is not None and self.analysis is not None and \
-                max(a, b) < len(s.requests):
+        if s is not None and self.analysis is not None and max(a, b) < len(s.requests):
             self.runner.diff(s, a, b, self.analysis.estimator)
 
 
@@ -243,7 +255,8 @@ def install(host: PanelHost) -> InsightsPanel:
     panel.budget_marks_changed.connect(lambda marks: _mark_budget(host, marks))
     panel.requests_selected.connect(host.select_requests)
     panel.runner.computed.connect(  # for the Findings tab
-        lambda r: host.share_insights(SharedInsights(r.session, r.estimator, r.insights)))
+        lambda r: host.share_insights(SharedInsights(r.session, r.estimator, r.insights))
+    )
     _keep_budget(host, panel)
     # a second key for the tab (View > Insights, Ctrl+4, is the help menu's tab action):
     # on the window only, so View lists the tab once

@@ -30,10 +30,12 @@ def short(f: Finding) -> str:
 
 
 def describe(f: Finding) -> str:
-    return (f"<b>{f.kind.replace('_', ' ')}</b> {what(f)}: {f.tokens:,} tokens, first carried "
-            f"by request {f.first_request}, redundant from request {f.since_request} "
-            f"(superseded by {f.superseded_by}), then carried by {f.carried_by} requests "
-            f"= {f.carry_tokens:,} tokens" + (f"; trim drops it {CHECK}" if f.trim_drops else ""))
+    return (
+        f"<b>{f.kind.replace('_', ' ')}</b> {what(f)}: {f.tokens:,} tokens, first carried "
+        f"by request {f.first_request}, redundant from request {f.since_request} "
+        f"(superseded by {f.superseded_by}), then carried by {f.carried_by} requests "
+        f"= {f.carry_tokens:,} tokens" + (f"; trim drops it {CHECK}" if f.trim_drops else "")
+    )
 
 
 COLUMNS = (
@@ -42,10 +44,18 @@ COLUMNS = (
     Column("tokens", lambda f: f.tokens, fmt_int, numeric=True),
     Column("carried by", lambda f: f.carried_by, lambda n: f"{n} req", numeric=True),
     Column("carry cost", lambda f: f.carry_tokens, fmt_int, numeric=True),
-    Column("trim", lambda f: f.trim_drops, lambda v: CHECK if v else "",
-           tip=lambda f: "the trim strategy drops it" if f.trim_drops else "trim keeps it"),
-    Column("first → stale", lambda f: f"{f.first_request} → {f.since_request}",
-           sort=lambda f: f.first_request, tip=lambda f: "first carried by request → redundant from request"),
+    Column(
+        "trim",
+        lambda f: f.trim_drops,
+        lambda v: CHECK if v else "",
+        tip=lambda f: "the trim strategy drops it" if f.trim_drops else "trim keeps it",
+    ),
+    Column(
+        "first → stale",
+        lambda f: f"{f.first_request} → {f.since_request}",
+        sort=lambda f: f.first_request,
+        tip=lambda f: "first carried by request → redundant from request",
+    ),
     Column("superseded by", lambda f: f.superseded_by),
 )
 
@@ -53,10 +63,12 @@ COLUMNS = (
 class RedundancyPage(InsightsTable):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(COLUMNS, lambda f: f.first_request, parent, describe=describe)
-        self.set_note(f"Carry cost: tokens x later requests that still carried the content. "
-                      f"The trim compaction strategy would drop the rows marked {CHECK} "
-                      "(reads superseded by a later read, old todo lists); it keeps reads "
-                      "that were only superseded by an edit.")
+        self.set_note(
+            f"Carry cost: tokens x later requests that still carried the content. "
+            f"The trim compaction strategy would drop the rows marked {CHECK} "
+            "(reads superseded by a later read, old todo lists); it keeps reads "
+            "that were only superseded by an edit."
+        )
 
     def set_insights(self, ins: Insights | None) -> None:
         if ins is None:
@@ -69,4 +81,5 @@ class RedundancyPage(InsightsTable):
         self.set_summary(
             f"<b>{len(r.findings)}</b> finding{'' if len(r.findings) == 1 else 's'}"
             f"{f' ({kinds})' if kinds else ''} · carried <b>{fmt_tokens(r.carry_tokens)}</b> "
-            f"tokens in later requests · trim drops {fmt_tokens(r.trim_carry_tokens)} of them")
+            f"tokens in later requests · trim drops {fmt_tokens(r.trim_carry_tokens)} of them"
+        )

@@ -33,7 +33,9 @@ class InsightsResult:
     session: Session
     estimator: str
     insights: Insights
-    previous: dict[int, int] = field(default_factory=dict)  # request -> previous in its conversation
+    previous: dict[int, int] = field(
+        default_factory=dict
+    )  # request -> previous in its conversation
 
 
 def compute_insights(session: Session, est: Estimator) -> InsightsResult:
@@ -43,8 +45,7 @@ def compute_insights(session: Session, est: Estimator) -> InsightsResult:
     except ValueError as e:
         raise ValueError(f"price table: {e}") from None
     result = insights(session, est, prices)
-    previous = {b.index: a.index for c in conversations(session)
-                for a, b in pairwise(c.requests)}
+    previous = {b.index: a.index for c in conversations(session) for a, b in pairwise(c.requests)}
     return InsightsResult(session, est.name, result, previous)
 
 

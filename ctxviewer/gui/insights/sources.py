@@ -24,23 +24,38 @@ def _cost(x: float | None) -> str:
 
 
 COLUMNS = (
-    Column("cost", lambda s: s.cost_usd, _cost, numeric=True,
-           sort=lambda s: s.cost_usd if s.cost_usd is not None else -1.0),
+    Column(
+        "cost",
+        lambda s: s.cost_usd,
+        _cost,
+        numeric=True,
+        sort=lambda s: s.cost_usd if s.cost_usd is not None else -1.0,
+    ),
     Column("tokens x requests", lambda s: s.token_requests, fmt_int, numeric=True),
-    Column("tokens", lambda s: s.tokens, fmt_int, numeric=True,
-           tip=lambda s: "its largest size in one request"),
+    Column(
+        "tokens",
+        lambda s: s.tokens,
+        fmt_int,
+        numeric=True,
+        tip=lambda s: "its largest size in one request",
+    ),
     Column("requests", lambda s: len(s.requests), fmt_int, numeric=True),
     Column("kind", lambda s: s.kind.replace("_", " ")),
-    Column("source", lambda s: ("    " if s.kind == "tool_result" else "") + s.name,
-           tip=lambda s: s.name),
+    Column(
+        "source",
+        lambda s: ("    " if s.kind == "tool_result" else "") + s.name,
+        tip=lambda s: s.name,
+    ),
 )
 
 
 def describe(s: Source) -> str:
     first = f", first at request {s.requests[0]}" if s.requests else ""
-    return (f"<b>{s.kind.replace('_', ' ')}: {s.name}</b> — up to {fmt_tokens(s.tokens)} "
-            f"tokens, carried by {plural(len(s.requests), 'request')}{first}: "
-            f"{fmt_tokens(s.token_requests)} tokens x requests, {_cost(s.cost_usd)}")
+    return (
+        f"<b>{s.kind.replace('_', ' ')}: {s.name}</b> — up to {fmt_tokens(s.tokens)} "
+        f"tokens, carried by {plural(len(s.requests), 'request')}{first}: "
+        f"{fmt_tokens(s.token_requests)} tokens x requests, {_cost(s.cost_usd)}"
+    )
 
 
 class SourcesPage(QWidget):
@@ -50,13 +65,14 @@ class SourcesPage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.plot = SourcesPlot(self)
-        self.table = InsightsTable(COLUMNS, lambda _s: None, self, stretch=5,
-                                   describe=describe)
-        self.table.set_note("Each request's prompt is split into its sources by the "
-                            "estimator and scaled to the API's count, so the sources add up "
-                            "to the prompts sent. Cost: at each request's prices, the cached "
-                            "prefix at the cache-read price, what is new at the write or input "
-                            "price. Pick one to select the requests that carried it.")
+        self.table = InsightsTable(COLUMNS, lambda _s: None, self, stretch=5, describe=describe)
+        self.table.set_note(
+            "Each request's prompt is split into its sources by the "
+            "estimator and scaled to the API's count, so the sources add up "
+            "to the prompts sent. Cost: at each request's prices, the cached "
+            "prefix at the cache-read price, what is new at the write or input "
+            "price. Pick one to select the requests that carried it."
+        )
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.plot)
         self.splitter.addWidget(self.table)
@@ -87,7 +103,8 @@ class SourcesPage(QWidget):
         self.table.set_summary(
             f"<b>{plural(len(src.sources), 'source')}</b> over "
             f"{plural(src.requests, 'request')}: {fmt_tokens(src.token_requests)} tokens x "
-            f"requests, the prompts sent ({fmt_tokens(src.prompt_tokens)})")
+            f"requests, the prompts sent ({fmt_tokens(src.prompt_tokens)})"
+        )
 
     def pick(self, source: Source) -> None:
         """Mark ``source`` and select the requests that carried it."""

@@ -63,12 +63,17 @@ class SourcesPlot(pg.PlotWidget):
         p.getAxis("bottom").enableAutoSIPrefix(False)
         self.shown: list[Source] = []
         self.metric = "usd"
-        self.bars = pg.BarGraphItem(x0=[], y=[], width=[], height=0.7, pen=None,
-                                    brush=series_color("api", self.dark))
-        self.picked = pg.BarGraphItem(x0=[], y=[], width=[], height=0.7,
-                                      pen=pg.mkPen(series_color("selection", self.dark),
-                                                   width=1.5),
-                                      brush=series_color("cache_write", self.dark))
+        self.bars = pg.BarGraphItem(
+            x0=[], y=[], width=[], height=0.7, pen=None, brush=series_color("api", self.dark)
+        )
+        self.picked = pg.BarGraphItem(
+            x0=[],
+            y=[],
+            width=[],
+            height=0.7,
+            pen=pg.mkPen(series_color("selection", self.dark), width=1.5),
+            brush=series_color("cache_write", self.dark),
+        )
         p.addItem(self.bars)
         p.addItem(self.picked)
         self.scene().sigMouseClicked.connect(self._on_scene_clicked)
@@ -91,10 +96,14 @@ class SourcesPlot(pg.PlotWidget):
         widths = np.array([self.value(s) for s in shown], dtype=float)
         self.bars.setOpts(x0=np.zeros(n), y=y, width=widths, height=0.7)
         self.getPlotItem().getAxis("left").setTicks(
-            [[(float(y[i]), label(s)) for i, s in enumerate(shown)], []])
+            [[(float(y[i]), label(s)) for i, s in enumerate(shown)], []]
+        )
         self.getPlotItem().setLabel(
-            "bottom", "USD: what carrying it cost" if priced else
-            "tokens x requests (a price is missing: dollars unknown)")
+            "bottom",
+            "USD: what carrying it cost"
+            if priced
+            else "tokens x requests (a price is missing: dollars unknown)",
+        )
         self.select(None)
         top = float(widths.max()) if n else 1.0
         self.getPlotItem().setXRange(0, max(top, 1e-9) * 1.05, padding=0)
@@ -106,8 +115,9 @@ class SourcesPlot(pg.PlotWidget):
         if i is None:
             self.picked.setOpts(x0=[], y=[], width=[])
             return
-        self.picked.setOpts(x0=[0.0], y=[float(len(self.shown) - 1 - i)],
-                            width=[self.value(source)])
+        self.picked.setOpts(
+            x0=[0.0], y=[float(len(self.shown) - 1 - i)], width=[self.value(source)]
+        )
 
     def _on_scene_clicked(self, event: object) -> None:
         pos = event.scenePos()  # type: ignore[attr-defined]

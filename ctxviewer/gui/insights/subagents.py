@@ -47,8 +47,10 @@ COLUMNS = (
 class SubagentsPage(InsightsTable):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(COLUMNS, target, parent, stretch=0)
-        self.set_note("Link: exact when the run's first message is the prompt of its "
-                      "parent's Task/Agent call; inferred from timing otherwise.")
+        self.set_note(
+            "Link: exact when the run's first message is the prompt of its "
+            "parent's Task/Agent call; inferred from timing otherwise."
+        )
 
     def set_insights(self, ins: Insights | None) -> None:
         runs = ins.subagents if ins is not None else ()
@@ -64,4 +66,5 @@ class SubagentsPage(InsightsTable):
         self.set_summary(
             f"<b>{len(runs)}</b> run{'' if len(runs) == 1 else 's'} · "
             f"{plural(sum(len(r.requests) for r in runs), 'request')} · "
-            f"{fmt_tokens(sum(r.total_tokens for r in runs))} tokens · <b>{fmt_usd(usd)}</b>")
+            f"{fmt_tokens(sum(r.total_tokens for r in runs))} tokens · <b>{fmt_usd(usd)}</b>"
+        )

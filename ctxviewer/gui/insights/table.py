@@ -30,11 +30,16 @@ MAX_COLUMN_WIDTH = 280
 class InsightsTable(QWidget):
     request_selected = Signal(int)  # the request a picked row points at
 
-    def __init__(self, columns: Sequence[Column], request_of: Callable[[Any], int | None],
-                 parent: QWidget | None = None, *,
-                 tint: Callable[[Any], QColor | None] | None = None,
-                 stretch: int | None = None,
-                 describe: Callable[[Any], str] | None = None) -> None:
+    def __init__(
+        self,
+        columns: Sequence[Column],
+        request_of: Callable[[Any], int | None],
+        parent: QWidget | None = None,
+        *,
+        tint: Callable[[Any], QColor | None] | None = None,
+        stretch: int | None = None,
+        describe: Callable[[Any], str] | None = None,
+    ) -> None:
         super().__init__(parent)
         self._request_of = request_of
         self._describe = describe

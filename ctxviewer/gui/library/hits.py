@@ -69,12 +69,17 @@ class HitsPane(QWidget):
             item.setToolTip(1, m["snippet"])
             self.list.addTopLevelItem(item)
         shown = len(hits.matches)
-        what = plural(hits.total, "request") if shown == hits.total else \
-            f"the first {shown:,} of {hits.total:,} requests"
+        what = (
+            plural(hits.total, "request")
+            if shown == hits.total
+            else f"the first {shown:,} of {hits.total:,} requests"
+        )
         verb = "holds" if hits.total == 1 else "hold"
-        self.label.setText(f"<b>{escape(_name(hits.entry))}</b>: {what} {verb} "
-                           f"“{escape(hits.text)}”. "
-                           "Double-click one (or press Enter) to open the session there.")
+        self.label.setText(
+            f"<b>{escape(_name(hits.entry))}</b>: {what} {verb} "
+            f"“{escape(hits.text)}”. "
+            "Double-click one (or press Enter) to open the session there."
+        )
         first = self.list.topLevelItem(0)
         if first is not None:
             self.list.setCurrentItem(first)
@@ -87,5 +92,4 @@ class HitsPane(QWidget):
 
 def _name(entry: dict[str, Any]) -> str:
     """The session as the table's row names it: its start and its agent."""
-    return " · ".join(x for x in (when(entry), entry.get("agent_label") or entry.get("agent"))
-                      if x)
+    return " · ".join(x for x in (when(entry), entry.get("agent_label") or entry.get("agent")) if x)

@@ -56,8 +56,9 @@ class TextIndexer(QObject):
             self._thread.join()
         self._running = True
         self._cancel = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(self._cancel,),
-                                        name="ctxviewer-library-texts", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(self._cancel,), name="ctxviewer-library-texts", daemon=True
+        )
         self._thread.start()
         return True
 
@@ -79,8 +80,9 @@ class TextIndexer(QObject):
                     else:
                         self._emit("progressed", min(base + s.read, total), total)
 
-                stats = lib.index_texts(progress=told, cancelled=cancel.is_set, wait=True,
-                                        pool=self.pool)
+                stats = lib.index_texts(
+                    progress=told, cancelled=cancel.is_set, wait=True, pool=self.pool
+                )
         except LibraryError as e:
             self._emit("failed", str(e))
             return

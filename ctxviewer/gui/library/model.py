@@ -26,10 +26,21 @@ ENTRY_ROLE = Qt.ItemDataRole.UserRole + 4  # the session's dict (``library --jso
 ID_ROLE = Qt.ItemDataRole.UserRole + 5  # its id: what filters read (a dict is converted
 # to and from a QVariantMap on every read, 100 µs for a session's)
 PROJECT_ROLE = Qt.ItemDataRole.UserRole + 6  # a project row's project
-COLUMNS = ("Session", "Agent", "Requests", "Peak", "Window", "Prompt size", "Cost",
-           "Compactions", "Matches", "File")
-SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = \
-    range(len(COLUMNS))
+COLUMNS = (
+    "Session",
+    "Agent",
+    "Requests",
+    "Peak",
+    "Window",
+    "Prompt size",
+    "Cost",
+    "Compactions",
+    "Matches",
+    "File",
+)
+SESSION, AGENT, REQUESTS, PEAK, SHARE, PROMPT, COST, COMPACTIONS, MATCHES, FILE = range(
+    len(COLUMNS)
+)
 NO_PROJECT = "(no project recorded)"
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
 
@@ -38,7 +49,7 @@ def home(path: str) -> str:
     """``path`` for people: ``~`` for the home folder, a byte that is no UTF-8 as ``\xe9``."""
     h = os.path.expanduser("~")  # Path.home() costs 25 µs a row
     path = printable(path)
-    return "~" + path[len(h):] if path == h or path.startswith(h + os.sep) else path
+    return "~" + path[len(h) :] if path == h or path.startswith(h + os.sep) else path
 
 
 def when(entry: dict[str, Any]) -> str:
@@ -50,8 +61,9 @@ def when(entry: dict[str, Any]) -> str:
     return t.astimezone().strftime("%Y-%m-%d %H:%M")
 
 
-def _item(text: str, sort: object = None, tip: str | None = None,
-          right: bool = False) -> QStandardItem:
+def _item(
+    text: str, sort: object = None, tip: str | None = None, right: bool = False
+) -> QStandardItem:
     item = QStandardItem(text)
     item.setEditable(False)
     item.setData(text.lower() if sort is None else sort, SORT_ROLE)
@@ -69,32 +81,53 @@ def session_row(e: dict[str, Any], matches: int | None = None) -> list[QStandard
         label += f"  ({e['part'] + 1} of {e['parts']})"
     comp = e["compactions_observed"]
     predicted = e["compactions_predicted"]
-    tops = ", ".join(f"{c['name'].replace('_', ' ')} {fmt_tokens(c['tokens'])}"
-                     for c in e.get("top_categories", []))
+    tops = ", ".join(
+        f"{c['name'].replace('_', ' ')} {fmt_tokens(c['tokens'])}"
+        for c in e.get("top_categories", [])
+    )
     row = [
-        _item(label, e.get("start") or e.get("mtime") or "", tip=f"{printable(e['path'])}\n"
-              f"{e.get('model') or ''}\nlargest at the peak: {tops or '-'}"),
+        _item(
+            label,
+            e.get("start") or e.get("mtime") or "",
+            tip=f"{printable(e['path'])}\n"
+            f"{e.get('model') or ''}\nlargest at the peak: {tops or '-'}",
+        ),
         _item(e.get("agent_label") or e["agent"], tip=e["agent"]),
         _item(f"{e['requests']:,}", e["requests"], right=True),
-        _item(fmt_tokens(e.get("peak_prompt_tokens")), e.get("peak_prompt_tokens") or -1,
-              right=True),
-        _item(f"{share * 100:.0f}%" if share is not None else "-",
-              share if share is not None else -1.0, right=True),
+        _item(
+            fmt_tokens(e.get("peak_prompt_tokens")), e.get("peak_prompt_tokens") or -1, right=True
+        ),
+        _item(
+            f"{share * 100:.0f}%" if share is not None else "-",
+            share if share is not None else -1.0,
+            right=True,
+        ),
         _item("", max(e.get("prompt_series") or [0])),
-        _item(usd(e.get("cost_usd"), "-"), e.get("cost_usd") if e.get("cost_usd") is not None
-              else -1.0, right=True),
-        _item(str(comp) if comp else "", comp * 1000 + predicted,
-              tip=f"{plural(comp, 'compaction')} in the log, {predicted} predicted",
-              right=True),
+        _item(
+            usd(e.get("cost_usd"), "-"),
+            e.get("cost_usd") if e.get("cost_usd") is not None else -1.0,
+            right=True,
+        ),
+        _item(
+            str(comp) if comp else "",
+            comp * 1000 + predicted,
+            tip=f"{plural(comp, 'compaction')} in the log, {predicted} predicted",
+            right=True,
+        ),
         _item(f"{matches:,}" if matches else "", matches or 0, right=True),
-        _item(os.path.basename(printable(e["path"] or "")), e["path"] or "",
-              tip=printable(e["path"] or "")),
+        _item(
+            os.path.basename(printable(e["path"] or "")),
+            e["path"] or "",
+            tip=printable(e["path"] or ""),
+        ),
     ]
     row[PROMPT].setData(e.get("prompt_series") or [], SERIES_ROLE)
     row[PROMPT].setData(e.get("window") or 0, SCALE_ROLE)
-    row[PROMPT].setToolTip(f"prompt size over the session, peak "
-                           f"{fmt_tokens(e.get('peak_prompt_tokens'))} of "
-                           f"{fmt_tokens(e.get('window'))}")
+    row[PROMPT].setToolTip(
+        f"prompt size over the session, peak "
+        f"{fmt_tokens(e.get('peak_prompt_tokens'))} of "
+        f"{fmt_tokens(e.get('window'))}"
+    )
     row[SESSION].setData(e, ENTRY_ROLE)
     row[SESSION].setData(e["id"], ID_ROLE)
     if not e["requests"]:
@@ -112,8 +145,9 @@ def _no_requests(row: list[QStandardItem], e: dict[str, Any]) -> None:
         item.setToolTip(f"{e['path']}\n{note}")
 
 
-def group_row(project: str, entries: Sequence[dict[str, Any]],
-              matches: dict[int, int] | None = None) -> list[QStandardItem]:
+def group_row(
+    project: str, entries: Sequence[dict[str, Any]], matches: dict[int, int] | None = None
+) -> list[QStandardItem]:
     """A project's row: its sessions' totals, so that sorting orders projects too."""
     latest = max((e.get("start") or e.get("mtime") or "" for e in entries), default="")
     peak = max((e.get("peak_prompt_tokens") or 0 for e in entries), default=0)
@@ -123,15 +157,18 @@ def group_row(project: str, entries: Sequence[dict[str, Any]],
     shares = [e["peak_share"] for e in entries if e.get("peak_share") is not None]
     name = home(project) if project != NO_PROJECT else project
     found = sum((matches or {}).get(e["id"], 0) for e in entries)
-    row = [_item(name, latest, tip=project),
-           _item(plural(len(entries), "session"), len(entries)),
-           _item(f"{requests:,}", requests, right=True),
-           _item(fmt_tokens(peak), peak, right=True),
-           _item(f"{max(shares) * 100:.0f}%" if shares else "", max(shares, default=-1.0),
-                 right=True),
-           _item("", peak), _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
-           _item(str(comps) if comps else "", comps * 1000, right=True),
-           _item(f"{found:,}" if found else "", found, right=True), _item("", "")]
+    row = [
+        _item(name, latest, tip=project),
+        _item(plural(len(entries), "session"), len(entries)),
+        _item(f"{requests:,}", requests, right=True),
+        _item(fmt_tokens(peak), peak, right=True),
+        _item(f"{max(shares) * 100:.0f}%" if shares else "", max(shares, default=-1.0), right=True),
+        _item("", peak),
+        _item(usd(sum(costs)) if costs else "", sum(costs), right=True),
+        _item(str(comps) if comps else "", comps * 1000, right=True),
+        _item(f"{found:,}" if found else "", found, right=True),
+        _item("", ""),
+    ]
     row[0].setData(project, PROJECT_ROLE)
     font = row[0].font()
     font.setBold(True)
@@ -140,8 +177,12 @@ def group_row(project: str, entries: Sequence[dict[str, Any]],
     return row
 
 
-def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped: bool,
-          matches: dict[int, int] | None = None) -> list[list[dict[str, Any]]]:
+def build(
+    model: QStandardItemModel,
+    entries: Sequence[dict[str, Any]],
+    grouped: bool,
+    matches: dict[int, int] | None = None,
+) -> list[list[dict[str, Any]]]:
     """The rows of ``entries``; returns each top row's sessions (grouped: its project's;
     none for a session's own row), for ``retotal``."""
     model.clear()
@@ -162,9 +203,13 @@ def build(model: QStandardItemModel, entries: Sequence[dict[str, Any]], grouped:
     return list(groups.values())
 
 
-def patch(model: QStandardItemModel, old: Sequence[dict[str, Any]],
-          new: Sequence[dict[str, Any]], grouped: bool,
-          matches: dict[int, int] | None = None) -> list[list[dict[str, Any]]]:
+def patch(
+    model: QStandardItemModel,
+    old: Sequence[dict[str, Any]],
+    new: Sequence[dict[str, Any]],
+    grouped: bool,
+    matches: dict[int, int] | None = None,
+) -> list[list[dict[str, Any]]]:
     """Bring the rows ``build(old)`` made to ``new`` in place: rows are added for new
     sessions (in their project's row), replaced for changed ones, removed for gone ones.
     While a scan runs this touches the few sessions it brought, where ``build`` made
@@ -185,10 +230,17 @@ def patch(model: QStandardItemModel, old: Sequence[dict[str, Any]],
             projects[top.data(PROJECT_ROLE)] = top
             for k in range(top.rowCount()):
                 where[top.child(k, SESSION).data(ID_ROLE)] = (top, k)
-    moved = {sid for sid, e in after.items() if sid in before and grouped
-             and (e.get("project") or NO_PROJECT) != (before[sid].get("project") or NO_PROJECT)}
-    gone = sorted((where[sid] for sid in (before.keys() - after.keys()) | moved if sid in where),
-                  key=lambda pr: -pr[1])
+    moved = {
+        sid
+        for sid, e in after.items()
+        if sid in before
+        and grouped
+        and (e.get("project") or NO_PROJECT) != (before[sid].get("project") or NO_PROJECT)
+    }
+    gone = sorted(
+        (where[sid] for sid in (before.keys() - after.keys()) | moved if sid in where),
+        key=lambda pr: -pr[1],
+    )
     for parent, r in gone:  # bottom up: the rows above keep their numbers
         parent.removeRow(r)
     for sid, e in after.items():
@@ -218,12 +270,14 @@ def patch(model: QStandardItemModel, old: Sequence[dict[str, Any]],
     members: dict[str, list[dict[str, Any]]] = {}
     for e in new:
         members.setdefault(e.get("project") or NO_PROJECT, []).append(e)
-    return [members.get(model.item(r, SESSION).data(PROJECT_ROLE), [])
-            for r in range(model.rowCount())]
+    return [
+        members.get(model.item(r, SESSION).data(PROJECT_ROLE), []) for r in range(model.rowCount())
+    ]
 
 
 def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
     """Write a search's counts into the Matches column of the sessions' rows."""
+
     def put(session: QStandardItem | None, matches: QStandardItem | None) -> None:
         sid = session.data(ID_ROLE) if session is not None else None
         if sid is not None and matches is not None:
@@ -238,19 +292,26 @@ def set_counts(model: QStandardItemModel, counts: dict[int, int]) -> None:
             put(top.child(k, SESSION), top.child(k, MATCHES))
 
 
-def retotal(model: QStandardItemModel, groups: list[list[dict[str, Any]]],
-            shown: set[int], matches: dict[int, int] | None = None) -> None:
+def retotal(
+    model: QStandardItemModel,
+    groups: list[list[dict[str, Any]]],
+    shown: set[int],
+    matches: dict[int, int] | None = None,
+) -> None:
     """Each project's row (``groups``: ``build``'s) totals its sessions in ``shown``
     (the others are filtered out), their matching requests too."""
     for r, sessions in enumerate(groups):
         members = [e for e in sessions if e["id"] in shown]
         if not members:
             continue
-        for c, new in enumerate(group_row(members[0].get("project") or NO_PROJECT, members,
-                                          matches)):
+        for c, new in enumerate(
+            group_row(members[0].get("project") or NO_PROJECT, members, matches)
+        ):
             old = model.item(r, c)
-            if old is not None and (old.text(), old.data(SORT_ROLE)) != \
-                    (new.text(), new.data(SORT_ROLE)):
+            if old is not None and (old.text(), old.data(SORT_ROLE)) != (
+                new.text(),
+                new.data(SORT_ROLE),
+            ):
                 old.setText(new.text())
                 old.setData(new.data(SORT_ROLE), SORT_ROLE)
 
@@ -270,15 +331,17 @@ class LibraryFilter(QSortFilterProxyModel):
         self.ids: set[int] | None = None  # a search's sessions; None: no search
         self.entries: dict[int, dict[str, Any]] = {}  # every session's entry, by id
 
-    def set_filters(self, agent: str | None, project: str | None, text: str,
-                    ids: set[int] | None) -> None:
+    def set_filters(
+        self, agent: str | None, project: str | None, text: str, ids: set[int] | None
+    ) -> None:
         self.agent, self.project, self.text, self.ids = agent, project, text.lower(), ids
         # The whole mapping again, in one layout change: 20 ms for 2,000 sessions, where
         # a filter change (row by row removals and insertions) takes ten times that.
         self.invalidate()
 
-    def lessThan(self, left: QModelIndex | QPersistentModelIndex,
-                 right: QModelIndex | QPersistentModelIndex) -> bool:
+    def lessThan(
+        self, left: QModelIndex | QPersistentModelIndex, right: QModelIndex | QPersistentModelIndex
+    ) -> bool:
         """Rows without requests (sessions, or projects of such sessions only) below the
         others whichever way the column sorts: a file holding only a summary, dated
         today, is no session to open first."""
@@ -288,8 +351,7 @@ class LibraryFilter(QSortFilterProxyModel):
             return empty_right if ascending else empty_left
         return super().lessThan(left, right)
 
-    def filterAcceptsRow(self, row: int,
-                         parent: QModelIndex | QPersistentModelIndex) -> bool:
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         model = self.sourceModel()
         e = self.entries.get(model.index(row, SESSION, parent).data(ID_ROLE))
         if e is None:  # a project row: shown when one of its sessions is
@@ -301,10 +363,17 @@ class LibraryFilter(QSortFilterProxyModel):
         if self.ids is not None and e["id"] not in self.ids:
             return False
         if self.text:
-            hay = " ".join(str(model.index(row, c, parent).data() or "")
-                           for c in range(len(COLUMNS)))
-            hay += " " + (e.get("path") or "") + " " + (e.get("project") or "") + " " + \
-                (e.get("model") or "")
+            hay = " ".join(
+                str(model.index(row, c, parent).data() or "") for c in range(len(COLUMNS))
+            )
+            hay += (
+                " "
+                + (e.get("path") or "")
+                + " "
+                + (e.get("project") or "")
+                + " "
+                + (e.get("model") or "")
+            )
             return all(word in hay.lower() for word in self.text.split())
         return True
 

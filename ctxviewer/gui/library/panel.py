@@ -61,8 +61,9 @@ class LibraryPanel(QObject):
         self.indexer = TextIndexer(self.path, self)  # the second pass: the text for search
         self._texts: tuple[int, int] | None = None  # its progress while it runs
         self.queries = LibraryQueries(self.path, self)
-        self.row_menu = RowMenu(self.view.tree, self.open_entry,
-                                lambda title, why: self.window.show_error(title, why))
+        self.row_menu = RowMenu(
+            self.view.tree, self.open_entry, lambda title, why: self.window.show_error(title, why)
+        )
         self.demo_if_empty: str | None = None
         self._last_refresh = 0.0
         self._note = ""  # what the summary says after the count (the last scan's outcome)
@@ -193,8 +194,10 @@ class LibraryPanel(QObject):
         if path and os.path.exists(path):
             self.window.open_file(path, entry.get("part") if entry.get("parts", 1) > 1 else None)
         else:
-            self.window.show_error("Cannot open file", f"{path} is not there any more; "
-                                   "Rescan takes it out of the library")
+            self.window.show_error(
+                "Cannot open file",
+                f"{path} is not there any more; Rescan takes it out of the library",
+            )
 
     def _on_find(self) -> None:
         """Ctrl+F on the library page goes to its search box (not the hidden session's)."""
@@ -234,15 +237,21 @@ class LibraryPanel(QObject):
 
         from ctxviewer.gui.widgets.file_dialog import FileDialog
 
-        dialog = FileDialog(self.window, "Add a folder of sessions (the proxy's recordings…)",
-                            os.path.expanduser("~"), "", save=False)
+        dialog = FileDialog(
+            self.window,
+            "Add a folder of sessions (the proxy's recordings…)",
+            os.path.expanduser("~"),
+            "",
+            save=False,
+        )
         dialog.setFileMode(QFileDialog.FileMode.Directory)
         dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
         return dialog.chosen()
 
     # -- scanning -------------------------------------------------------------------------
-    def scan(self, rescan: bool = False, rebuild: str | None = None,
-             keep_note: bool = False) -> None:
+    def scan(
+        self, rescan: bool = False, rebuild: str | None = None, keep_note: bool = False
+    ) -> None:
         """Bring the index up to date (``rebuild``: a damaged index made anew first;
         ``keep_note``: what happened to the index is still said meanwhile)."""
         if self.scanner.start(rescan, rebuild):
@@ -259,8 +268,7 @@ class LibraryPanel(QObject):
             self.view.set_progress(0, 0, "waiting for another ctxviewer's scan…")
         self.view.set_progress(stats.read, stats.to_read) if stats.to_read else None
         if not self.view.entries and stats.to_read:
-            self.view.set_empty_text(f"Indexing {stats.to_read:,} sessions for the first "
-                                     "time…")
+            self.view.set_empty_text(f"Indexing {stats.to_read:,} sessions for the first time…")
         if time.monotonic() - self._last_refresh >= REFRESH_SECONDS and stats.read:
             self.refresh()
 
@@ -335,10 +343,13 @@ class LibraryPanel(QObject):
         self._bad = listing.bad
         self.view.set_entries(listing.entries)
         self._summarize()
-        if listing.indexing.get("pending") and not self.scanner.busy and \
-                self.indexer.start():  # the text of what a large scan listed first
-            self._texts = (listing.indexing["indexed"],
-                           listing.indexing["indexed"] + listing.indexing["pending"])
+        if (
+            listing.indexing.get("pending") and not self.scanner.busy and self.indexer.start()
+        ):  # the text of what a large scan listed first
+            self._texts = (
+                listing.indexing["indexed"],
+                listing.indexing["indexed"] + listing.indexing["pending"],
+            )
             self._show_texts()
         if self.queries.searching:  # new sessions may match too
             self.queries.search(self.queries.searching)
@@ -376,14 +387,20 @@ class LibraryPanel(QObject):
         if self._texts is None:
             return f"No session's messages hold: {text}"
         done, total = self._texts
-        return f"No session indexed so far holds: {text}\n(still indexing the text: " \
+        return (
+            f"No session indexed so far holds: {text}\n(still indexing the text: "
             f"{done:,} of {total:,} session files)"
+        )
 
     def _pick_hits(self) -> None:
         """The picked session's matching requests, under the table (while searching)."""
         text, entry = self.queries.searching, self.view.current_entry()
-        if text and text == self._found and entry is not None and \
-                entry["id"] in (self.view.matches or {}):  # not the last search's sessions
+        if (
+            text
+            and text == self._found
+            and entry is not None
+            and entry["id"] in (self.view.matches or {})
+        ):  # not the last search's sessions
             if self._hits_for != (entry["id"], text):
                 self._hits_for = (entry["id"], text)
                 self.view.hits.waiting(entry, text)
@@ -396,8 +413,11 @@ class LibraryPanel(QObject):
 
     def _on_hits(self, hits: Hits) -> None:
         entry = self.view.current_entry()
-        if hits.text == self.queries.searching and entry is not None and \
-                entry["id"] == hits.entry["id"]:
+        if (
+            hits.text == self.queries.searching
+            and entry is not None
+            and entry["id"] == hits.entry["id"]
+        ):
             self.view.hits.show_hits(hits)
 
     def _on_counted(self, found: Found) -> None:
@@ -456,8 +476,9 @@ class LibraryPanel(QObject):
         self._summarize()
 
     def _on_query_failed(self, reason: str) -> None:
-        self.view.set_summary(len(self.view.entries), self._bad,
-                              f"cannot read the library: {reason}")
+        self.view.set_summary(
+            len(self.view.entries), self._bad, f"cannot read the library: {reason}"
+        )
 
     def _on_window_closing(self) -> None:
         self.queries.stop()
@@ -468,25 +489,30 @@ class LibraryPanel(QObject):
 
 
 def _scan_note(stats: ScanStats) -> str:
-    missing = "".join(f"; the folder {printable(f)} you added is not there any more"
-                      for f in stats.missing_folders)
+    missing = "".join(
+        f"; the folder {printable(f)} you added is not there any more"
+        for f in stats.missing_folders
+    )
     if stats.failed:
-        return f"{stats.failed}: {stats.to_read - stats.read:,} changed files not read" + \
-            missing
+        return f"{stats.failed}: {stats.to_read - stats.read:,} changed files not read" + missing
     if stats.cancelled:
         return "the scan was stopped" + missing
     if not stats.read and not stats.removed:
         return "up to date" + missing
-    return f"read {stats.read:,} changed files ({stats.bytes_read / 1e6:,.1f} MB) " \
+    return (
+        f"read {stats.read:,} changed files ({stats.bytes_read / 1e6:,.1f} MB) "
         f"in {stats.seconds:.1f} s" + missing
+    )
 
 
 def _nothing_found() -> str:
     from ctxviewer.ingest.discover import default_roots
 
     where = ", ".join(sorted({str(r.path.parent) for r in default_roots()}))
-    return (f"No sessions found (looked in {where}).\nAdd a folder of recordings, open a "
-            "file, or open the demo session.")
+    return (
+        f"No sessions found (looked in {where}).\nAdd a folder of recordings, open a "
+        "file, or open the demo session."
+    )
 
 
 def install(host: PanelHost) -> LibraryPanel:

@@ -106,8 +106,9 @@ class LibraryQueries(QObject):
         path = self.path
 
         def job(_progress: Callable[[int, int], None], _cancelled: Callable[[], bool]) -> Listing:
-            return self._read(path, lambda lib: Listing(lib.sessions(), lib.bad_files(),
-                                                        lib.indexing()))
+            return self._read(
+                path, lambda lib: Listing(lib.sessions(), lib.bad_files(), lib.indexing())
+            )
 
         self._lists.start(job)
 

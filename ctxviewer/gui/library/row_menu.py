@@ -18,8 +18,12 @@ class RowMenu(QObject):
     """Builds and shows the menu; ``open_entry`` opens a session, ``failed`` says why a
     folder could not be shown."""
 
-    def __init__(self, tree: QTreeView, open_entry: Callable[[dict[str, Any]], None],
-                 failed: Callable[[str, str], None]) -> None:
+    def __init__(
+        self,
+        tree: QTreeView,
+        open_entry: Callable[[dict[str, Any]], None],
+        failed: Callable[[str, str], None],
+    ) -> None:
         super().__init__(tree)
         self.tree = tree
         self.open_entry = open_entry

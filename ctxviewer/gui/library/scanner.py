@@ -60,9 +60,12 @@ class Scanner(QObject):
         self._cancel = threading.Event()
         cancel = self._cancel
         folders, self.pending = self.pending, []
-        self._thread = threading.Thread(target=self._run,
-                                        args=(cancel, rescan, folders, rebuild),
-                                        name="ctxviewer-library-scan", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(cancel, rescan, folders, rebuild),
+            name="ctxviewer-library-scan",
+            daemon=True,
+        )
         self._thread.start()
         return True
 
@@ -71,8 +74,9 @@ class Scanner(QObject):
         if wait and self._thread is not None:
             self._thread.join(JOIN_SECONDS)
 
-    def _run(self, cancel: threading.Event, rescan: bool, folders: list[str],
-             rebuild: str | None) -> None:
+    def _run(
+        self, cancel: threading.Event, rescan: bool, folders: list[str], rebuild: str | None
+    ) -> None:
         try:
             with Library(self.path) as lib:
                 for folder in folders:
@@ -81,8 +85,11 @@ class Scanner(QObject):
                     lib.rebuild(rebuild)
                 if rescan:
                     lib.clear()
-                stats = lib.scan(progress=lambda s: self._emit("progressed", copy.copy(s)),
-                                 cancelled=cancel.is_set, pool=self.pool)
+                stats = lib.scan(
+                    progress=lambda s: self._emit("progressed", copy.copy(s)),
+                    cancelled=cancel.is_set,
+                    pool=self.pool,
+                )
         except LibraryError as e:  # the index cannot be used: one line, said as it is
             self._emit("failed", str(e))
             return

@@ -31,8 +31,12 @@ class SparklineDelegate(QStyledItemDelegate):
     """Paints ``SERIES_ROLE`` as a line from 0 to its own peak (the shape of the session),
     the peak as a dot coloured by its share of the window (``SCALE_ROLE``)."""
 
-    def paint(self, painter: QPainter, option: QStyleOptionViewItem,
-              index: QModelIndex | QPersistentModelIndex) -> None:
+    def paint(
+        self,
+        painter: QPainter,
+        option: QStyleOptionViewItem,
+        index: QModelIndex | QPersistentModelIndex,
+    ) -> None:
         from PySide6.QtGui import QPainter, QPainterPath, QPen
         from PySide6.QtWidgets import QStyle, QStyleOptionViewItem
 
@@ -45,8 +49,7 @@ class SparklineDelegate(QStyledItemDelegate):
             opt = QStyleOptionViewItem(option)
             self.initStyleOption(opt, index)
             opt.text = ""
-            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter,
-                              option.widget)
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, option.widget)
         scale = max(max(series), 1)
         window = int(index.data(SCALE_ROLE) or 0)
         rect = QRectF(option.rect).adjusted(5, 5, -6, -5)  # room for the peak dot
@@ -56,8 +59,9 @@ class SparklineDelegate(QStyledItemDelegate):
         step = rect.width() / max(n - 1, 1)
 
         def at(i: int) -> QPointF:
-            return QPointF(rect.left() + i * step,
-                           rect.bottom() - rect.height() * series[i] / scale)
+            return QPointF(
+                rect.left() + i * step, rect.bottom() - rect.height() * series[i] / scale
+            )
 
         path = QPainterPath(at(0))
         for i in range(1, n):
@@ -65,8 +69,9 @@ class SparklineDelegate(QStyledItemDelegate):
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        line = option.palette.highlightedText().color() if selected \
-            else option.palette.text().color()
+        line = (
+            option.palette.highlightedText().color() if selected else option.palette.text().color()
+        )
         line.setAlphaF(0.75)
         painter.setPen(QPen(line, 1.3))
         painter.drawPath(path)
@@ -76,6 +81,7 @@ class SparklineDelegate(QStyledItemDelegate):
         painter.drawEllipse(at(top), 2.6, 2.6)
         painter.restore()
 
-    def sizeHint(self, option: QStyleOptionViewItem,
-                 index: QModelIndex | QPersistentModelIndex) -> QSize:
+    def sizeHint(
+        self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex
+    ) -> QSize:
         return QSize(110, 22)

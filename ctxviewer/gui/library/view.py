@@ -31,9 +31,17 @@ from ctxviewer.gui.library.sparkline import SparklineDelegate
 from ctxviewer.jsonish import printable
 
 SEARCH_DELAY_MS = 350
-WIDTHS = {rows.SESSION: 230, rows.AGENT: 128, rows.REQUESTS: 72, rows.PEAK: 62,
-          rows.SHARE: 62, rows.PROMPT: 120, rows.COST: 72, rows.COMPACTIONS: 86,
-          rows.MATCHES: 66}
+WIDTHS = {
+    rows.SESSION: 230,
+    rows.AGENT: 128,
+    rows.REQUESTS: 72,
+    rows.PEAK: 62,
+    rows.SHARE: 62,
+    rows.PROMPT: 120,
+    rows.COST: 72,
+    rows.COMPACTIONS: 86,
+    rows.MATCHES: 66,
+}
 
 
 class SessionTree(QTreeView):
@@ -115,7 +123,7 @@ class LibraryView(QWidget):
         for b in (self.open_file, self.demo, self.add_folder, self.rescan):
             top.addWidget(b)
         self.search = SearchField(self)
-        self.search.setPlaceholderText("Search messages (every word; \"a phrase\")…")
+        self.search.setPlaceholderText('Search messages (every word; "a phrase")…')
         self.search.setClearButtonEnabled(True)
         self.filter = QLineEdit(self)
         self.filter.setPlaceholderText("Filter rows…")
@@ -124,7 +132,8 @@ class LibraryView(QWidget):
         self.project = QComboBox(self)
         self.project.setMinimumContentsLength(18)
         self.project.setSizeAdjustPolicy(
-            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
         self.grouped = QCheckBox("Group by project", self)
         self.grouped.setChecked(True)
         filters = QHBoxLayout()
@@ -146,7 +155,8 @@ class LibraryView(QWidget):
         self.tree.sortByColumn(rows.SESSION, Qt.SortOrder.DescendingOrder)
         self.search.down.connect(self._to_table)
         self.tree.selectionModel().currentChanged.connect(
-            lambda *_: self.picked.emit(self.current_entry()))
+            lambda *_: self.picked.emit(self.current_entry())
+        )
         self.hits = HitsPane(self)  # a search's matches in the picked session
         self.hits.hide()
         self._hits_on = False
@@ -169,8 +179,9 @@ class LibraryView(QWidget):
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DELAY_MS)
-        self._search_timer.timeout.connect(lambda: self.search_changed.emit(
-            self.search.text().strip()))
+        self._search_timer.timeout.connect(
+            lambda: self.search_changed.emit(self.search.text().strip())
+        )
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.search.returnPressed.connect(self._search_now)
         self.search.cleared.connect(self._search_now)  # the search ends now, not after a delay
@@ -201,8 +212,7 @@ class LibraryView(QWidget):
         # a scan brings a few sessions at a time: only their rows change
         self.proxy.setDynamicSortFilter(False)
         self.proxy.entries = {e["id"]: e for e in self.entries}
-        self._groups = rows.patch(self.model, old, entries, self.grouped.isChecked(),
-                                  self.matches)
+        self._groups = rows.patch(self.model, old, entries, self.grouped.isChecked(), self.matches)
         self.proxy.setDynamicSortFilter(True)
         self._refilter()
 
@@ -226,8 +236,9 @@ class LibraryView(QWidget):
         self._counted = counted
         self.proxy.setDynamicSortFilter(False)  # one sort after, not one per row
         rows.set_counts(self.model, self.matches or {})
-        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
-                     self.matches)
+        rows.retotal(
+            self.model, self._groups, {e["id"] for e in self.shown_entries()}, self.matches
+        )
         self.proxy.setDynamicSortFilter(True)
 
     def _rebuild(self) -> None:
@@ -237,8 +248,7 @@ class LibraryView(QWidget):
         column, order = header.sortIndicatorSection(), header.sortIndicatorOrder()
         self.proxy.setDynamicSortFilter(False)
         self.proxy.entries = {e["id"]: e for e in self.entries}
-        self._groups = rows.build(self.model, self.entries, self.grouped.isChecked(),
-                                  self.matches)
+        self._groups = rows.build(self.model, self.entries, self.grouped.isChecked(), self.matches)
         self._counted = bool(self.matches and any(self.matches.values()))
         self.proxy.setDynamicSortFilter(True)
         self._size_columns()
@@ -256,8 +266,10 @@ class LibraryView(QWidget):
         header.setSectionResizeMode(rows.PROMPT, QHeaderView.ResizeMode.Interactive)
 
     def _set_choices(self) -> None:
-        for combo, key, every in ((self.agent, "agent", "All agents"),
-                                  (self.project, "project", "All projects")):
+        for combo, key, every in (
+            (self.agent, "agent", "All agents"),
+            (self.project, "project", "All projects"),
+        ):
             chosen = combo.currentData()
             counts: dict[str, int] = {}
             labels: dict[str, str] = {}
@@ -265,8 +277,11 @@ class LibraryView(QWidget):
                 value = e.get(key) or rows.NO_PROJECT
                 counts[value] = counts.get(value, 0) + 1
                 if value not in labels:
-                    labels[value] = e.get("agent_label", value).split(" ")[0] \
-                        if key == "agent" else rows.home(value)
+                    labels[value] = (
+                        e.get("agent_label", value).split(" ")[0]
+                        if key == "agent"
+                        else rows.home(value)
+                    )
             combo.blockSignals(True)
             combo.clear()
             combo.addItem(every, None)
@@ -281,27 +296,33 @@ class LibraryView(QWidget):
         """The sessions of the chosen agent and project that match the search: a
         project's row totals these (the filter text, typed live, only hides rows)."""
         agent, project, ids = self.agent.currentData(), self.project.currentData(), self.matches
-        return [e for e in self.entries
-                if (not agent or e["agent"] == agent)
-                and (not project or (e.get("project") or rows.NO_PROJECT) == project)
-                and (ids is None or e["id"] in ids)]
+        return [
+            e
+            for e in self.entries
+            if (not agent or e["agent"] == agent)
+            and (not project or (e.get("project") or rows.NO_PROJECT) == project)
+            and (ids is None or e["id"] in ids)
+        ]
 
     def _refilter(self) -> None:
         """Show the sessions of the chosen agent and project that match the search, and
         total them in their project's row."""
         self.proxy.setDynamicSortFilter(False)
-        rows.retotal(self.model, self._groups, {e["id"] for e in self.shown_entries()},
-                     self.matches)
+        rows.retotal(
+            self.model, self._groups, {e["id"] for e in self.shown_entries()}, self.matches
+        )
         self.proxy.setDynamicSortFilter(True)
         ids = set(self.matches) if self.matches is not None else None
-        self.proxy.set_filters(self.agent.currentData(), self.project.currentData(),
-                               self.filter.text(), ids)
+        self.proxy.set_filters(
+            self.agent.currentData(), self.project.currentData(), self.filter.text(), ids
+        )
         self.tree.expandAll()
         self._show_empty()
 
     def _apply_filters(self) -> None:
-        self.proxy.set_filters(self.proxy.agent, self.proxy.project, self.filter.text(),
-                               self.proxy.ids)
+        self.proxy.set_filters(
+            self.proxy.agent, self.proxy.project, self.filter.text(), self.proxy.ids
+        )
         self.tree.expandAll()
         self._show_empty()
 
@@ -384,14 +405,17 @@ class LibraryView(QWidget):
 
     def set_indexing(self, done: int, total: int | None) -> None:
         """How far the text for search is (None: all of it): the search box says so."""
-        text = "Search messages (every word; \"a phrase\")…"
+        text = 'Search messages (every word; "a phrase")…'
         if total is not None:
             pct = done * 100 // total if total else 100
             text = f"Search messages (still indexing the text: {pct}%)…"
         self.search.setPlaceholderText(text)
-        self.search.setToolTip("" if total is None else
-                               f"The text of {done:,} of {total:,} session files is indexed: "
-                               "until the rest is, a search finds only what is.")
+        self.search.setToolTip(
+            ""
+            if total is None
+            else f"The text of {done:,} of {total:,} session files is indexed: "
+            "until the rest is, a search finds only what is."
+        )
 
     def set_progress(self, done: int | None, total: int | None, label: str = "") -> None:
         """A scan's progress (None: hide the bar; a ``total`` of 0: busy, no count)."""

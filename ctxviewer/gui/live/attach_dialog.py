@@ -41,9 +41,16 @@ from ctxviewer.ingest.discover import (
     SessionInfo,
 )
 
-AGENT_NAMES = {CLAUDE_CODE: "Claude Code", CODEX: "Codex", GEMINI_CLI: "Gemini CLI",
-               QWEN_CODE: "qwen-code", CLINE: "Cline", ROO_CODE: "Roo Code",
-               OPENCODE: "OpenCode", AIDER: "Aider"}
+AGENT_NAMES = {
+    CLAUDE_CODE: "Claude Code",
+    CODEX: "Codex",
+    GEMINI_CLI: "Gemini CLI",
+    QWEN_CODE: "qwen-code",
+    CLINE: "Cline",
+    ROO_CODE: "Roo Code",
+    OPENCODE: "OpenCode",
+    AIDER: "Aider",
+}
 COL_ACTIVE, COL_AGENT, COL_PROJECT, COL_FILE, COL_WHEN, COL_SIZE = range(6)
 HEADERS = ["", "Agent", "Project", "Session file", "Last written", "Size"]
 ACTIVE_MARK = "●"
@@ -108,14 +115,18 @@ class AttachDialog(QDialog):
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.tree)
         self.stack.addWidget(self.empty)
-        self.legend = QLabel(f"{ACTIVE_MARK} written in the last 5 minutes · greyed out: "
-                             "no reader takes the file (hover for why) · Attach opens the "
-                             "file and follows it as the agent writes", self)
+        self.legend = QLabel(
+            f"{ACTIVE_MARK} written in the last 5 minutes · greyed out: "
+            "no reader takes the file (hover for why) · Attach opens the "
+            "file and follows it as the agent writes",
+            self,
+        )
         self.legend.setWordWrap(True)
         self.legend.setEnabled(False)  # secondary text
         self.buttons = QDialogButtonBox(self)
-        self.attach_button = self.buttons.addButton("Attach (follow live)",
-                                                    QDialogButtonBox.ButtonRole.AcceptRole)
+        self.attach_button = self.buttons.addButton(
+            "Attach (follow live)", QDialogButtonBox.ButtonRole.AcceptRole
+        )
         self.open_button = self.buttons.addButton("Open", QDialogButtonBox.ButtonRole.ActionRole)
         self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
         self.attach_button.clicked.connect(lambda: self._request(self.attach_requested))
@@ -137,14 +148,14 @@ class AttachDialog(QDialog):
         self.refresh_button.setEnabled(False)
         self._update_buttons()
 
-    def set_sessions(self, infos: list[SessionInfo], roots: list[str],
-                     now: float | None = None) -> None:
+    def set_sessions(
+        self, infos: list[SessionInfo], roots: list[str], now: float | None = None
+    ) -> None:
         """Show ``infos`` (newest first); ``roots`` are the folders that were searched."""
         now = time.time() if now is None else now
         self.refresh_button.setEnabled(True)
         self.tree.clear()
-        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled,
-                                           QPalette.ColorRole.Text))
+        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
         for info in infos:
             self.tree.addTopLevelItem(self._item(info, now, grey))
         for col in (COL_ACTIVE, COL_AGENT, COL_FILE, COL_WHEN, COL_SIZE):
@@ -156,8 +167,7 @@ class AttachDialog(QDialog):
             self.tree.setCurrentItem((openable or self.items())[0])
             self._on_filter_text_changed(self.filter.text())
         else:
-            self.empty.setText("No agent session files found.\n\nLooked in:\n"
-                               + "\n".join(roots))
+            self.empty.setText("No agent session files found.\n\nLooked in:\n" + "\n".join(roots))
             self.stack.setCurrentWidget(self.empty)
         self._update_buttons()
 
@@ -165,9 +175,16 @@ class AttachDialog(QDialog):
         agent = AGENT_NAMES.get(info.agent, info.agent)
         if info.subagent:
             agent += " · sub-agent"
-        item = QTreeWidgetItem([ACTIVE_MARK if info.active else "", agent, info.label,
-                                os.path.basename(info.path), ago(info.mtime, now),
-                                human_size(info.size)])
+        item = QTreeWidgetItem(
+            [
+                ACTIVE_MARK if info.active else "",
+                agent,
+                info.label,
+                os.path.basename(info.path),
+                ago(info.mtime, now),
+                human_size(info.size),
+            ]
+        )
         item.setData(0, PATH_ROLE, info.path)
         item.setData(0, PATH_ROLE + 1, info.openable)
         item.setTextAlignment(COL_SIZE, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -84,13 +84,16 @@ def cache_write_text(plan: Plan, prices: PriceTable | None) -> str:
         return f"one cache write of ~{plan.tokens_after:,} tokens (no price for {model or '?'})"
     write = plan.tokens_after * price.cache_write_5m / 1e6
     read = plan.tokens_after * price.cache_read / 1e6
-    return (f"one cache write of ~{plan.tokens_after:,} tokens: ${write:.4f} "
-            f"(a cached request would have read them for ${read:.4f})")
+    return (
+        f"one cache write of ~{plan.tokens_after:,} tokens: ${write:.4f} "
+        f"(a cached request would have read them for ${read:.4f})"
+    )
 
 
 class LiveCompactDialog(QDialog):
-    def __init__(self, rewriter: Rewriter, prices: PriceTable | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, rewriter: Rewriter, prices: PriceTable | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Compact a live conversation")
         self.rewriter = rewriter
@@ -110,8 +113,10 @@ class LiveCompactDialog(QDialog):
         form.addRow("Strategy:", self.strategy)
         self.tools = QListWidget(self)  # checkable: tool definitions to drop as well
         self.tools.setMaximumHeight(self.fontMetrics().lineSpacing() * 5 + 8)
-        self.tools.setToolTip("Checked tools are removed from the requests' tool list "
-                              "(with any strategy; alone with prune)")
+        self.tools.setToolTip(
+            "Checked tools are removed from the requests' tool list "
+            "(with any strategy; alone with prune)"
+        )
         self.tools.itemChanged.connect(self._on_changed)
         form.addRow("Drop tools:", self.tools)
         self.summary = QLabel("Pick a conversation and preview its next request.", self)
@@ -122,9 +127,9 @@ class LiveCompactDialog(QDialog):
         self.diff.setPlaceholderText("What goes (-) and what comes (+) in the next request")
         self.buttons = QDialogButtonBox(self)
         self.preview_button = self.buttons.addButton(
-            "Preview", QDialogButtonBox.ButtonRole.ActionRole)
-        self.apply_button = self.buttons.addButton(
-            "Apply", QDialogButtonBox.ButtonRole.ActionRole)
+            "Preview", QDialogButtonBox.ButtonRole.ActionRole
+        )
+        self.apply_button = self.buttons.addButton("Apply", QDialogButtonBox.ButtonRole.ActionRole)
         self.undo_button = self.buttons.addButton("Undo", QDialogButtonBox.ButtonRole.ActionRole)
         close = self.buttons.addButton(QDialogButtonBox.StandardButton.Close)
         self.preview_button.clicked.connect(self.preview)
@@ -148,8 +153,11 @@ class LiveCompactDialog(QDialog):
 
     def dropped(self) -> list[str]:
         """The tools checked to be dropped."""
-        return [self.tools.item(i).text() for i in range(self.tools.count())
-                if self.tools.item(i).checkState() == Qt.CheckState.Checked]
+        return [
+            self.tools.item(i).text()
+            for i in range(self.tools.count())
+            if self.tools.item(i).checkState() == Qt.CheckState.Checked
+        ]
 
     def _fill_tools(self) -> None:
         key = self.key()
@@ -159,8 +167,9 @@ class LiveCompactDialog(QDialog):
         for name in self.rewriter.tool_names(key) if key else []:
             item = QListWidgetItem(name, self.tools)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked if name in checked
-                               else Qt.CheckState.Unchecked)
+            item.setCheckState(
+                Qt.CheckState.Checked if name in checked else Qt.CheckState.Unchecked
+            )
         self.tools.blockSignals(False)
 
     def refresh(self) -> None:
@@ -169,18 +178,26 @@ class LiveCompactDialog(QDialog):
         self.conversation.blockSignals(True)
         self.conversation.clear()
         for c in self.rewriter.conversations():
-            state = f"rewriting: {c['rule']}" if c["rule"] else \
-                f"off ({c['off']})" if c["off"] else "as sent"
-            self.conversation.addItem(f"{c['conversation']} · {c['api']} · "
-                                      f"{plural(c['requests'], 'request')} · {state}",
-                                      c["conversation"])
+            state = (
+                f"rewriting: {c['rule']}"
+                if c["rule"]
+                else f"off ({c['off']})"
+                if c["off"]
+                else "as sent"
+            )
+            self.conversation.addItem(
+                f"{c['conversation']} · {c['api']} · {plural(c['requests'], 'request')} · {state}",
+                c["conversation"],
+            )
         index = self.conversation.findData(current) if current else -1
         self.conversation.setCurrentIndex(max(index, 0) if self.conversation.count() else -1)
         self.conversation.blockSignals(False)
         self._fill_tools()
         if not self.conversation.count():
-            self.summary.setText("No conversation has gone through the proxy yet: point an "
-                                 "agent at it, then Refresh.")
+            self.summary.setText(
+                "No conversation has gone through the proxy yet: point an "
+                "agent at it, then Refresh."
+            )
         self._on_changed()
 
     def preview(self) -> Plan | None:
@@ -192,8 +209,9 @@ class LiveCompactDialog(QDialog):
         if key is None:
             return None
         try:
-            plan = self.rewriter.preview(key, str(self.strategy.currentData()),
-                                         drop_tools=tuple(self.dropped()))
+            plan = self.rewriter.preview(
+                key, str(self.strategy.currentData()), drop_tools=tuple(self.dropped())
+            )
         except CannotRewrite as e:
             self.summary.setText(f"<span style='color:#d03b3b'>Cannot compact: {e}</span>")
             self.diff.clear()
@@ -207,9 +225,16 @@ class LiveCompactDialog(QDialog):
             f"({basis}), saves ~{plan.saved:,} ({share:.0%}) · {plural(len(plan.removed), 'item')}"
             f" go, {plural(len(plan.added), 'item')} come · "
             f"{cache_write_text(plan, self.prices)}. Rule: {plan.rule.describe()}"
-            + (f"<br>{'; '.join(plan.notes)}" if plan.notes else ""))
-        self.diff.setPlainText("\n".join([*(item_line("-", i) for i in plan.removed),
-                                          *(item_line("+", i) for i in plan.added)]))
+            + (f"<br>{'; '.join(plan.notes)}" if plan.notes else "")
+        )
+        self.diff.setPlainText(
+            "\n".join(
+                [
+                    *(item_line("-", i) for i in plan.removed),
+                    *(item_line("+", i) for i in plan.added),
+                ]
+            )
+        )
         self._enable()
         return plan
 
@@ -218,8 +243,10 @@ class LiveCompactDialog(QDialog):
         if self.plan is None:
             return
         self.rewriter.commit(self.plan)
-        self.summary.setText(f"Rewriting on: {self.plan.rule.describe()}. The agent's next "
-                             "request goes upstream compacted; Undo stops it.")
+        self.summary.setText(
+            f"Rewriting on: {self.plan.rule.describe()}. The agent's next "
+            "request goes upstream compacted; Undo stops it."
+        )
         self.plan = None
         self.refresh_keep_text()
 

@@ -88,8 +88,13 @@ class LiveFollower(QObject):
     failed = Signal(str, str)  # path, one-line reason (following stopped)
     progressed = Signal(int)  # per mille of a big first read
 
-    def __init__(self, state: AppState, pool: QThreadPool | None = None,
-                 parent: QObject | None = None, interval_ms: int = POLL_MS) -> None:
+    def __init__(
+        self,
+        state: AppState,
+        pool: QThreadPool | None = None,
+        parent: QObject | None = None,
+        interval_ms: int = POLL_MS,
+    ) -> None:
         super().__init__(parent)
         self.state = state
         self._follower: Follower | None = None
@@ -177,8 +182,13 @@ class LiveFollower(QObject):
         """First poll or reload: a new session object for the views."""
         old = self.state.analysis
         keep = None
-        if (old is not None and not self.state.in_tail() and self.state.index is not None
-                and old.session.path == a.session.path and self._shown is None):
+        if (
+            old is not None
+            and not self.state.in_tail()
+            and self.state.index is not None
+            and old.session.path == a.session.path
+            and self._shown is None
+        ):
             keep = self.state.index  # the same file was open: keep the user's place
         self._shown = a.session
         self.state.set_session_analysis(a)

@@ -34,6 +34,7 @@ DISCOVER_LIMIT = 1000  # newest files listed (each is probed: its first 64 KiB r
 
 def discover_job(limit: int = DISCOVER_LIMIT) -> Callable[..., Any]:
     """List and probe the agents' session files (a worker job)."""
+
     def job(progress: Callable[[int, int], None], cancelled: Callable[[], bool]) -> Any:
         from ctxviewer.ingest.discover import default_roots, discover_sessions
 
@@ -95,13 +96,16 @@ class LivePanel(QObject):
         self.follow.setToolTip("Show what is appended to the open file as it is written")
         self.follow.setEnabled(False)
         self.start_proxy = self._action("&Recording proxy…")
-        self.start_proxy.setToolTip("Start ctxviewer's recording proxy and show the requests "
-                                    "an agent sends through it")
+        self.start_proxy.setToolTip(
+            "Start ctxviewer's recording proxy and show the requests an agent sends through it"
+        )
         self.stop_proxy = self._action("S&top proxy")
         self.stop_proxy.setEnabled(False)
         self.compact_live = self._action("&Compact a live conversation…")
-        self.compact_live.setToolTip("Preview and apply a compaction to a conversation going "
-                                     "through the proxy (started with compaction allowed)")
+        self.compact_live.setToolTip(
+            "Preview and apply a compaction to a conversation going "
+            "through the proxy (started with compaction allowed)"
+        )
         self.compact_live.setEnabled(False)
         self.compact_dialog: LiveCompactDialog | None = None
         h.add_open_actions([self.attach, self.follow])
@@ -282,15 +286,19 @@ class LivePanel(QObject):
         self.follower.poll_now()  # no need to wait for the timer
 
     def _show_proxy_count(self, count: int) -> None:
-        self.proxy_label.setText(f"proxy :{self.proxy.port} recording {count} "
-                                 f"exchange{'' if count == 1 else 's'}")
+        self.proxy_label.setText(
+            f"proxy :{self.proxy.port} recording {count} exchange{'' if count == 1 else 's'}"
+        )
 
     def _on_proxy_failed(self, why: str) -> None:
         self.proxy_label.setText(f"proxy :{self.proxy.port} NOT recording")
-        self.proxy_label.setToolTip(f"The recording stopped ({why}). The proxy still forwards "
-                                    "every call; stop it and start it with another file.")
-        self.host.show_message(f"Proxy recording stopped: {why}; calls are still "
-                               "forwarded but no longer recorded")
+        self.proxy_label.setToolTip(
+            f"The recording stopped ({why}). The proxy still forwards "
+            "every call; stop it and start it with another file."
+        )
+        self.host.show_message(
+            f"Proxy recording stopped: {why}; calls are still forwarded but no longer recorded"
+        )
 
     def _on_proxy_stopped(self, count: int) -> None:
         self.stop_proxy.setEnabled(False)
@@ -317,9 +325,11 @@ class LivePanel(QObject):
             return None
         running = self.proxy.proxy
         count = running.server.recorder.count if running is not None else 0
-        return (f"The recording proxy is running ({plural(count, 'exchange')} "
-                f"recorded to {self.proxy.out}): closing the window stops it, and agents "
-                "pointed at it lose their connection.")
+        return (
+            f"The recording proxy is running ({plural(count, 'exchange')} "
+            f"recorded to {self.proxy.out}): closing the window stops it, and agents "
+            "pointed at it lose their connection."
+        )
 
 
 def _show(dialog: QDialog) -> None:

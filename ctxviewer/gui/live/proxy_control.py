@@ -91,10 +91,15 @@ class ProxyControl(QObject):
             from ctxviewer.proxy.rewrite import Rewriter
 
             rewriter = Rewriter(on_event=self.rewrite_event.emit)  # no --compact-at: manual
-        proxy = ProxyThread(port=settings.port, out=out, upstream=settings.upstream,
-                            openai_upstream=settings.openai_upstream,
-                            on_record=self._on_proxy_record, on_failure=self.failed.emit,
-                            rewriter=rewriter)
+        proxy = ProxyThread(
+            port=settings.port,
+            out=out,
+            upstream=settings.upstream,
+            openai_upstream=settings.openai_upstream,
+            on_record=self._on_proxy_record,
+            on_failure=self.failed.emit,
+            rewriter=rewriter,
+        )
         port = proxy.start()  # binds at once; raises when it cannot
         self.proxy, self.count = proxy, 0
         self.started.emit(port, proxy.out)

@@ -31,8 +31,9 @@ from ctxviewer.gui.widgets.file_dialog import ask_path
 class ProxyDialog(QDialog):
     start_requested = Signal(object)  # ProxySettings
 
-    def __init__(self, settings: ProxySettings | None = None,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: ProxySettings | None = None, parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Start recording proxy")
         s = settings or ProxySettings()
@@ -53,12 +54,17 @@ class ProxyDialog(QDialog):
         form.addRow("Anthropic upstream:", self.upstream)
         form.addRow("OpenAI upstream:", self.openai_upstream)
         form.addRow("Record to:", out_row)
-        self.rewriting = QCheckBox("Let me compact live conversations from the window "
-                                   "(Proxy > Compact a live conversation…)", self)
+        self.rewriting = QCheckBox(
+            "Let me compact live conversations from the window "
+            "(Proxy > Compact a live conversation…)",
+            self,
+        )
         self.rewriting.setChecked(s.rewriting)
-        self.rewriting.setToolTip("Off by default. On: the proxy can rewrite the requests of "
-                                  "the conversations you pick, after a preview; the recording "
-                                  "keeps what the agent sent and what went upstream.")
+        self.rewriting.setToolTip(
+            "Off by default. On: the proxy can rewrite the requests of "
+            "the conversations you pick, after a preview; the recording "
+            "keeps what the agent sent and what went upstream."
+        )
         form.addRow("", self.rewriting)
         self.hint = QLabel("Then point your agent at it:", self)
         self.env = QPlainTextEdit(self)
@@ -90,17 +96,27 @@ class ProxyDialog(QDialog):
         self.resize(620, self.sizeHint().height())
 
     def settings(self) -> ProxySettings:
-        return ProxySettings(self.port.value(), self.upstream.text().strip(),
-                             self.openai_upstream.text().strip(), self.out.text().strip(),
-                             self.rewriting.isChecked())
+        return ProxySettings(
+            self.port.value(),
+            self.upstream.text().strip(),
+            self.openai_upstream.text().strip(),
+            self.out.text().strip(),
+            self.rewriting.isChecked(),
+        )
 
     def set_running(self, url: str, out: str) -> None:
         """The proxy runs: show the lines to paste; the settings can no longer change."""
         self.env.setPlainText("\n".join(env_lines(url)))
         self.hint.setText(f"Recording to {out}\nPoint your agent at it (in its shell):")
         self.error.hide()
-        for w in (self.port, self.upstream, self.openai_upstream, self.out, self.rewriting,
-                  self.start_button):
+        for w in (
+            self.port,
+            self.upstream,
+            self.openai_upstream,
+            self.out,
+            self.rewriting,
+            self.start_button,
+        ):
             w.setEnabled(False)
         self.close_button.setDefault(True)
 

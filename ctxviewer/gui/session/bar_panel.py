@@ -59,8 +59,9 @@ class BarPanel(QWidget):
         notes = self._notes(b)
         self.notes.set_notes(notes, "\n".join([*notes, *(b.source_notes if b is not None else ())]))
         self.differences.setText(self._differences(b))
-        self.differences.setToolTip("\n".join(f"{d.what}: {d.note}" for d in b.differences)
-                                    if b is not None else "")
+        self.differences.setToolTip(
+            "\n".join(f"{d.what}: {d.note}" for d in b.differences) if b is not None else ""
+        )
         self.differences.setVisible(bool(self.differences.text()))
         self._fill_legend()
 
@@ -70,10 +71,16 @@ class BarPanel(QWidget):
         if b is None or not b.differences:
             return ""
         shown, other = ("agent", "wire") if b.counts == "agent" else ("wire", "agent")
-        head = ("Counted as the agent's /context does; on the wire:" if b.counts == "agent"
-                else "Counted as sent; the agent's /context:")
-        rows = [f"{_keep(d.what)} <b>{_fmt(getattr(d, shown))}</b> "
-                f"({_keep(f'{other} {_fmt(getattr(d, other))}')})" for d in b.differences]
+        head = (
+            "Counted as the agent's /context does; on the wire:"
+            if b.counts == "agent"
+            else "Counted as sent; the agent's /context:"
+        )
+        rows = [
+            f"{_keep(d.what)} <b>{_fmt(getattr(d, shown))}</b> "
+            f"({_keep(f'{other} {_fmt(getattr(d, other))}')})"
+            for d in b.differences
+        ]
         return f"<i>{head}</i> " + " &nbsp;·&nbsp; ".join(rows)
 
     @staticmethod
@@ -82,23 +89,30 @@ class BarPanel(QWidget):
             return "No request selected"
         head = f"<b>{_keep(heading)}</b> &nbsp;·&nbsp; " if heading else ""
         if b.failure:
-            head += (f"<b>Failed call</b>: {escape(b.failure[:160])} &nbsp;·&nbsp; "
-                     "the model never read this prompt")
+            head += (
+                f"<b>Failed call</b>: {escape(b.failure[:160])} &nbsp;·&nbsp; "
+                "the model never read this prompt"
+            )
             if b.mode == "A":
                 return head
             head += " &nbsp;·&nbsp; "
         if b.mode == "A":
-            return (f"{head}No API usage: estimated overhead only "
-                    f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}")
-        used = _keep(f"<b>{b.used:,}</b> / {b.window:,} tokens "
-                     f"(<b>{b.percent(b.used):.1f}%</b>)")
+            return (
+                f"{head}No API usage: estimated overhead only "
+                f"{_keep(f'(~{b.used:,} tokens, {b.estimator})')}"
+            )
+        used = _keep(f"<b>{b.used:,}</b> / {b.window:,} tokens (<b>{b.percent(b.used):.1f}%</b>)")
         if b.total_basis == "estimate":
-            used = _keep(f"<b>~{b.used:,}</b> / {b.window:,} tokens "
-                         f"(<b>{b.percent(b.used):.1f}%</b>, estimated: no API usage)")
+            used = _keep(
+                f"<b>~{b.used:,}</b> / {b.window:,} tokens "
+                f"(<b>{b.percent(b.used):.1f}%</b>, estimated: no API usage)"
+            )
         elif b.total_basis == "overflow":
             used += " " + _keep("(as its overflow error states)")
         if b.simulated:
-            head += "<b>Simulated compaction</b> (a local estimate, not an API count) &nbsp;·&nbsp; "
+            head += (
+                "<b>Simulated compaction</b> (a local estimate, not an API count) &nbsp;·&nbsp; "
+            )
         return f"{head}{used} &nbsp;·&nbsp; {_keep(f'auto-compaction at {b.thresholds.auto:,}')}"
 
     @staticmethod
@@ -111,9 +125,11 @@ class BarPanel(QWidget):
             notes.append(f"Messages: {msgs.note}")
         att = b.attribution  # for transcripts, whose Messages hold what the log does not
         if att and not b.complete and (att["attributed_exact"] or att["unattributed"]):
-            notes.append(f"Prompt: {att['attributed_exact']:,} exact growth, "
-                         f"{att['estimated']:,} estimated, "
-                         f"{att['unattributed']:,} unattributed")
+            notes.append(
+                f"Prompt: {att['attributed_exact']:,} exact growth, "
+                f"{att['estimated']:,} estimated, "
+                f"{att['unattributed']:,} unattributed"
+            )
         return notes
 
     def _fill_legend(self) -> None:
@@ -137,8 +153,10 @@ class BarPanel(QWidget):
         dark = is_dark(self.palette())
         for lab, (name, label, tokens) in zip(self.legend_labels, entries, strict=False):
             swatch = category_color(name, dark).name()
-            text = (f"<span style='color:{swatch}; font-size:large'>■</span>&nbsp;{label}"
-                    f"&nbsp; <b>{_fmt(tokens)}</b>&nbsp;<span>({b.percent(tokens):.1f}%)</span>")
+            text = (
+                f"<span style='color:{swatch}; font-size:large'>■</span>&nbsp;{label}"
+                f"&nbsp; <b>{_fmt(tokens)}</b>&nbsp;<span>({b.percent(tokens):.1f}%)</span>"
+            )
             if lab.text() != text:
                 lab.setText(text)
             lab.setToolTip(f"{label}: {tokens:,} tokens, {b.percent(tokens):.2f}% of the window")
@@ -150,7 +168,9 @@ class BarPanel(QWidget):
         if columns != self._columns:
             self._columns = columns
             rows = -(-len(self.legend_labels) // columns)
-            for i, lab in enumerate(self.legend_labels):  # down the columns, in the breakdown's order
+            for i, lab in enumerate(
+                self.legend_labels
+            ):  # down the columns, in the breakdown's order
                 self._grid.removeWidget(lab)
                 self._grid.addWidget(lab, i % rows, i // rows)
         for c in range(MAX_LEGEND_COLUMNS + 1):  # columns as wide as their entries
@@ -164,7 +184,7 @@ class BarPanel(QWidget):
         available = self.width() - 4  # the layout's margins
         for columns in range(MAX_LEGEND_COLUMNS, 0, -1):
             rows = -(-len(hints) // columns) or 1
-            widths = [max(hints[c * rows:(c + 1) * rows], default=0) for c in range(columns)]
+            widths = [max(hints[c * rows : (c + 1) * rows], default=0) for c in range(columns)]
             if sum(widths) + spacing * (columns - 1) <= available or columns == 1:
                 return columns, widths
         return 1, []
@@ -177,5 +197,3 @@ class BarPanel(QWidget):
 def _keep(text: str) -> str:
     """Rich text that wraps only between phrases, not inside one."""
     return text.replace(" ", "&nbsp;")
-
-

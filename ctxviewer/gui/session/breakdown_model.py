@@ -115,13 +115,18 @@ class BreakdownModel(QAbstractItemModel):
             return Qt.ItemFlag.NoItemFlags
         return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
             return COLUMNS[section]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
-            return ("Category or item", "Tokens under the current estimator (API-scaled in mode B)",
-                    "Percent of the context window", "Percent of the tokens in use")[section]
+            return (
+                "Category or item",
+                "Tokens under the current estimator (API-scaled in mode B)",
+                "Percent of the context window",
+                "Percent of the tokens in use",
+            )[section]
         return None
 
     # -- data ---------------------------------------------------------------------
@@ -176,9 +181,12 @@ class BreakdownModel(QAbstractItemModel):
         return "" if value < 0 else f"{value:.1f}%"
 
 
-BASIS = {"count_tokens": "the agent's own count (count_tokens)",
-         "estimate": "a local estimate", "api - overhead": "the API's total minus the rest",
-         "window": "from the window and the policy"}
+BASIS = {
+    "count_tokens": "the agent's own count (count_tokens)",
+    "estimate": "a local estimate",
+    "api - overhead": "the API's total minus the rest",
+    "window": "from the window and the policy",
+}
 
 
 def _unsent(obj: object) -> bool:

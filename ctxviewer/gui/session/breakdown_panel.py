@@ -92,8 +92,9 @@ class BreakdownPanel(QWidget):
                 self.tree.setFocus()
                 return
 
-    def select_items(self, names: Sequence[str], messages: Sequence[int] = (),
-                     category: str | None = None) -> bool:
+    def select_items(
+        self, names: Sequence[str], messages: Sequence[int] = (), category: str | None = None
+    ) -> bool:
         """Select the message at ``messages[0]`` (then the next...), else the first row
         whose item is named ``names[0]`` (then the next name...), else ``category``'s row.
         True when an item row was found."""
@@ -107,13 +108,16 @@ class BreakdownPanel(QWidget):
             self.select_category(category)
         return False
 
-    def _find_item(self, parent: QModelIndex, name: str | None, message: int | None,
-                   depth: int = 0) -> QModelIndex:
+    def _find_item(
+        self, parent: QModelIndex, name: str | None, message: int | None, depth: int = 0
+    ) -> QModelIndex:
         for row in range(self.proxy.rowCount(parent)):
             index = self.proxy.index(row, 0, parent)
             obj = index.data(Qt.ItemDataRole.UserRole)
-            if isinstance(obj, Item) and ((name is not None and obj.name == name) or (
-                    message is not None and obj.kind == "message" and obj.index == message)):
+            if isinstance(obj, Item) and (
+                (name is not None and obj.name == name)
+                or (message is not None and obj.kind == "message" and obj.index == message)
+            ):
                 return index
             if depth < 2 and (message is None or depth == 0):
                 found = self._find_item(index, name, message, depth + 1)
@@ -153,5 +157,6 @@ class BreakdownPanel(QWidget):
             self.tree.expandAll()
 
     def _on_tree_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        self.node_selected.emit(current.data(Qt.ItemDataRole.UserRole) if current.isValid()
-                                else None)
+        self.node_selected.emit(
+            current.data(Qt.ItemDataRole.UserRole) if current.isValid() else None
+        )

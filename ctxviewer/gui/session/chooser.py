@@ -25,21 +25,27 @@ class SessionChooserDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("Sessions in this file")
         self.parts = parts
-        head = QLabel(f"This file holds {len(parts)} sessions (agents or conversations). "
-                      "Which one should the window show?", self)
+        head = QLabel(
+            f"This file holds {len(parts)} sessions (agents or conversations). "
+            "Which one should the window show?",
+            self,
+        )
         head.setWordWrap(True)
         self.list = QListWidget(self)
         for info in describe(parts):
             peak = f"peak {info.peak:,} tokens" if info.peak is not None else "no usage"
-            text = (f"{info.number}: {info.agent}"
-                    f"{'  ·  ' + info.conversation[:13] if info.conversation else ''}  ·  "
-                    f"{plural(info.requests, 'request')} ({info.main} main)  ·  {peak}  ·  "
-                    f"{(info.first or '?')[:19].replace('T', ' ')}")
+            text = (
+                f"{info.number}: {info.agent}"
+                f"{'  ·  ' + info.conversation[:13] if info.conversation else ''}  ·  "
+                f"{plural(info.requests, 'request')} ({info.main} main)  ·  {peak}  ·  "
+                f"{(info.first or '?')[:19].replace('T', ' ')}"
+            )
             QListWidgetItem(text, self.list)
         self.list.setCurrentRow(current)
         self.list.itemDoubleClicked.connect(lambda _item: self.accept())
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Open
-                                   | QDialogButtonBox.StandardButton.Cancel, self)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Open | QDialogButtonBox.StandardButton.Cancel, self
+        )
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)

@@ -55,8 +55,9 @@ class ContentPane(QWidget):
     def _info(self, c: Content, estimator: str, chars: int) -> str:
         parts: list[str] = []
         if c.tokens is not None:
-            parts.append(f"{c.tokens:,} tokens ({estimator})" if estimator
-                         else f"{c.tokens:,} tokens")
+            parts.append(
+                f"{c.tokens:,} tokens ({estimator})" if estimator else f"{c.tokens:,} tokens"
+            )
         if c.shown_tokens is not None and c.shown_tokens != c.tokens:
             parts.append(f"{c.shown_tokens:,} in the breakdown")
         if c.title or c.text:

@@ -56,8 +56,14 @@ class ContextMenus(QObject):
         point = model.index(index.row(), 0).data(Qt.ItemDataRole.UserRole)
         menu = QMenu(self.window)
         copy_row = menu.addAction("Copy row")
-        copy_row.triggered.connect(lambda: self._copy("\t".join(
-            str(model.index(index.row(), c).data() or "") for c in range(model.columnCount()))))
+        copy_row.triggered.connect(
+            lambda: self._copy(
+                "\t".join(
+                    str(model.index(index.row(), c).data() or "")
+                    for c in range(model.columnCount())
+                )
+            )
+        )
         copy_json = menu.addAction("Copy request as JSON")
         copy_json.triggered.connect(lambda: self._copy(json.dumps(point_json(point), indent=2)))
         if self.window.request_actions:
@@ -113,4 +119,3 @@ class ContextMenus(QObject):
 def actions_of(menu: QMenu) -> dict[str, QAction]:
     """A menu's actions by their text (for tests and the shortcut list)."""
     return {a.text(): a for a in menu.actions() if not a.isSeparator()}
-

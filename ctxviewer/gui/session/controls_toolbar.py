@@ -31,8 +31,9 @@ class ControlsToolBar(QToolBar):
         for name in names():
             self.estimator_combo.addItem(name, name)
             i = self.estimator_combo.count() - 1
-            self.estimator_combo.setItemData(i, get_estimator(name).label,
-                                             Qt.ItemDataRole.ToolTipRole)
+            self.estimator_combo.setItemData(
+                i, get_estimator(name).label, Qt.ItemDataRole.ToolTipRole
+            )
         self.estimator_combo.setToolTip("Token estimator for every local count")
         self.policy_combo = QComboBox(self)
         for policy in POLICIES:
@@ -42,19 +43,24 @@ class ControlsToolBar(QToolBar):
         self.counts_combo = QComboBox(self)
         self.counts_combo.addItem("as the agent sees it", "agent")
         self.counts_combo.addItem("on the wire", "wire")
-        self.counts_combo.setToolTip("Count categories as the agent's own /context does, or as "
-                                     "what was sent; the breakdown lists where the two differ")
-        for text, widget in (("Estimator ", self.estimator_combo),
-                             ("  Policy ", self.policy_combo),
-                             ("  Window ", self.window_spin),
-                             ("  Counts ", self.counts_combo)):
+        self.counts_combo.setToolTip(
+            "Count categories as the agent's own /context does, or as "
+            "what was sent; the breakdown lists where the two differ"
+        )
+        for text, widget in (
+            ("Estimator ", self.estimator_combo),
+            ("  Policy ", self.policy_combo),
+            ("  Window ", self.window_spin),
+            ("  Counts ", self.counts_combo),
+        ):
             self.addWidget(QLabel(text, self))
             self.addWidget(widget)
         self.estimator_combo.currentIndexChanged.connect(self._on_estimator_combo_changed)
         self.policy_combo.currentIndexChanged.connect(self._on_policy_combo_changed)
         self.window_spin.valueChanged.connect(self.window_chosen)
         self.counts_combo.currentIndexChanged.connect(
-            lambda i: self.counts_chosen.emit(self.counts_combo.itemData(i)))
+            lambda i: self.counts_chosen.emit(self.counts_combo.itemData(i))
+        )
 
     def set_agent(self, agent: str, policy: str) -> None:
         """Name the agent's own policy in the policy list (e.g. "Claude Code's own")."""
@@ -63,8 +69,12 @@ class ControlsToolBar(QToolBar):
         self.policy_combo.setItemData(i, policy, Qt.ItemDataRole.ToolTipRole)
 
     def set_options(self, options: Options) -> None:
-        with QSignalBlocker(self.estimator_combo), QSignalBlocker(self.policy_combo), \
-                QSignalBlocker(self.window_spin), QSignalBlocker(self.counts_combo):
+        with (
+            QSignalBlocker(self.estimator_combo),
+            QSignalBlocker(self.policy_combo),
+            QSignalBlocker(self.window_spin),
+            QSignalBlocker(self.counts_combo),
+        ):
             self.counts_combo.setCurrentIndex(self.counts_combo.findData(options.counts))
             self.estimator_combo.setCurrentIndex(self.estimator_combo.findData(options.estimator))
             self.policy_combo.setCurrentIndex(self.policy_combo.findData(options.policy))

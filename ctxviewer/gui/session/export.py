@@ -38,10 +38,16 @@ def _write_png(window: Any, path: str) -> None:
 
 # kind -> (dialog title, file filter, writer(window, breakdown, path))
 KINDS: dict[str, tuple[str, str, Callable[[Any, Breakdown, str], None]]] = {
-    "json": ("Export breakdown as JSON", "JSON (*.json)",
-             lambda _w, b, path: write_breakdown_json(b, path)),
-    "csv": ("Export breakdown as CSV", "CSV (*.csv)",
-            lambda _w, b, path: write_breakdown_csv(b, path)),
+    "json": (
+        "Export breakdown as JSON",
+        "JSON (*.json)",
+        lambda _w, b, path: write_breakdown_json(b, path),
+    ),
+    "csv": (
+        "Export breakdown as CSV",
+        "CSV (*.csv)",
+        lambda _w, b, path: write_breakdown_csv(b, path),
+    ),
     "png": ("Export bar as PNG", "PNG image (*.png)", lambda w, _b, path: _write_png(w, path)),
 }
 

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 
 
 class FileSessions(QObject):
-    def __init__(self, state: AppState, loader: SessionLoader, action: QAction,
-                 window: QWidget) -> None:
+    def __init__(
+        self, state: AppState, loader: SessionLoader, action: QAction, window: QWidget
+    ) -> None:
         super().__init__(window)
         self.state, self.loader, self.action, self.window = state, loader, action, window
         self.parts: list[Session] = []
@@ -43,8 +44,14 @@ class FileSessions(QObject):
 
     def current(self) -> int:
         shown = self.state.session
-        return next((i for i, p in enumerate(self.parts) if shown is not None
-                     and (p.session_id, p.title) == (shown.session_id, shown.title)), 0)
+        return next(
+            (
+                i
+                for i, p in enumerate(self.parts)
+                if shown is not None and (p.session_id, p.title) == (shown.session_id, shown.title)
+            ),
+            0,
+        )
 
     def choose(self) -> None:
         if len(self.parts) < 2:

@@ -37,8 +37,9 @@ SETTLE_MS = 60  # after a partial view: the window's follow-up paints, before pa
 PROGRESS_SECONDS = 0.1  # the least time between two progress updates (each one repaints)
 
 
-def prepare(session: Session, options: Options,
-            cancelled: Callable[[], bool] = lambda: False) -> Analysis:
+def prepare(
+    session: Session, options: Options, cancelled: Callable[[], bool] = lambda: False
+) -> Analysis:
     """The ``Analysis`` of ``session`` with its lazy parts computed (for a worker thread)."""
     a = options.analysis(session)
     _ = a.identity, a.window_source, a.thresholds
@@ -66,10 +67,13 @@ def first_requests(path: str) -> Session | None:
         return None  # ``load`` reports why
 
 
-def load_job(path: str, options: Options,
-             partial: Callable[[Analysis], None] | None = None,
-             found: Callable[[list[Session]], None] | None = None,
-             session: int | None = None) -> Job:
+def load_job(
+    path: str,
+    options: Options,
+    partial: Callable[[Analysis], None] | None = None,
+    found: Callable[[list[Session]], None] | None = None,
+    session: int | None = None,
+) -> Job:
     """Load and prepare ``path``; with ``partial``, line logs also give early analyses.
 
     A file holding several sessions (agents or conversations of one recording)
@@ -98,8 +102,9 @@ def load_job(path: str, options: Options,
         if found is not None and len(parts) > 1:
             found(parts)
         chosen = pick(parts)
-        return prepare(parts[chosen if chosen is not None else default_session(parts)],
-                       options, cancelled)
+        return prepare(
+            parts[chosen if chosen is not None else default_session(parts)], options, cancelled
+        )
 
     return job
 
@@ -161,8 +166,7 @@ class SessionLoader(QObject):
             ack.clear()
             ticket.partial(a)
             deadline = time.monotonic() + HANDOFF_SECONDS
-            while not ack.wait(0.05) and not ticket.cancelled() and \
-                    time.monotonic() < deadline:
+            while not ack.wait(0.05) and not ticket.cancelled() and time.monotonic() < deadline:
                 pass
 
         found: list[list[Session]] = []
@@ -179,8 +183,9 @@ class SessionLoader(QObject):
         self._analyses.start(job)
         self._settle(started=True)
 
-    def load_sync(self, path: str, options: Options, format: str | None = None,
-                  session: int | None = None) -> Analysis:
+    def load_sync(
+        self, path: str, options: Options, format: str | None = None, session: int | None = None
+    ) -> Analysis:
         """Load on the calling thread (the snapshot command); raises ``LoadError``, and
         ``IndexError`` for a ``session`` the file does not hold."""
         from ctxviewer.analysis.agents.sessions import default_session, split

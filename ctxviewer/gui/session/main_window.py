@@ -59,8 +59,13 @@ class MainWindow(HostWindow):
     context_menus: ContextMenus
     splitter: QSplitter
 
-    def __init__(self, state: AppState, settings: AppSettings | None = None,
-                 loader: SessionLoader | None = None, defer_panels: bool = False) -> None:
+    def __init__(
+        self,
+        state: AppState,
+        settings: AppSettings | None = None,
+        loader: SessionLoader | None = None,
+        defer_panels: bool = False,
+    ) -> None:
         """``defer_panels``: build only what the first screen (the library page) needs
         now, the session's views and the other panels once the window has painted, or
         before a session opened earlier needs them (the app's start; tests get every
@@ -70,8 +75,9 @@ class MainWindow(HostWindow):
         self.settings = settings or AppSettings()
         self.loader = loader or SessionLoader(parent=self)
         self.ask_open_path: Callable[[], str] = lambda: dialogs.ask_open_path(self)
-        self.ask_save_path: Callable[[str, str, str], str] = \
-            lambda t, n, f: dialogs.ask_save_path(self, t, n, f)
+        self.ask_save_path: Callable[[str, str, str], str] = lambda t, n, f: dialogs.ask_save_path(
+            self, t, n, f
+        )
         self.show_error: Callable[[str, str], None] = lambda t, m: dialogs.show_error(self, t, m)
         self.confirm: Callable[[str, str], bool] = lambda t, m: dialogs.confirm(self, t, m)
         self.setWindowTitle("ctxviewer")
@@ -257,8 +263,12 @@ class MainWindow(HostWindow):
         self.content.show()
         self.splitter.setSizes([sizes[0], max(sizes[1] + sizes[2] - width, 100), width])
         if self.isVisible():  # the splitter lays the shown pane out on its next pass
-            QTimer.singleShot(0, lambda: self.splitter.setSizes(
-                [sizes[0], max(sum(self.splitter.sizes()) - sizes[0] - width, 100), width]))
+            QTimer.singleShot(
+                0,
+                lambda: self.splitter.setSizes(
+                    [sizes[0], max(sum(self.splitter.sizes()) - sizes[0] - width, 100), width]
+                ),
+            )
 
     def _on_tabs_current_changed(self, _index: int) -> None:
         self.fold_content(self.tabs.currentWidget() is not self.breakdown)
@@ -295,14 +305,16 @@ class MainWindow(HostWindow):
         a.recent_chosen.connect(self.open_file)
         a.recent_cleared.connect(self._on_recent_cleared)
         a.reopen_last.toggled.connect(self.settings.set_reopen_last)
-        for kind, action in (("json", a.export_json), ("csv", a.export_csv),
-                             ("png", a.export_png)):
+        for kind, action in (("json", a.export_json), ("csv", a.export_csv), ("png", a.export_png)):
             action.triggered.connect(lambda _c=False, k=kind: self._export(k))
         a.quit.triggered.connect(self.close)
         a.find.triggered.connect(self._on_find_triggered)
-        for action, go in ((a.previous, lambda: s.step_request(-1)),
-                           (a.next, lambda: s.step_request(1)),
-                           (a.first, s.select_first), (a.last, s.select_last)):
+        for action, go in (
+            (a.previous, lambda: s.step_request(-1)),
+            (a.next, lambda: s.step_request(1)),
+            (a.first, s.select_first),
+            (a.last, s.select_last),
+        ):
             action.triggered.connect(self.show_session_views)  # from the library page too
             action.triggered.connect(go)
         a.show_breakdown.triggered.connect(lambda: self._show_view("breakdown"))
@@ -416,8 +428,9 @@ class MainWindow(HostWindow):
         if a is None or obj is None:
             self.content.clear()
             return
-        self.content.set_content(node_content(obj, a.estimator, self.state.breakdown),
-                                 a.estimator_name)
+        self.content.set_content(
+            node_content(obj, a.estimator, self.state.breakdown), a.estimator_name
+        )
 
     def _on_bar_category_clicked(self, name: str) -> None:
         self.tabs.setCurrentWidget(self.breakdown)
@@ -547,8 +560,9 @@ class MainWindow(HostWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         concerns = self.quit_concerns()
-        if concerns and not self.confirm("Close ctxviewer?", "\n\n".join(concerns)
-                                         + "\n\nClose the window anyway?"):
+        if concerns and not self.confirm(
+            "Close ctxviewer?", "\n\n".join(concerns) + "\n\nClose the window anyway?"
+        ):
             event.ignore()
             return
         self.closing.emit()

@@ -77,16 +77,23 @@ class RequestListModel(QAbstractTableModel):
     def columnCount(self, parent: Index = ROOT) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
 
-    def headerData(self, section: int, orientation: Qt.Orientation,
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             return COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole and orientation == Qt.Orientation.Horizontal:
-            return ("Request index", "Time (UTC)", "Model",
-                    ("Prompt size: API count, or ~local estimate when the API gave none; "
-                     "the colour is its threshold tier (safe, warn, auto, hard)"),
-                    "main, sub (a sub-agent; ↳ sidechain) or aux (an auxiliary call)",
-                    "Events at this request")[section]
+            return (
+                "Request index",
+                "Time (UTC)",
+                "Model",
+                (
+                    "Prompt size: API count, or ~local estimate when the API gave none; "
+                    "the colour is its threshold tier (safe, warn, auto, hard)"
+                ),
+                "main, sub (a sub-agent; ↳ sidechain) or aux (an auxiliary call)",
+                "Events at this request",
+            )[section]
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -99,12 +106,22 @@ class RequestListModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.UserRole:
             return p
         if role == SORT_ROLE:
-            return (p.index, p.timestamp or "", p.model or "", p.prompt_tokens, p.role,
-                    len(p.events))[col]
+            return (
+                p.index,
+                p.timestamp or "",
+                p.model or "",
+                p.prompt_tokens,
+                p.role,
+                len(p.events),
+            )[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col in (COL_INDEX, COL_PROMPT):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        if role == Qt.ItemDataRole.BackgroundRole and col == COL_PROMPT and p.tier != "safe" \
-                and not p.unanswered:
+        if (
+            role == Qt.ItemDataRole.BackgroundRole
+            and col == COL_PROMPT
+            and p.tier != "safe"
+            and not p.unanswered
+        ):
             return tier_background(p.tier, self._dark)
         if role == Qt.ItemDataRole.DecorationRole and col == COL_PROMPT and not p.unanswered:
             return tier_color(p.tier, self._dark)
@@ -139,12 +156,19 @@ class RequestListModel(QAbstractTableModel):
 
     @staticmethod
     def _tooltip(p: Point) -> str:
-        api = f"{p.api_prompt_tokens:,}" if p.api_prompt_tokens is not None and not p.simulated \
+        api = (
+            f"{p.api_prompt_tokens:,}"
+            if p.api_prompt_tokens is not None and not p.simulated
             else "not reported"
-        lines = [f"Request {p.index} ({p.role}{', sidechain' if p.sidechain else ''})",
-                 f"time: {p.timestamp or '?'}", f"model: {p.model or '?'}",
-                 f"API prompt tokens: {api}",
-                 f"local estimate: {p.estimated_prompt_tokens:,}", f"tier: {p.tier}"]
+        )
+        lines = [
+            f"Request {p.index} ({p.role}{', sidechain' if p.sidechain else ''})",
+            f"time: {p.timestamp or '?'}",
+            f"model: {p.model or '?'}",
+            f"API prompt tokens: {api}",
+            f"local estimate: {p.estimated_prompt_tokens:,}",
+            f"tier: {p.tier}",
+        ]
         if p.events:
             lines.append("events: " + ", ".join(p.events))
         if p.failure:

@@ -71,8 +71,7 @@ class RequestTable(QTableView):
         for r in rows:
             if 0 <= r < model.rowCount():
                 selection.select(model.index(r, 0), model.index(r, last))
-        self.selectionModel().select(
-            selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
+        self.selectionModel().select(selection, QItemSelectionModel.SelectionFlag.ClearAndSelect)
 
     def selected_rows(self) -> list[int]:
         return sorted({i.row() for i in self.selectionModel().selectedIndexes()})
@@ -85,8 +84,7 @@ class RequestTable(QTableView):
     def current_row(self) -> int:
         return self.currentIndex().row()
 
-    def moveCursor(self, action: CursorAction,
-                   modifiers: Qt.KeyboardModifier) -> QModelIndex:
+    def moveCursor(self, action: CursorAction, modifiers: Qt.KeyboardModifier) -> QModelIndex:
         rows = self.request_model.rowCount()
         column = max(self.currentIndex().column(), 0)
         if action == CursorAction.MoveHome and rows:

@@ -20,17 +20,19 @@ if TYPE_CHECKING:
 # why an agent's file holds no request, by the agent that wrote it
 WHY_EMPTY = {
     "claude-code": "Claude Code keeps a file like this for a conversation's summary or "
-                   "title alone, or for a session closed before its first prompt reached "
-                   "the model",
+    "title alone, or for a session closed before its first prompt reached "
+    "the model",
     "codex": "Codex writes a rollout like this for a session closed before its first turn "
-             "reached the model",
+    "reached the model",
     "gemini-cli": "Gemini CLI writes a chat like this for a session closed before its first "
-                  "prompt reached the model",
+    "prompt reached the model",
     "qwen-code": "qwen-code writes a chat like this for a session closed before its first "
-                 "prompt reached the model",
+    "prompt reached the model",
 }
-WHY_EMPTY_ELSE = ("none of its records is a call to the model (a recording made before its "
-                  "first exchange, or an agent still starting)")
+WHY_EMPTY_ELSE = (
+    "none of its records is a call to the model (a recording made before its "
+    "first exchange, or an agent still starting)"
+)
 LIBRARY_LINK = "library"
 
 
@@ -60,9 +62,11 @@ class SessionNotice(QLabel):
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.LinksAccessibleByMouse)
-        self.setStyleSheet("#session_notice { border: 1px solid palette(mid); "
-                           "border-radius: 3px; padding: 4px 8px; "
-                           "background: palette(alternate-base); }")
+        self.setStyleSheet(
+            "#session_notice { border: 1px solid palette(mid); "
+            "border-radius: 3px; padding: 4px 8px; "
+            "background: palette(alternate-base); }"
+        )
         self.linkActivated.connect(self._on_link_activated)
         self.hide()
 
@@ -83,13 +87,16 @@ def notice_text(a: Analysis | None) -> str:
         return ""
     s = a.session
     if is_demo(path):
-        return (f"<b>The bundled demo session</b> (made up). Yours: the <a href='{LIBRARY_LINK}'>"
-                "library</a> (Ctrl+Shift+L), File &gt; Open… or a drop.")
+        return (
+            f"<b>The bundled demo session</b> (made up). Yours: the <a href='{LIBRARY_LINK}'>"
+            "library</a> (Ctrl+Shift+L), File &gt; Open… or a drop."
+        )
     if not s.requests:
         try:
             size: int | None = os.path.getsize(path)
         except OSError:
             size = None
-        return (f"<b>{os.path.basename(path)}</b>: "
-                + no_requests_note(a.identity.profile.id, size, len(s.skipped)))
+        return f"<b>{os.path.basename(path)}</b>: " + no_requests_note(
+            a.identity.profile.id, size, len(s.skipped)
+        )
     return ""

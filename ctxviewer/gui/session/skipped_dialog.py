@@ -19,8 +19,9 @@ from ctxviewer.model import Skipped
 
 
 class SkippedDialog(QDialog):
-    def __init__(self, skipped: Sequence[Skipped], path: str = "",
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self, skipped: Sequence[Skipped], path: str = "", parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Skipped records")
         self.resize(560, 420)

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 
 def _elide(text: str, n: int = 48) -> str:
-    return text if len(text) <= n else text[: n // 2 - 1] + "…" + text[-(n // 2):]
+    return text if len(text) <= n else text[: n // 2 - 1] + "…" + text[-(n // 2) :]
 
 
 class SessionStatusBar(QStatusBar):
@@ -52,18 +52,28 @@ class SessionStatusBar(QStatusBar):
             return
         s = a.session
         name = os.path.basename(s.path) if s.path else "(unsaved)"
-        parts = [_elide(name), s.format, a.identity.label, plural(len(s.requests), "request"),
-                 s.model or "model ?", f"window {a.window:,} ({a.window_source})",
-                 f"policy: {a.policy_label} ({a.policy_source})",
-                 f"estimator {a.estimator_name}"]
+        parts = [
+            _elide(name),
+            s.format,
+            a.identity.label,
+            plural(len(s.requests), "request"),
+            s.model or "model ?",
+            f"window {a.window:,} ({a.window_source})",
+            f"policy: {a.policy_label} ({a.policy_source})",
+            f"estimator {a.estimator_name}",
+        ]
         note = a.identity.rules_note
         if note:
             parts.insert(7, note)  # after the window and policy it concerns
         self._set_info("  ·  ".join(parts))
-        tip = [s.path or "", s.format, f"agent: {a.identity.label}, recognised by "
-               f"{a.identity.evidence}", f"window {a.window:,} from the {a.window_source}: "
-               f"{a.window_info.detail}", f"policy {a.policy_label} (from the {a.policy_source})",
-               f"estimator {a.estimator_name}"]
+        tip = [
+            s.path or "",
+            s.format,
+            f"agent: {a.identity.label}, recognised by {a.identity.evidence}",
+            f"window {a.window:,} from the {a.window_source}: {a.window_info.detail}",
+            f"policy {a.policy_label} (from the {a.policy_source})",
+            f"estimator {a.estimator_name}",
+        ]
         if note:
             tip.insert(5, note)
         self.info.setToolTip("\n".join(tip))
@@ -89,8 +99,9 @@ class SessionStatusBar(QStatusBar):
 
     def _elide_info(self) -> None:
         width = max(self.info.width(), 20)
-        self.info.setText(self.info.fontMetrics().elidedText(
-            self._info_text, Qt.TextElideMode.ElideRight, width))
+        self.info.setText(
+            self.info.fontMetrics().elidedText(self._info_text, Qt.TextElideMode.ElideRight, width)
+        )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if watched is self.info and event.type() == QEvent.Type.Resize:

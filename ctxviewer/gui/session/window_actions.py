@@ -59,8 +59,7 @@ class WindowActions(QObject):
         self.set_recent([])
 
     @staticmethod
-    def _action(window: QMainWindow, text: str,
-                keys: list[QKeySequence] | None = None) -> QAction:
+    def _action(window: QMainWindow, text: str, keys: list[QKeySequence] | None = None) -> QAction:
         action = QAction(text, window)
         if keys:
             action.setShortcuts(keys)
@@ -80,6 +79,13 @@ class WindowActions(QObject):
         self.recent_menu.setEnabled(True)
 
     def set_session_open(self, on: bool) -> None:
-        for a in (self.export_json, self.export_csv, self.export_png, self.previous, self.next,
-                  self.first, self.last):
+        for a in (
+            self.export_json,
+            self.export_csv,
+            self.export_png,
+            self.previous,
+            self.next,
+            self.first,
+            self.last,
+        ):
             a.setEnabled(on)

@@ -148,6 +148,7 @@ class HostWindow(QMainWindow):
     def timeline_plot(self) -> TimelinePlot | None:
         return self.timeline.plot  # built now if it was not yet
 
-    def show_in_breakdown(self, names: Sequence[str], messages: Sequence[int] = (),
-                          category: str | None = None) -> None:
+    def show_in_breakdown(
+        self, names: Sequence[str], messages: Sequence[int] = (), category: str | None = None
+    ) -> None:
         self.breakdown.select_items(names, messages, category)

@@ -22,6 +22,7 @@ from ctxviewer.analysis.tokens.estimators import names
 if TYPE_CHECKING:
     from ctxviewer.gui.session.main_window import MainWindow
 
+
 def _caps(width: int) -> tuple[float, float, int]:
     """(request list's largest share, content pane's share, content pane's least width),
     from (26%, 15%, 150 px) at 1024 px to (30%, 20%, 180 px) at 1600 px and over: the
@@ -69,8 +70,11 @@ def within_bounds(sizes: list[int]) -> list[int] | None:
     _cap, _share, least = _caps(total)
     left = max(sizes[0], int(total * LIST_FLOOR))
     right = max(sizes[2], least) if sizes[2] else 0  # 0: folded away
-    bounded = centre_room([left, total - left - right, right]) or \
-        [left, total - left - right, right]
+    bounded = centre_room([left, total - left - right, right]) or [
+        left,
+        total - left - right,
+        right,
+    ]
     return None if bounded == sizes else bounded
 
 
@@ -93,8 +97,10 @@ def fit_to_screen(window: QWidget, screen: QScreen | None = None) -> bool:
     if (w, h) == (window.width(), window.height()):
         return False
     window.resize(w, h)
-    window.move(free.x() + (free.width() - w - FRAME_ROOM[0]) // 2,
-                free.y() + (free.height() - h - FRAME_ROOM[1]) // 2)
+    window.move(
+        free.x() + (free.width() - w - FRAME_ROOM[0]) // 2,
+        free.y() + (free.height() - h - FRAME_ROOM[1]) // 2,
+    )
     return True
 
 

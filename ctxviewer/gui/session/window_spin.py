@@ -17,8 +17,22 @@ from PySide6.QtWidgets import QSpinBox, QWidget
 
 MAX_WINDOW = 100_000_000
 # Windows agents and models use (tokens), smallest first; 0 is "auto".
-SIZES = (8_192, 16_384, 32_768, 65_536, 128_000, 131_072, 200_000, 256_000, 262_144,
-         272_000, 400_000, 1_000_000, 1_048_576, 2_000_000)
+SIZES = (
+    8_192,
+    16_384,
+    32_768,
+    65_536,
+    128_000,
+    131_072,
+    200_000,
+    256_000,
+    262_144,
+    272_000,
+    400_000,
+    1_000_000,
+    1_048_576,
+    2_000_000,
+)
 AUTO = "auto"
 _SIZE = re.compile(r"^\s*(\d[\d,. _]*)\s*([kKmM]?)\s*$")
 
@@ -47,9 +61,11 @@ class WindowSpinBox(QSpinBox):
         self.setGroupSeparatorShown(True)
         self.setSpecialValueText(AUTO)
         self.setKeyboardTracking(False)  # one change per edit, not per digit
-        self.setToolTip("Context window size in tokens: auto (the one the agent uses, from "
-                        "its profile or the log), or a size such as 200k or 1M. The arrows "
-                        "step through the windows agents use.")
+        self.setToolTip(
+            "Context window size in tokens: auto (the one the agent uses, from "
+            "its profile or the log), or a size such as 200k or 1M. The arrows "
+            "step through the windows agents use."
+        )
 
     def stepBy(self, steps: int) -> None:  # noqa: N802 - Qt's name
         value = self.value()
@@ -61,8 +77,13 @@ class WindowSpinBox(QSpinBox):
     def validate(self, text: str, pos: int) -> tuple[QValidator.State, str, int]:  # noqa: D102
         t = text.strip().lower()
         if AUTO.startswith(t) or parse_window(text) is not None:
-            return (QValidator.State.Acceptable if parse_window(text) is not None
-                    else QValidator.State.Intermediate, text, pos)
+            return (
+                QValidator.State.Acceptable
+                if parse_window(text) is not None
+                else QValidator.State.Intermediate,
+                text,
+                pos,
+            )
         if re.fullmatch(r"[\d,. _]*[kKmM]?", t):
             return QValidator.State.Intermediate, text, pos
         return QValidator.State.Invalid, text, pos

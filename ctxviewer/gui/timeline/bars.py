@@ -56,11 +56,11 @@ class BarsLayer:
             self.cache_box.addItem(item)
             self.cache_areas[key] = item
         # faint over the background; full strength over the cache bands (show_cache)
-        self.output_brushes = (blend(series_color("output", dark),
-                                     series_color("background", dark), 150),
-                               pg.mkBrush(series_color("output", dark)))
-        self.output_curve = Bars(x=[], height=[], width=0.6, pen=None,
-                                 brush=self.output_brushes[0])
+        self.output_brushes = (
+            blend(series_color("output", dark), series_color("background", dark), 150),
+            pg.mkBrush(series_color("output", dark)),
+        )
+        self.output_curve = Bars(x=[], height=[], width=0.6, pen=None, brush=self.output_brushes[0])
         self.output_view.addItem(self.output_curve)
 
     def set_view(self, view: TimelineView, old: TimelineView | None) -> None:

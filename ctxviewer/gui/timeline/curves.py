@@ -23,19 +23,21 @@ class CurvesLayer:
     """The series of requests (see the module docstring)."""
 
     def __init__(self, plot_item: pg.PlotItem, dark: bool) -> None:
-        self.estimate_curve = plot_item.plot(pen=pg.mkPen(
-            series_color("estimate", dark), width=1.5, style=Qt.PenStyle.DashLine))
+        self.estimate_curve = plot_item.plot(
+            pen=pg.mkPen(series_color("estimate", dark), width=1.5, style=Qt.PenStyle.DashLine)
+        )
         self.api_curve = plot_item.plot(pen=pg.mkPen(series_color("api", dark), width=2))
         self.tier_scatter = pg.ScatterPlotItem(size=6, pen=None)
         self.subagent_scatter = pg.ScatterPlotItem(
-            size=7, symbol="d", pen=None, brush=series_color("subagent", dark))
+            size=7, symbol="d", pen=None, brush=series_color("subagent", dark)
+        )
         self.auxiliary_scatter = pg.ScatterPlotItem(
-            size=5, pen=None, brush=faint(series_color("auxiliary", dark), 140))
+            size=5, pen=None, brush=faint(series_color("auxiliary", dark), 140)
+        )
         self.auxiliary_scatter.setVisible(False)
         for item in (self.tier_scatter, self.subagent_scatter, self.auxiliary_scatter):
             plot_item.addItem(item)
-        self.tier_brushes = np.array([pg.mkBrush(tier_color(t, dark)) for t in TIERS],
-                                     dtype=object)
+        self.tier_brushes = np.array([pg.mkBrush(tier_color(t, dark)) for t in TIERS], dtype=object)
         self.tiers = np.empty(0, dtype=np.int8)  # the codes the points are brushed with
         self._brushed = False  # whether the points have their tier brushes
 

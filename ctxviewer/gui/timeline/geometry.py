@@ -15,8 +15,9 @@ import numpy as np
 from ctxviewer.analysis.timeline_view.series import TimelineData
 
 
-def nearest(x: np.ndarray, y: np.ndarray, x0: float, y0: float,
-            px_w: float, px_h: float, radius: float) -> tuple[int, float]:
+def nearest(
+    x: np.ndarray, y: np.ndarray, x0: float, y0: float, px_w: float, px_h: float, radius: float
+) -> tuple[int, float]:
     """Position of the point nearest ``(x0, y0)`` within ``radius`` pixels and its
     squared distance in pixels, or ``(-1, inf)``.
 
@@ -30,13 +31,18 @@ def nearest(x: np.ndarray, y: np.ndarray, x0: float, y0: float,
     return (i, float(d2[i])) if d2[i] <= radius * radius else (-1, float("inf"))
 
 
-def full_range(data: TimelineData, window: int | None, extra_x: Sequence[float] = (),
-               subagents: bool = True, auxiliary: bool = False
-               ) -> tuple[tuple[float, float], float]:
+def full_range(
+    data: TimelineData,
+    window: int | None,
+    extra_x: Sequence[float] = (),
+    subagents: bool = True,
+    auxiliary: bool = False,
+) -> tuple[tuple[float, float], float]:
     """The x range showing every drawn request (padded) and the top of the y
     range: the highest drawn value or the window, whichever is larger."""
-    shown = [data.main] + [s for s, on in ((data.subagent, subagents),
-                                           (data.auxiliary, auxiliary)) if on]
+    shown = [data.main] + [
+        s for s, on in ((data.subagent, subagents), (data.auxiliary, auxiliary)) if on
+    ]
     x = np.concatenate([s.x for s in shown] + [np.asarray(extra_x, dtype=float)])
     ys = [s.y for s in shown] + [data.estimate]
     y_top = max([float(np.nanmax(v)) for v in ys if len(v)] + [1.0, float(window or 0)])
@@ -47,8 +53,12 @@ def full_range(data: TimelineData, window: int | None, extra_x: Sequence[float] 
     return (x0 - pad, x1 + pad), y_top
 
 
-def label_spot(size: tuple[float, float], at: tuple[float, float],
-               view: tuple[float, float, float, float], gap: float = 10.0) -> tuple[float, float]:
+def label_spot(
+    size: tuple[float, float],
+    at: tuple[float, float],
+    view: tuple[float, float, float, float],
+    gap: float = 10.0,
+) -> tuple[float, float]:
     """The top-left corner (screen pixels, y down) of a label of ``size`` (w, h) for
     the point ``at``: right of and below it, on the other side where that runs out of
     ``view`` (left, top, right, bottom), and moved inside it where neither side has
@@ -72,8 +82,14 @@ def stack_slots(coords: Sequence[float], sizes: Sequence[float], max_slots: int 
     taken: list[list[tuple[float, float]]] = [[] for _ in range(max_slots)]
     out = []
     for c, s in zip(coords, sizes, strict=True):
-        slot = next((k for k, lane in enumerate(taken)
-                     if all(abs(c - c2) >= max(s, s2) for c2, s2 in lane)), -1)
+        slot = next(
+            (
+                k
+                for k, lane in enumerate(taken)
+                if all(abs(c - c2) >= max(s, s2) for c2, s2 in lane)
+            ),
+            -1,
+        )
         if slot >= 0:
             taken[slot].append((c, s))
         out.append(slot)
@@ -91,8 +107,9 @@ def bar_width(x: np.ndarray, fill: float = 0.6) -> float:
     return fill * float(median)
 
 
-def peak_bins(x: np.ndarray, y: np.ndarray, x0: float, step: float
-              ) -> tuple[np.ndarray, np.ndarray]:
+def peak_bins(
+    x: np.ndarray, y: np.ndarray, x0: float, step: float
+) -> tuple[np.ndarray, np.ndarray]:
     """The largest ``y`` per bin of ``step`` starting at ``x0``, at the bin centres
     (what a bar chart denser than the screen can show: one bar per pixel)."""
     if len(x) == 0 or step <= 0:

@@ -35,8 +35,18 @@ class LabelledLine(pg.InfiniteLine):
         pen = threshold_pen(key, dark)
         fill = label_fill(dark)
         fill.setAlpha(255)  # opaque: the lines under it do not show through
-        super().__init__(angle=0, movable=False, pen=pg.mkPen(None), label=key, labelOpts={
-            "position": 0.01, "anchors": ABOVE, "color": pen.color(), "fill": pg.mkBrush(fill)})
+        super().__init__(
+            angle=0,
+            movable=False,
+            pen=pg.mkPen(None),
+            label=key,
+            labelOpts={
+                "position": 0.01,
+                "anchors": ABOVE,
+                "color": pen.color(),
+                "fill": pg.mkBrush(fill),
+            },
+        )
         self.stroke = pg.InfiniteLine(angle=0, movable=False, pen=pen)
         self.stroke.setZValue(2)
         self.line_pen = pen
@@ -94,15 +104,27 @@ LEFT_OF_LINE = (1, 0)  # its top-right corner on the line
 
 
 def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
-    color = series_color("event" if mark.kind in ("compaction", "simulated", "undone")
-                         else "overflow", dark)
-    style = Qt.PenStyle.DotLine if mark.kind in ("failed", "simulated", "undone") \
+    color = series_color(
+        "event" if mark.kind in ("compaction", "simulated", "undone") else "overflow", dark
+    )
+    style = (
+        Qt.PenStyle.DotLine
+        if mark.kind in ("failed", "simulated", "undone")
         else Qt.PenStyle.DashLine
+    )
     line = pg.InfiniteLine(
-        pos=mark.x, angle=90, movable=False,
+        pos=mark.x,
+        angle=90,
+        movable=False,
         pen=pg.mkPen(color, width=1.4, style=style),
-        label=literal(mark.label()), labelOpts={"position": 0.93, "anchors": [RIGHT_OF_LINE] * 2,
-                                       "color": color, "fill": pg.mkBrush(label_fill(dark))})
+        label=literal(mark.label()),
+        labelOpts={
+            "position": 0.93,
+            "anchors": [RIGHT_OF_LINE] * 2,
+            "color": color,
+            "fill": pg.mkBrush(label_fill(dark)),
+        },
+    )
     line.setZValue(3)
     return line
 
@@ -110,8 +132,9 @@ def event_line(mark: EventMark, dark: bool) -> pg.InfiniteLine:
 def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) -> None:
     """Stagger the labels of lines too close to each other, left to right; where the
     staggered labels do not fit the view's width, in their compact text ("hard 177k")."""
-    shown = sorted((ln for ln in lines if ln.isVisible() and ln.label.isVisible()),
-                   key=lambda ln: -ln.value())
+    shown = sorted(
+        (ln for ln in lines if ln.isVisible() and ln.label.isVisible()), key=lambda ln: -ln.value()
+    )
     _, px_h = vb.viewPixelSize()
     if not shown or px_h <= 0:
         return
@@ -121,12 +144,16 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
             if ln.label.format != ln.texts[compact]:
                 ln.label.setFormat(ln.texts[compact])
         heights = [ln.label.boundingRect().height() for ln in shown]
-        centers = [ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
-                   for ln, h in zip(shown, heights, strict=True)]
+        centers = [
+            ln.value() / px_h + (h / 2 if ln.label.anchors is ABOVE else -h / 2)
+            for ln, h in zip(shown, heights, strict=True)
+        ]
         slots = geometry.stack_slots(centers, [h - 6 for h in heights])  # margins may touch
         step = (max(ln.label.boundingRect().width() for ln in shown) + 10) / width
-        ends = [0.01 + max(slot, 0) * step + (ln.label.boundingRect().width() + 4) / width
-                for ln, slot in zip(shown, slots, strict=True)]
+        ends = [
+            0.01 + max(slot, 0) * step + (ln.label.boundingRect().width() + 4) / width
+            for ln, slot in zip(shown, slots, strict=True)
+        ]
         if max(ends) <= 1:
             break
     for rank, (ln, slot) in enumerate(zip(shown, slots, strict=True)):
@@ -135,8 +162,12 @@ def layout_threshold_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox) ->
         ln.setZValue(LABELS_Z + rank / 10)  # a lower label over a higher one's margin
 
 
-def layout_event_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox,
-                        ceiling: float | None, obstacles: Iterable[QRectF] = ()) -> None:
+def layout_event_labels(
+    lines: Iterable[pg.InfiniteLine],
+    vb: pg.ViewBox,
+    ceiling: float | None,
+    obstacles: Iterable[QRectF] = (),
+) -> None:
     """Event labels right of their line (left of it where the view ends first), from
     just under ``ceiling`` (the window line) down through ``EVENT_LANES`` lanes; a
     label that fits no lane without covering another label or an ``obstacle``
@@ -156,8 +187,12 @@ def layout_event_labels(lines: Iterable[pg.InfiniteLine], vb: pg.ViewBox,
         left = x + size.width() > view.right() and x - size.width() >= view.left()
         if view.left() <= x <= view.right():
             for lane in range(EVENT_LANES):
-                rect = QRectF(x - size.width() if left else x, top + lane * (size.height() + 2),
-                              size.width(), size.height())
+                rect = QRectF(
+                    x - size.width() if left else x,
+                    top + lane * (size.height() + 2),
+                    size.width(),
+                    size.height(),
+                )
                 if not any(rect.intersects(o) for o in placed):
                     spot = rect
                     break

@@ -13,8 +13,12 @@ from collections.abc import Sequence
 import pyqtgraph as pg
 
 SHARE = 0.25  # the most of the view's height the legend's rows may take
-SHORT = {"API prompt tokens": "API prompt", "what-if compaction": "what-if",
-         "predicted compaction": "predicted", "output (right axis)": "output (right)"}
+SHORT = {
+    "API prompt tokens": "API prompt",
+    "what-if compaction": "what-if",
+    "predicted compaction": "predicted",
+    "output (right axis)": "output (right)",
+}
 
 
 class TimelineLegend:

@@ -27,8 +27,11 @@ class MarksLayer:
     def __init__(self, plot_item: pg.PlotItem, dark: bool) -> None:
         self.plot_item, self.dark = plot_item, dark
         self.predicted_markers = pg.ScatterPlotItem(
-            size=12, symbol="x", pen=pg.mkPen(series_color("foreground", dark), width=1.2),
-            brush=series_color("foreground", dark))
+            size=12,
+            symbol="x",
+            pen=pg.mkPen(series_color("foreground", dark), width=1.2),
+            brush=series_color("foreground", dark),
+        )
         plot_item.addItem(self.predicted_markers)
         self.predicted_markers.setZValue(5)
         self.event_lines: list[pg.InfiniteLine] = []
@@ -39,8 +42,11 @@ class MarksLayer:
             self.draw_events(view)
         if old is None or view.budget_lines is not old.budget_lines:
             self.draw_budget(view.budget_lines)
-        if old is None or view.predicted_x is not old.predicted_x \
-                or view.predicted_y is not old.predicted_y:
+        if (
+            old is None
+            or view.predicted_x is not old.predicted_x
+            or view.predicted_y is not old.predicted_y
+        ):
             self.predicted_markers.setData(list(view.predicted_x), list(view.predicted_y))
 
     def _replace(self, old: list[pg.InfiniteLine], new: Iterable[pg.InfiniteLine]) -> None:
@@ -60,10 +66,18 @@ class MarksLayer:
         for b in spots:
             color = tier_color("warn" if b.kind == "warn" else "hard", self.dark)
             line = pg.InfiniteLine(
-                pos=b.x, angle=90, movable=False,
-                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine), label=labels.literal(b.label),
-                labelOpts={"position": 0.05 + 0.07 * b.slot,  # neighbours stagger
-                           "anchors": [(0, 1), (0, 1)], "color": color, "fill": fill})
+                pos=b.x,
+                angle=90,
+                movable=False,
+                pen=pg.mkPen(color, width=1.6, style=Qt.PenStyle.DashDotLine),
+                label=labels.literal(b.label),
+                labelOpts={
+                    "position": 0.05 + 0.07 * b.slot,  # neighbours stagger
+                    "anchors": [(0, 1), (0, 1)],
+                    "color": color,
+                    "fill": fill,
+                },
+            )
             line.setZValue(4)
             lines.append(line)
         self._replace(self.budget_lines, lines)

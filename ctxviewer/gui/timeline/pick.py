@@ -32,13 +32,17 @@ class PickLayer:
         self.vb, self.shown = plot_item.vb, shown
         self.view: TimelineView | None = None
         self.selection_marker = pg.ScatterPlotItem(
-            size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2))
+            size=17, symbol="o", brush=None, pen=pg.mkPen(series_color("selection", dark), width=2)
+        )
         self.selection_marker.setVisible(False)
         plot_item.addItem(self.selection_marker)
         self.selection_marker.setZValue(6)
         self.hover_label = pg.TextItem(
-            "", color=series_color("foreground", dark), fill=label_fill(dark),
-            border=pg.mkPen(series_color("foreground", dark)))
+            "",
+            color=series_color("foreground", dark),
+            fill=label_fill(dark),
+            border=pg.mkPen(series_color("foreground", dark)),
+        )
         self.hover_label.setZValue(20)
         self.hover_label.setVisible(False)
 
@@ -125,6 +129,9 @@ class PickLayer:
         view = vb.sceneBoundingRect()
         at = vb.mapViewToScene(QPointF(x, y))
         size = self.hover_label.boundingRect()
-        left, top = geometry.label_spot((size.width(), size.height()), (at.x(), at.y()),
-                                        (view.left(), view.top(), view.right(), view.bottom()))
+        left, top = geometry.label_spot(
+            (size.width(), size.height()),
+            (at.x(), at.y()),
+            (view.left(), view.top(), view.right(), view.bottom()),
+        )
         self.hover_label.setPos(vb.mapSceneToView(QPointF(left, top)))

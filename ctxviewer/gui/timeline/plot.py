@@ -68,8 +68,11 @@ class TimelinePlot(pg.PlotWidget):
 
     def __init__(self, parent: QWidget | None = None, *, dark: bool | None = None) -> None:
         self.dark = is_dark() if dark is None else dark
-        super().__init__(parent, background=series_color("background", self.dark),
-                         axisItems={"left": TokenAxis("left"), "right": TokenAxis("right")})
+        super().__init__(
+            parent,
+            background=series_color("background", self.dark),
+            axisItems={"left": TokenAxis("left"), "right": TokenAxis("right")},
+        )
         paint_cheaply(self)  # repaints cost a tenth (gui/widgets/plot_paint.py)
         self.view: tv.TimelineView | None = None
         self.x_mode = "index"  # as asked (``data.x_mode``: in use)
@@ -87,9 +90,13 @@ class TimelinePlot(pg.PlotWidget):
         pi.vb.sigRangeChangedManually.connect(self._on_view_changed_manually)
         pi.scene().sigMouseMoved.connect(self._on_scene_mouse_moved)
         pi.scene().sigMouseClicked.connect(self._on_scene_mouse_clicked)
-        self.legend = pi.addLegend(offset=(8, 4), colCount=6, labelTextSize="8pt",
-                                   labelTextColor=series_color("foreground", dark),
-                                   brush=faint(series_color("background", dark), 210))
+        self.legend = pi.addLegend(
+            offset=(8, 4),
+            colCount=6,
+            labelTextSize="8pt",
+            labelTextColor=series_color("foreground", dark),
+            brush=faint(series_color("background", dark), 210),
+        )
         self.legend_layout = TimelineLegend(self.legend, pi.vb)
         set_bottom_axis(pi, "index", dark)
         self.bars.add_items(dark)
@@ -99,12 +106,26 @@ class TimelinePlot(pg.PlotWidget):
         self.picker = PickLayer(pi, dark, self.shown)
         self.lines = ThresholdLayer(pi, dark)
         self.picker.add_hover_label(pi)
-        self.layers: tuple[Layer, ...] = (self.curves, self.bars, self.marks_layer, self.lines,
-                                          self.whatif_layer, self.picker)
-        self.menu = TimelineMenu(pi.vb.menu, self.reset_view, {
-            "time": self._toggle_time, "cache": self.set_cache_view,
-            "subagents": self.set_show_subagents, "auxiliary": self.set_show_auxiliary,
-            "output": self.set_show_output, "whatif": self.set_show_whatif})
+        self.layers: tuple[Layer, ...] = (
+            self.curves,
+            self.bars,
+            self.marks_layer,
+            self.lines,
+            self.whatif_layer,
+            self.picker,
+        )
+        self.menu = TimelineMenu(
+            pi.vb.menu,
+            self.reset_view,
+            {
+                "time": self._toggle_time,
+                "cache": self.set_cache_view,
+                "subagents": self.set_show_subagents,
+                "auxiliary": self.set_show_auxiliary,
+                "output": self.set_show_output,
+                "whatif": self.set_show_whatif,
+            },
+        )
         # the layers' items, by name (tests read them; panels add to the plot)
         c, b, m, w, p = self.curves, self.bars, self.marks_layer, self.whatif_layer, self.picker
         self.api_curve, self.estimate_curve = c.api_curve, c.estimate_curve
@@ -189,9 +210,14 @@ class TimelinePlot(pg.PlotWidget):
                 self.reset_view()
             self._layout_labels()
 
-    def set_timeline(self, points: Sequence[Point], thresholds: Thresholds,
-                     events: Iterable[tuple[int, Event]] | None = None, *,
-                     x_mode: str | None = None) -> None:
+    def set_timeline(
+        self,
+        points: Sequence[Point],
+        thresholds: Thresholds,
+        events: Iterable[tuple[int, Event]] | None = None,
+        *,
+        x_mode: str | None = None,
+    ) -> None:
         """Show ``points`` (``Analysis.timeline``) against ``thresholds``.
 
         ``events`` is optional: ``(request index, Event)`` pairs as returned by
@@ -203,15 +229,26 @@ class TimelinePlot(pg.PlotWidget):
             if x_mode not in X_MODES:
                 raise ValueError(f"x_mode must be one of {X_MODES}, not {x_mode!r}")
             self.x_mode = x_mode
-        self.set_view(tv.build(points, thresholds, events, x_mode=self.x_mode,
-                               predicted=self.predicted, budget=self.budget_marks,
-                               attribution=self.view.attribution if self.view else None))
+        self.set_view(
+            tv.build(
+                points,
+                thresholds,
+                events,
+                x_mode=self.x_mode,
+                predicted=self.predicted,
+                budget=self.budget_marks,
+                attribution=self.view.attribution if self.view else None,
+            )
+        )
 
     def set_analysis(self, analysis: Analysis) -> None:
         """The view of ``analysis``: the same session analysed with another policy or
         window only moves the lines; anything else redraws everything."""
-        self.set_view(tv.from_analysis(analysis, x_mode=self.x_mode, budget=self.budget_marks,
-                                       previous=self.view))
+        self.set_view(
+            tv.from_analysis(
+                analysis, x_mode=self.x_mode, budget=self.budget_marks, previous=self.view
+            )
+        )
 
     def set_thresholds(self, thresholds: Thresholds) -> None:
         """Move the threshold lines, recolour tiers and replay the what-if (no rebuild)."""
@@ -261,8 +298,12 @@ class TimelinePlot(pg.PlotWidget):
         vb, view = self.getPlotItem().vb, self.view
         window = view.thresholds.window if view is not None else None
         (x0, x1), y_top = geometry.full_range(
-            self.data, window, view.marks_x() if view is not None else [],
-            self.shown.subagents, self.shown.auxiliary)
+            self.data,
+            window,
+            view.marks_x() if view is not None else [],
+            self.shown.subagents,
+            self.shown.auxiliary,
+        )
         top = y_top * self.legend_layout.headroom(LABEL_ROOM_PX)
         span = max(x1 - x0, 1.0)
         # zooming out stops at zero tokens and half the session's span either side
@@ -316,20 +357,25 @@ class TimelinePlot(pg.PlotWidget):
         v, s = self.view, self.shown
         d = self.data
         fires = s.whatif and v is not None and bool(v.whatif.replay.count)
-        self.legend_layout.show([
-            (self.api_curve, "API prompt tokens", v is not None and v.has_api),
-            (self.estimate_curve, "estimate", len(d.main) > 0),
-            (self.subagent_scatter, "sub-agents", s.subagents and len(d.subagent) > 0),
-            (self.auxiliary_scatter, "side calls", s.auxiliary and len(d.auxiliary) > 0),
-            (self.whatif_markers, "what-if compaction", fires),
-            (self.whatif_curve, "what-if tokens", fires),
-            (self.predicted_markers, "predicted compaction",
-             bool(self.predicted) if predicted is None else predicted),
-            (self.cache_areas["cache_read"], "cache read", s.cache),
-            (self.cache_areas["cache_write"], "cache write", s.cache),
-            (self.cache_areas["uncached"], "uncached", s.cache),
-            (self.output_curve, "output (right axis)", s.output and bool(v and v.has_output)),
-        ])
+        self.legend_layout.show(
+            [
+                (self.api_curve, "API prompt tokens", v is not None and v.has_api),
+                (self.estimate_curve, "estimate", len(d.main) > 0),
+                (self.subagent_scatter, "sub-agents", s.subagents and len(d.subagent) > 0),
+                (self.auxiliary_scatter, "side calls", s.auxiliary and len(d.auxiliary) > 0),
+                (self.whatif_markers, "what-if compaction", fires),
+                (self.whatif_curve, "what-if tokens", fires),
+                (
+                    self.predicted_markers,
+                    "predicted compaction",
+                    bool(self.predicted) if predicted is None else predicted,
+                ),
+                (self.cache_areas["cache_read"], "cache read", s.cache),
+                (self.cache_areas["cache_write"], "cache write", s.cache),
+                (self.cache_areas["uncached"], "uncached", s.cache),
+                (self.output_curve, "output (right axis)", s.output and bool(v and v.has_output)),
+            ]
+        )
 
     def _layout_labels(self) -> None:
         """Keep threshold and event labels from overlapping at the current zoom."""

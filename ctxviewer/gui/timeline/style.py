@@ -147,8 +147,9 @@ class Bars(pg.BarGraphItem):
     """
 
     def setData(self, x: np.ndarray, height: np.ndarray, width: float) -> None:
-        self.setOpts(x=np.asarray(x, dtype=float), height=np.asarray(height, dtype=float),
-                     width=width)
+        self.setOpts(
+            x=np.asarray(x, dtype=float), height=np.asarray(height, dtype=float), width=width
+        )
 
     def getData(self) -> tuple[np.ndarray, np.ndarray]:
         x, h = self.opts.get("x"), self.opts.get("height")

@@ -49,8 +49,9 @@ class TimelineTab(QWidget):
         try:
             from ctxviewer.gui.timeline.plot import TimelinePlot
         except ImportError as e:  # pyqtgraph is missing
-            self.placeholder = QLabel("The timeline is not available in this build.\n"
-                                      f"{type(e).__name__}: {e}", self)
+            self.placeholder = QLabel(
+                f"The timeline is not available in this build.\n{type(e).__name__}: {e}", self
+            )
             self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
             self.placeholder.setWordWrap(True)
             self._layout.addWidget(self.placeholder)

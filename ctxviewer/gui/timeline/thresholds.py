@@ -19,7 +19,8 @@ class ThresholdLayer:
 
     def __init__(self, plot_item: pg.PlotItem, dark: bool) -> None:
         self.threshold_lines: dict[str, labels.LabelledLine] = labels.threshold_lines(
-            plot_item, dark)
+            plot_item, dark
+        )
 
     def set_view(self, view: TimelineView, old: TimelineView | None) -> None:
         if old is None or view.lines is not old.lines:
@@ -31,5 +32,8 @@ class ThresholdLayer:
 
     def label_rects(self) -> list[QRectF]:
         """Where the shown labels are (scene rects): other labels keep off them."""
-        return [ln.label.sceneBoundingRect() for ln in self.threshold_lines.values()
-                if ln.isVisible() and ln.label.isVisible()]
+        return [
+            ln.label.sceneBoundingRect()
+            for ln in self.threshold_lines.values()
+            if ln.isVisible() and ln.label.isVisible()
+        ]

@@ -15,19 +15,22 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu
 
 # key, text, checked at start
-TOGGLES = (("time", "Time axis", False),
-           ("cache", "Prompt-cache view", False),
-           ("subagents", "Show sub-agents", True),
-           ("auxiliary", "Show side calls", False),
-           ("output", "Show output tokens", True),
-           ("whatif", "Show what-if compactions", True))
+TOGGLES = (
+    ("time", "Time axis", False),
+    ("cache", "Prompt-cache view", False),
+    ("subagents", "Show sub-agents", True),
+    ("auxiliary", "Show side calls", False),
+    ("output", "Show output tokens", True),
+    ("whatif", "Show what-if compactions", True),
+)
 
 
 class TimelineMenu:
     """The plot's menu actions (see the module docstring)."""
 
-    def __init__(self, menu: QMenu, reset: Callable[[], None],
-                 setters: Mapping[str, Callable[[bool], None]]) -> None:
+    def __init__(
+        self, menu: QMenu, reset: Callable[[], None], setters: Mapping[str, Callable[[bool], None]]
+    ) -> None:
         menu.addSeparator()
         self.menu_actions: dict[str, QAction] = {}
         self.menu_actions["reset"] = menu.addAction("Reset view")

@@ -27,10 +27,14 @@ class WhatIfLayer:
         self.widget, self.plot_item, self.dark = widget, plot_item, dark
         self.whatif_curve = pg.PlotDataItem(
             pen=pg.mkPen(series_color("whatif", dark), width=1.3, style=Qt.PenStyle.DashLine),
-            connect="finite")
+            connect="finite",
+        )
         self.whatif_markers = pg.ScatterPlotItem(
-            size=13, symbol="t", pen=pg.mkPen(series_color("background", dark)),
-            brush=series_color("whatif", dark))
+            size=13,
+            symbol="t",
+            pen=pg.mkPen(series_color("background", dark)),
+            brush=series_color("whatif", dark),
+        )
         plot_item.addItem(self.whatif_curve)
         plot_item.addItem(self.whatif_markers)
         self.whatif_markers.setZValue(5)
@@ -44,8 +48,7 @@ class WhatIfLayer:
         self.whatif_markers.setData(w.marker_x, w.marker_y)
         self.whatif_curve.setData(w.curve_x, w.curve_y)
         self._title_forms = (w.title, w.short_title)
-        self.plot_item.setTitle(w.title, size="9pt",
-                                color=series_color("foreground", self.dark))
+        self.plot_item.setTitle(w.title, size="9pt", color=series_color("foreground", self.dark))
         self.fit_title()
 
     def show(self, on: bool) -> None:

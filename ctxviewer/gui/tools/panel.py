@@ -59,8 +59,10 @@ class AnalysisPanels(QObject):
         """A simulated compaction applied as a branch is lost when the window closes."""
         if self.original is None:
             return None
-        return ("A simulated compaction is applied (the window shows a branch of the "
-                "session): it is not saved anywhere and is lost when the window closes.")
+        return (
+            "A simulated compaction is applied (the window shows a branch of the "
+            "session): it is not saved anywhere and is lost when the window closes."
+        )
 
     # -- compaction ---------------------------------------------------------------
     def _compact_request(self, index: int) -> None:
@@ -74,9 +76,9 @@ class AnalysisPanels(QObject):
             return None
         if self.dialog is not None:
             self.dialog.close()
-        self.dialog = CompactionDialog(a, i, self.host.window(),
-                                       ask_save_path=self.host.ask_save_path,
-                                       runner=self.runner)
+        self.dialog = CompactionDialog(
+            a, i, self.host.window(), ask_save_path=self.host.ask_save_path, runner=self.runner
+        )
         self.dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.dialog.apply_requested.connect(self.apply)
         self.dialog.destroyed.connect(self._on_dialog_destroyed)
@@ -99,7 +101,8 @@ class AnalysisPanels(QObject):
         self.host.show_message(
             f"Compacted branch ({result.strategy}): request {len(branch.requests) - 1} is "
             f"request {result.request.index} compacted, {result.after:,} tokens (estimate)",
-            8000)
+            8000,
+        )
 
     def back_to_original(self) -> None:
         if self.original is not None:
@@ -120,8 +123,9 @@ class AnalysisPanels(QObject):
 
     def _update_actions(self) -> None:
         self.back_action.setEnabled(self.original is not None)
-        self.compact_action.setEnabled(self.state.session is not None
-                                       and bool(self.state.session.requests))
+        self.compact_action.setEnabled(
+            self.state.session is not None and bool(self.state.session.requests)
+        )
 
 
 def install(host: PanelHost) -> AnalysisPanels:

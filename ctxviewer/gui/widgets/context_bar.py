@@ -85,7 +85,9 @@ class ContextBar(QWidget):
         x = bar.left()
         for name, label, tokens in cats:
             w = bar.width() * tokens / scale if scale else 0.0
-            self.segments.append(Segment(name, label, tokens, QRectF(x, bar.top(), w, bar.height())))
+            self.segments.append(
+                Segment(name, label, tokens, QRectF(x, bar.top(), w, bar.height()))
+            )
             x += w
 
     def resizeEvent(self, event: object) -> None:
@@ -93,8 +95,7 @@ class ContextBar(QWidget):
         super().resizeEvent(event)  # type: ignore[arg-type]
 
     def segment_at(self, pos: QPointF) -> Segment | None:
-        return next((s for s in self.segments if s.rect.width() > 0 and s.rect.contains(pos)),
-                    None)
+        return next((s for s in self.segments if s.rect.width() > 0 and s.rect.contains(pos)), None)
 
     # -- painting -----------------------------------------------------------------
     def paintEvent(self, event: QPaintEvent) -> None:

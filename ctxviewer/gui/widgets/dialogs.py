@@ -28,9 +28,13 @@ def ask_save_path(parent: QWidget, title: str, name: str, filter_: str) -> str:
 def confirm(parent: QWidget, title: str, message: str) -> bool:
     from PySide6.QtWidgets import QMessageBox
 
-    answer = QMessageBox.question(parent, title, message,
-                                  QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
-                                  QMessageBox.StandardButton.No)
+    answer = QMessageBox.question(
+        parent,
+        title,
+        message,
+        QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No,
+        QMessageBox.StandardButton.No,
+    )
     return answer == QMessageBox.StandardButton.Yes
 
 

@@ -54,17 +54,20 @@ class FileDialog(QFileDialog):
     special target: ``refuse(message)`` says why (a warning box unless replaced)
     and the dialog stays open."""
 
-    def __init__(self, parent: QWidget | None, title: str, path: str, filter_: str, *,
-                 save: bool) -> None:
+    def __init__(
+        self, parent: QWidget | None, title: str, path: str, filter_: str, *, save: bool
+    ) -> None:
         super().__init__(parent, title, path, filter_)
         self.icons = NameOnlyIcons()  # the dialog does not own it: keep it alive
         self.setIconProvider(self.icons)
-        self.setAcceptMode(QFileDialog.AcceptMode.AcceptSave if save
-                           else QFileDialog.AcceptMode.AcceptOpen)
+        self.setAcceptMode(
+            QFileDialog.AcceptMode.AcceptSave if save else QFileDialog.AcceptMode.AcceptOpen
+        )
         if not save:
             self.setFileMode(QFileDialog.FileMode.ExistingFile)
-        self.refuse: Callable[[str], object] = \
-            lambda message: QMessageBox.warning(self, title, message)
+        self.refuse: Callable[[str], object] = lambda message: QMessageBox.warning(
+            self, title, message
+        )
 
     def refusal(self) -> str | None:
         """Why a chosen path cannot be used, or None. An ordinary folder is not
@@ -77,8 +80,9 @@ class FileDialog(QFileDialog):
             if saving:
                 why = write_refusal(path)
             else:
-                why = f"{path} is in {root}, the system's files, not a session log" \
-                    if root else None
+                why = (
+                    f"{path} is in {root}, the system's files, not a session log" if root else None
+                )
             if why is not None:
                 return why
         return None
@@ -101,8 +105,7 @@ class FileDialog(QFileDialog):
         return ""
 
 
-def ask_path(parent: QWidget | None, title: str, path: str, filter_: str, *,
-             save: bool) -> str:
+def ask_path(parent: QWidget | None, title: str, path: str, filter_: str, *, save: bool) -> str:
     return FileDialog(parent, title, path, filter_, save=save).chosen()
 
 
@@ -120,5 +123,5 @@ def guard_plot_exports() -> None:
 
     # the module, not the class of the same name that pyqtgraph.exporters exports
     # (setattr: pyqtgraph has no types, so mypy sees no FileDialog attribute to assign)
-    setattr(importlib.import_module("pyqtgraph.exporters.Exporter"), "FileDialog",  # noqa: B010
-            PlotExportDialog)
+    exporter = importlib.import_module("pyqtgraph.exporters.Exporter")
+    setattr(exporter, "FileDialog", PlotExportDialog)  # noqa: B010

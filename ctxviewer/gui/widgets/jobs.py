@@ -58,8 +58,13 @@ class LatestJob(QObject):
     cancelled = Signal()
     busy_changed = Signal(bool)
 
-    def __init__(self, pool: QThreadPool | None = None, parent: QObject | None = None, *,
-                 done_when_ended: bool = False) -> None:
+    def __init__(
+        self,
+        pool: QThreadPool | None = None,
+        parent: QObject | None = None,
+        *,
+        done_when_ended: bool = False,
+    ) -> None:
         """``done_when_ended``: a job whose worker has left ``run()`` no longer counts as
         busy, even before its result is handled (a result lost on the way, its owner
         going away, must not leave the owner busy for good)."""

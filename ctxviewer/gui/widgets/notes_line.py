@@ -56,8 +56,9 @@ class NotesLine(QWidget):
         self.label.setWordWrap(False)
         first = self.lines[0] if self.lines else ""
         width = max(self.label.width(), 40)
-        self.label.setText(self.label.fontMetrics().elidedText(
-            first, Qt.TextElideMode.ElideRight, width))
+        self.label.setText(
+            self.label.fontMetrics().elidedText(first, Qt.TextElideMode.ElideRight, width)
+        )
         extra = len(self.lines) - 1
         self.more.setText(f"+{extra} more" if extra else "more")
         self.more.setToolTip("Show every note in full")

@@ -75,12 +75,24 @@ def dark_palette() -> QPalette:
     p = QPalette()
     role = QPalette.ColorRole
     colors = {
-        role.Window: "#26292d", role.WindowText: "#e6e6e6", role.Base: "#1e2023",
-        role.AlternateBase: "#2b2e33", role.ToolTipBase: "#33373c", role.ToolTipText: "#e6e6e6",
-        role.Text: "#e6e6e6", role.Button: "#30343a", role.ButtonText: "#e6e6e6",
-        role.BrightText: "#ff6060", role.Highlight: "#3d7fd1", role.HighlightedText: "#ffffff",
-        role.Link: "#6fb0ff", role.PlaceholderText: "#8a8f96", role.Mid: "#45494f",
-        role.Dark: "#17191b", role.Light: "#3b3f45", role.Midlight: "#34383d",
+        role.Window: "#26292d",
+        role.WindowText: "#e6e6e6",
+        role.Base: "#1e2023",
+        role.AlternateBase: "#2b2e33",
+        role.ToolTipBase: "#33373c",
+        role.ToolTipText: "#e6e6e6",
+        role.Text: "#e6e6e6",
+        role.Button: "#30343a",
+        role.ButtonText: "#e6e6e6",
+        role.BrightText: "#ff6060",
+        role.Highlight: "#3d7fd1",
+        role.HighlightedText: "#ffffff",
+        role.Link: "#6fb0ff",
+        role.PlaceholderText: "#8a8f96",
+        role.Mid: "#45494f",
+        role.Dark: "#17191b",
+        role.Light: "#3b3f45",
+        role.Midlight: "#34383d",
         role.Shadow: "#0b0c0d",
     }
     for r, c in colors.items():

@@ -105,9 +105,16 @@ def _background(axis: pg.AxisItem) -> QColor | None:
 def _over(color: QColor, background: QColor) -> QColor:
     """``color`` (translucent) painted over ``background``, as one opaque colour."""
     a = color.alphaF()
-    return QColor.fromRgbF(*(c * a + b * (1 - a) for c, b in (
-        (color.redF(), background.redF()), (color.greenF(), background.greenF()),
-        (color.blueF(), background.blueF()))))
+    return QColor.fromRgbF(
+        *(
+            c * a + b * (1 - a)
+            for c, b in (
+                (color.redF(), background.redF()),
+                (color.greenF(), background.greenF()),
+                (color.blueF(), background.blueF()),
+            )
+        )
+    )
 
 
 def _draw_text(self: pg.AxisItem, p: QPainter, text_specs: Any) -> None:

@@ -49,8 +49,9 @@ def sample_rows(count: int, sample: int = FIT_SAMPLE_ROWS) -> list[int]:
     return sorted({round(i * (count - 1) / (sample - 1)) for i in range(sample)})
 
 
-def fit_columns(view: QTableView | QTreeView, max_width: int | None = None,
-                columns: Sequence[int] | None = None) -> None:
+def fit_columns(
+    view: QTableView | QTreeView, max_width: int | None = None, columns: Sequence[int] | None = None
+) -> None:
     """Size each visible column (of ``columns``, default all) to its header and the
     widest display text of ``sample_rows`` (in the cell's own font, with room for its
     icon); in a tree, of its top-level rows."""

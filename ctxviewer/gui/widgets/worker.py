@@ -41,8 +41,9 @@ class Worker(QRunnable):
     """Runs one job on a ``QThreadPool`` thread; emits progressed/finished/failed
     through ``signals`` (owned by the caller); stops early once ``cancel`` is set."""
 
-    def __init__(self, fn: Job, generation: int, signals: WorkerSignals,
-                 cancel: threading.Event) -> None:
+    def __init__(
+        self, fn: Job, generation: int, signals: WorkerSignals, cancel: threading.Event
+    ) -> None:
         super().__init__()
         self.setAutoDelete(False)
         self.fn = fn

@@ -45,7 +45,8 @@ CONF_FILE = ".aider.conf.yml"
 _START = re.compile(r"^# aider chat started at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)")
 _TOKENS = re.compile(
     r"^Tokens: (?P<sent>[\d.,]+k?) sent(?:, (?P<write>[\d.,]+k?) cache write)?"
-    r"(?:, (?P<hit>[\d.,]+k?) cache hit)?, (?P<received>[\d.,]+k?) received\.")
+    r"(?:, (?P<hit>[\d.,]+k?) cache hit)?, (?P<received>[\d.,]+k?) received\."
+)
 _MODEL = re.compile(r"^(?:Main )?[Mm]odels?: (\S+)")
 _VERSION = re.compile(r"^Aider v(\d+\.\d+[\w.]*)")
 _ADDED = re.compile(r"^Added (.+) to the chat\.?$")
@@ -53,8 +54,10 @@ _LLM_HEAD = re.compile(r"^(TO LLM|LLM RESPONSE) (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)
 _ROLE = re.compile(r"^(SYSTEM|USER|ASSISTANT|TOOL|FUNCTION)(?: (.*))?$")
 _CONF_KEY = re.compile(r"^llm-history-file:\s*['\"]?([^'\"#\n]+?)['\"]?\s*(?:#.*)?$", re.M)
 
-COUNT_NOTE = ("usage: Aider's own count from its 'Tokens: … sent, … received' line (its "
-              "tokenizer's estimate, rounded as Aider prints it), not the API's usage")
+COUNT_NOTE = (
+    "usage: Aider's own count from its 'Tokens: … sent, … received' line (its "
+    "tokenizer's estimate, rounded as Aider prints it), not the API's usage"
+)
 CHAT_NOTES = (
     "Aider chat history: the conversation as the chat shows it; not recorded: the system "
     "prompt, the repository map and the contents of the files in the chat",
@@ -173,10 +176,19 @@ def parse_chat(text: str) -> tuple[list[_Run], list[Skipped]]:
                 user = []
             tokens = _TOKENS.match(said)
             if tokens:
-                run.exchanges.append(_Exchange(
-                    n, len(runs) - 1, run.start, tuple(history), "\n".join(reply).strip(),
-                    parse_count(tokens["sent"]), parse_count(tokens["write"]),
-                    parse_count(tokens["hit"]), parse_count(tokens["received"])))
+                run.exchanges.append(
+                    _Exchange(
+                        n,
+                        len(runs) - 1,
+                        run.start,
+                        tuple(history),
+                        "\n".join(reply).strip(),
+                        parse_count(tokens["sent"]),
+                        parse_count(tokens["write"]),
+                        parse_count(tokens["hit"]),
+                        parse_count(tokens["received"]),
+                    )
+                )
                 if reply:
                     history.append(Message("assistant", (Block(TEXT, "\n".join(reply).strip()),)))
                 reply = []
@@ -284,31 +296,67 @@ class AiderParser:
         prompt = ex.sent
         hit = min(ex.hit, prompt)
         write = min(ex.write, prompt - hit)
-        usage = Usage(input_tokens=prompt - hit - write, cache_creation_input_tokens=write,
-                      cache_read_input_tokens=hit, output_tokens=ex.received)
+        usage = Usage(
+            input_tokens=prompt - hit - write,
+            cache_creation_input_tokens=write,
+            cache_read_input_tokens=hit,
+            output_tokens=ex.received,
+        )
         model = run.model.rsplit("/", 1)[-1] if run.model else None
         common: dict[str, Any] = {
-            "index": 0, "model": model, "usage": usage, "api": "openai-chat", "line": ex.line,
-            "client": f"aider/{run.version or ''}", "conversation": run.start,
-            "message_id": f"tokens-line-{ex.line}"}
+            "index": 0,
+            "model": model,
+            "usage": usage,
+            "api": "openai-chat",
+            "line": ex.line,
+            "client": f"aider/{run.version or ''}",
+            "conversation": run.start,
+            "message_id": f"tokens-line-{ex.line}",
+        }
         reply = Message("assistant", (Block(TEXT, ex.reply),)) if ex.reply else None
         if sent is not None:
             system, _tools, messages = chat_request_parts({"messages": sent.messages}, self.intern)
-            return Request(timestamp=_iso_local(sent.time), system=system, tools=(),
-                           messages=messages, complete=True, notes=SENT_NOTES,
-                           response=reply, **common)
+            return Request(
+                timestamp=_iso_local(sent.time),
+                system=system,
+                tools=(),
+                messages=messages,
+                complete=True,
+                notes=SENT_NOTES,
+                response=reply,
+                **common,
+            )
         files = f" (files in the chat: {', '.join(run.files)})" if run.files else ""
-        return Request(timestamp=_iso_local(ex.time), system=(), tools=(),
-                       messages=tuple(self.intern(m) for m in ex.messages), complete=False,
-                       notes=(CHAT_NOTES[0] + files, CHAT_NOTES[1]), response=reply, **common)
+        return Request(
+            timestamp=_iso_local(ex.time),
+            system=(),
+            tools=(),
+            messages=tuple(self.intern(m) for m in ex.messages),
+            complete=False,
+            notes=(CHAT_NOTES[0] + files, CHAT_NOTES[1]),
+            response=reply,
+            **common,
+        )
 
     def _sent_request(self, sent: _Sent, usage: Usage | None, notes: tuple[str, ...]) -> Request:
         system, _tools, messages = chat_request_parts({"messages": sent.messages}, self.intern)
         reply = Message("assistant", (Block(TEXT, sent.reply),)) if sent.reply else None
-        return Request(index=0, model=None, timestamp=_iso_local(sent.time), system=system,
-                       tools=(), messages=messages, usage=usage, complete=True,
-                       api="openai-chat", response=reply, line=sent.line, notes=notes,
-                       message_id=f"to-llm-{sent.line}", client="aider/")
+        return Request(
+            index=0,
+            model=None,
+            timestamp=_iso_local(sent.time),
+            system=system,
+            tools=(),
+            messages=messages,
+            usage=usage,
+            complete=True,
+            api="openai-chat",
+            response=reply,
+            line=sent.line,
+            notes=notes,
+            message_id=f"to-llm-{sent.line}",
+            client="aider/",
+        )
 
 
 def _iso_local(ts: str | None) -> str | None:

@@ -76,8 +76,9 @@ def iso(ts: Any) -> str | None:
             micros = round((ts - whole) * 1e6)  # as datetime.fromtimestamp rounds
             if micros >= 1_000_000:
                 whole, micros = whole + 1, 0
-            return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + \
-                f".{micros // 1000:03d}Z"
+            return (
+                time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)) + f".{micros // 1000:03d}Z"
+            )
         except (OverflowError, OSError, ValueError):
             return None
     if isinstance(ts, str):
@@ -88,8 +89,14 @@ def iso(ts: Any) -> str | None:
 def usage_from(raw: Any) -> Usage | None:
     """Anthropic ``usage`` -> Usage (None when absent)."""
     if not isinstance(raw, dict) or not any(
-        k in raw for k in ("input_tokens", "output_tokens", "cache_read_input_tokens",
-                           "cache_creation_input_tokens")):
+        k in raw
+        for k in (
+            "input_tokens",
+            "output_tokens",
+            "cache_read_input_tokens",
+            "cache_creation_input_tokens",
+        )
+    ):
         return None
     creation = as_dict(raw.get("cache_creation"))
     return Usage(
@@ -130,9 +137,9 @@ def _image_size(head: bytes) -> tuple[int, int] | None:
         while i + 9 < len(head):
             if head[i] != 0xFF:
                 return None
-            marker, length = head[i + 1], struct.unpack(">H", head[i + 2:i + 4])[0]
+            marker, length = head[i + 1], struct.unpack(">H", head[i + 2 : i + 4])[0]
             if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-                h, w = struct.unpack(">HH", head[i + 5:i + 9])
+                h, w = struct.unpack(">HH", head[i + 5 : i + 9])
                 return w, h
             i += 2 + length
     return None
@@ -176,8 +183,14 @@ def content_blocks(content: Any) -> list[Block]:
         elif kind == "redacted_thinking":
             out.append(Block(THINKING, str(block.get("data", "")), name="redacted"))
         elif kind in ("tool_use", "server_tool_use"):
-            out.append(Block(TOOL_USE, js_dumps(block.get("input", {})),
-                             name=str(block.get("name", "")), ref=block.get("id")))
+            out.append(
+                Block(
+                    TOOL_USE,
+                    js_dumps(block.get("input", {})),
+                    name=str(block.get("name", "")),
+                    ref=block.get("id"),
+                )
+            )
         elif kind == "tool_result":
             out.extend(_result_blocks(block))
         elif kind == "image":
@@ -185,15 +198,22 @@ def content_blocks(content: Any) -> list[Block]:
         elif kind == "document":
             src = block.get("source") or {}
             text = src.get("data") if src.get("type") == "text" else None
-            out.append(Block(DOCUMENT, str(text) if text else "", name=block.get("title"),
-                             fixed_tokens=None if text else DEFAULT_IMAGE_TOKENS))
+            out.append(
+                Block(
+                    DOCUMENT,
+                    str(text) if text else "",
+                    name=block.get("title"),
+                    fixed_tokens=None if text else DEFAULT_IMAGE_TOKENS,
+                )
+            )
         else:
             out.append(Block(OTHER, js_dumps(block), name=str(kind)))
     return out
 
 
-def message_from(raw: Any, intern: Interner, msg_id: str | None = None,
-                 timestamp: str | None = None) -> Message | None:
+def message_from(
+    raw: Any, intern: Interner, msg_id: str | None = None, timestamp: str | None = None
+) -> Message | None:
     if not isinstance(raw, dict):
         return None
     role = str(raw.get("role", "user"))
@@ -222,9 +242,12 @@ def messages_from(raw: list[Any], intern: Interner) -> tuple[Message, ...]:
     same = _common_prefix(raw, prev_raw)
     out = prev_msgs[:same]
     known = len(prev_raw)
-    out += [prev_msgs[i] if i < known and (m is prev_raw[i] or m == prev_raw[i])
-            else message_from(m, intern)
-            for i, m in enumerate(raw[same:], same)]
+    out += [
+        prev_msgs[i]
+        if i < known and (m is prev_raw[i] or m == prev_raw[i])
+        else message_from(m, intern)
+        for i, m in enumerate(raw[same:], same)
+    ]
     intern.recent.append((raw, out))
     if len(intern.recent) > RECENT_CONVERSATIONS:
         del intern.recent[0]
@@ -295,21 +318,33 @@ def _tools_from(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
     out = []
     for tool in raw if isinstance(raw, list) else []:
         if isinstance(tool, dict) and tool.get("name"):
-            out.append(classify_tool(str(tool["name"]), _declaration(tool),
-                                     str(tool.get("description", ""))))
+            out.append(
+                classify_tool(
+                    str(tool["name"]), _declaration(tool), str(tool.get("description", ""))
+                )
+            )
     return intern(tuple(out))
 
 
 def response_message(body: Any, intern: Interner) -> Message | None:
     if not isinstance(body, dict) or body.get("type") == "error":
         return None
-    return message_from({"role": "assistant", "content": body.get("content")}, intern,
-                        body.get("id"))
+    return message_from(
+        {"role": "assistant", "content": body.get("content")}, intern, body.get("id")
+    )
 
 
 def is_anthropic_body(body: Any) -> bool:
-    return isinstance(body, dict) and isinstance(body.get("messages"), list) and (
-        "max_tokens" in body or "system" in body or "anthropic_version" in body
-        or not any(isinstance(m, dict) and m.get("role") in ("system", "developer", "tool")
-                   for m in body["messages"])
+    return (
+        isinstance(body, dict)
+        and isinstance(body.get("messages"), list)
+        and (
+            "max_tokens" in body
+            or "system" in body
+            or "anthropic_version" in body
+            or not any(
+                isinstance(m, dict) and m.get("role") in ("system", "developer", "tool")
+                for m in body["messages"]
+            )
+        )
     )

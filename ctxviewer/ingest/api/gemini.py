@@ -32,8 +32,9 @@ from ctxviewer.model import (
 )
 
 
-def gemini_usage(raw: dict[str, Any], *, prompt: str, cached: str, output: str,
-                 thoughts: str, total: str) -> Usage:
+def gemini_usage(
+    raw: dict[str, Any], *, prompt: str, cached: str, output: str, thoughts: str, total: str
+) -> Usage:
     """Gemini-style counts (named by the keyword arguments) -> Usage.
 
     The prompt count includes the cached part. Gemini reports thoughts apart
@@ -43,8 +44,12 @@ def gemini_usage(raw: dict[str, Any], *, prompt: str, cached: str, output: str,
     p, c, o, t, tot = (as_int(raw.get(k)) for k in (prompt, cached, output, thoughts, total))
     c = min(c, p)
     out = o + t if t and (not tot or tot >= p + o + t) else o
-    return Usage(input_tokens=p - c, cache_read_input_tokens=c, output_tokens=out,
-                 reasoning_tokens=min(t, out))
+    return Usage(
+        input_tokens=p - c,
+        cache_read_input_tokens=c,
+        output_tokens=out,
+        reasoning_tokens=min(t, out),
+    )
 
 
 def _as_parts(content: Any) -> list[Any]:
@@ -78,14 +83,23 @@ def _part_blocks(part: Any, keep_thoughts: bool) -> list[Block]:
         return split_message_text(part["text"]) if part["text"] else []
     if isinstance(part.get("functionCall"), dict):
         call = part["functionCall"]
-        return [Block(TOOL_USE, js_dumps(call.get("args") or {}), name=str(call.get("name", "")),
-                      ref=call.get("id"))]
+        return [
+            Block(
+                TOOL_USE,
+                js_dumps(call.get("args") or {}),
+                name=str(call.get("name", "")),
+                ref=call.get("id"),
+            )
+        ]
     if isinstance(part.get("functionResponse"), dict):
         resp = part["functionResponse"]
         text, err = _response_text(resp.get("response"))
         tag = split_message_text(text)[0].tag if text else None
-        return [Block(TOOL_RESULT, text, tag=tag, name=resp.get("name"), ref=resp.get("id"),
-                      is_error=err)]
+        return [
+            Block(
+                TOOL_RESULT, text, tag=tag, name=resp.get("name"), ref=resp.get("id"), is_error=err
+            )
+        ]
     for key in ("inlineData", "fileData"):
         if isinstance(part.get(key), dict):
             mime = str(part[key].get("mimeType", ""))
@@ -112,17 +126,25 @@ def usage_from_gemini(body: Any) -> Usage | None:
     raw = body.get("usageMetadata") if isinstance(body, dict) else None
     if not isinstance(raw, dict) or not raw:
         return None
-    return gemini_usage(raw, prompt="promptTokenCount", cached="cachedContentTokenCount",
-                        output="candidatesTokenCount", thoughts="thoughtsTokenCount",
-                        total="totalTokenCount")
+    return gemini_usage(
+        raw,
+        prompt="promptTokenCount",
+        cached="cachedContentTokenCount",
+        output="candidatesTokenCount",
+        thoughts="thoughtsTokenCount",
+        total="totalTokenCount",
+    )
 
 
 def _text_of(content: Any) -> str:
     """A ``systemInstruction`` (a Content, its parts, or a string) as text."""
     if isinstance(content, dict):
         content = content.get("parts")
-    return "\n".join(p if isinstance(p, str) else str(p.get("text", ""))
-                     for p in _as_parts(content) if isinstance(p, (str, dict)))
+    return "\n".join(
+        p if isinstance(p, str) else str(p.get("text", ""))
+        for p in _as_parts(content)
+        if isinstance(p, (str, dict))
+    )
 
 
 def _gemini_tools(raw: Any) -> tuple[ToolDef, ...]:
@@ -133,16 +155,16 @@ def _gemini_tools(raw: Any) -> tuple[ToolDef, ...]:
         decls = tool.get("functionDeclarations")
         for decl in decls if isinstance(decls, list) else []:
             if isinstance(decl, dict) and decl.get("name"):
-                out.append(classify_tool(str(decl["name"]), decl,
-                                         str(decl.get("description", ""))))
+                out.append(classify_tool(str(decl["name"]), decl, str(decl.get("description", ""))))
         for key, value in tool.items():  # googleSearch, codeExecution, urlContext, …
             if key != "functionDeclarations":
                 out.append(classify_tool(key, {key: value}))
     return tuple(out)
 
 
-def gemini_request_parts(body: dict[str, Any], intern: Interner
-                         ) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
+def gemini_request_parts(
+    body: dict[str, Any], intern: Interner
+) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
     """(system blocks, tools, messages) of a ``generateContent`` request body."""
     text = _text_of(body.get("systemInstruction", body.get("system_instruction")))
     system = tuple(split_system_text(text)) if text else ()
@@ -180,5 +202,8 @@ def gemini_response_message(body: Any) -> Message | None:
     content = cands[0].get("content")
     parts = content.get("parts") if isinstance(content, dict) else None
     rid = body.get("responseId")
-    return Message("assistant", tuple(parts_blocks(parts, keep_thoughts=True)),
-                   rid if isinstance(rid, str) else None)
+    return Message(
+        "assistant",
+        tuple(parts_blocks(parts, keep_thoughts=True)),
+        rid if isinstance(rid, str) else None,
+    )

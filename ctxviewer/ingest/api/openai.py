@@ -36,16 +36,22 @@ def usage_from_openai(raw: Any) -> Usage | None:
         details = raw.get("prompt_tokens_details") or {}
         cached = as_int(details.get("cached_tokens")) or as_int(raw.get("prompt_cache_hit_tokens"))
         out_details = raw.get("completion_tokens_details") or {}
-        return Usage(input_tokens=max(0, prompt - cached), cache_read_input_tokens=cached,
-                     output_tokens=as_int(raw.get("completion_tokens")),
-                     reasoning_tokens=as_int(out_details.get("reasoning_tokens")))
+        return Usage(
+            input_tokens=max(0, prompt - cached),
+            cache_read_input_tokens=cached,
+            output_tokens=as_int(raw.get("completion_tokens")),
+            reasoning_tokens=as_int(out_details.get("reasoning_tokens")),
+        )
     if "input_tokens" in raw:
         prompt = as_int(raw.get("input_tokens"))
         cached = as_int((raw.get("input_tokens_details") or {}).get("cached_tokens"))
         out_details = raw.get("output_tokens_details") or {}
-        return Usage(input_tokens=max(0, prompt - cached), cache_read_input_tokens=cached,
-                     output_tokens=as_int(raw.get("output_tokens")),
-                     reasoning_tokens=as_int(out_details.get("reasoning_tokens")))
+        return Usage(
+            input_tokens=max(0, prompt - cached),
+            cache_read_input_tokens=cached,
+            output_tokens=as_int(raw.get("output_tokens")),
+            reasoning_tokens=as_int(out_details.get("reasoning_tokens")),
+        )
     return None
 
 
@@ -82,13 +88,20 @@ def _chat_message(raw: dict[str, Any]) -> Message:
     for call in raw.get("tool_calls") or []:
         fn = call.get("function") or {}
         args = fn.get("arguments", "")
-        blocks.append(Block(TOOL_USE, args if isinstance(args, str) else js_dumps(args),
-                            name=str(fn.get("name", "")), ref=call.get("id")))
+        blocks.append(
+            Block(
+                TOOL_USE,
+                args if isinstance(args, str) else js_dumps(args),
+                name=str(fn.get("name", "")),
+                ref=call.get("id"),
+            )
+        )
     return Message(role, tuple(blocks))
 
 
-def chat_request_parts(body: dict[str, Any], intern: Interner
-                       ) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
+def chat_request_parts(
+    body: dict[str, Any], intern: Interner
+) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
     """(system blocks, tools, messages) of a Chat Completions request body."""
     system: list[Block] = []
     messages: list[Message] = []
@@ -98,9 +111,15 @@ def chat_request_parts(body: dict[str, Any], intern: Interner
             continue
         if not messages and raw.get("role") in ("system", "developer"):
             content = raw.get("content")
-            text = content if isinstance(content, str) else "\n".join(
-                str(p.get("text", "")) for p in (content if isinstance(content, list) else [])
-                if isinstance(p, dict))
+            text = (
+                content
+                if isinstance(content, str)
+                else "\n".join(
+                    str(p.get("text", ""))
+                    for p in (content if isinstance(content, list) else [])
+                    if isinstance(p, dict)
+                )
+            )
             system.extend(split_system_text(text))
             continue
         messages.append(intern(_chat_message(raw)))
@@ -115,14 +134,18 @@ def _tools(raw: Any, intern: Interner) -> tuple[ToolDef, ...]:
         decl = fn if isinstance(fn := tool.get("function"), dict) else tool
         name = decl.get("name")
         if name:
-            decl = {k: v for k, v in decl.items() if k not in ("type", "strict")} \
-                if decl is tool else decl
+            decl = (
+                {k: v for k, v in decl.items() if k not in ("type", "strict")}
+                if decl is tool
+                else decl
+            )
             out.append(classify_tool(str(name), decl, str(decl.get("description", ""))))
     return intern(tuple(out))
 
 
-def responses_request_parts(body: dict[str, Any], intern: Interner
-                            ) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
+def responses_request_parts(
+    body: dict[str, Any], intern: Interner
+) -> tuple[tuple[Block, ...], tuple[ToolDef, ...], tuple[Message, ...]]:
     """(system blocks, tools, messages) of a Responses API request body.
 
     Without ``instructions``, a developer (or system) message that opens the input is
@@ -141,8 +164,12 @@ def responses_request_parts(body: dict[str, Any], intern: Interner
         if item.get("type") == ADDITIONAL_TOOLS:
             tools += intern(additional_tools(item))
             continue
-        if not system and not messages and item.get("type", "message") == "message" \
-                and item.get("role") in ("developer", "system"):
+        if (
+            not system
+            and not messages
+            and item.get("type", "message") == "message"
+            and item.get("role") in ("developer", "system")
+        ):
             system = tuple(split_system_text(content_text(item.get("content"))))
             continue
         msg = response_item_message(item)
@@ -158,8 +185,11 @@ def content_text(content: Any) -> str:
     """A message's text: a string, or its text parts joined."""
     if isinstance(content, str):
         return content
-    return "\n".join(str(p.get("text", "")) for p in (content if isinstance(content, list) else [])
-                     if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return "\n".join(
+        str(p.get("text", ""))
+        for p in (content if isinstance(content, list) else [])
+        if isinstance(p, dict) and isinstance(p.get("text"), str)
+    )
 
 
 def additional_tools(item: dict[str, Any]) -> tuple[ToolDef, ...]:
@@ -178,8 +208,13 @@ def additional_tools(item: dict[str, Any]) -> tuple[ToolDef, ...]:
             for decl in inner:
                 if isinstance(decl, dict) and decl.get("name"):
                     name = str(decl["name"])
-                    full = name if ns in ("", "functions") else \
-                        f"{ns}__{name}" if ns.startswith("mcp__") else f"{ns}.{name}"
+                    full = (
+                        name
+                        if ns in ("", "functions")
+                        else f"{ns}__{name}"
+                        if ns.startswith("mcp__")
+                        else f"{ns}.{name}"
+                    )
                     out.append(classify_tool(full, decl, str(decl.get("description", ""))))
         elif tool.get("name"):
             out.append(classify_tool(str(tool["name"]), tool, str(tool.get("description", ""))))
@@ -193,20 +228,37 @@ def response_item_message(item: dict[str, Any]) -> Message | None:
         return Message(str(item.get("role", "user")), tuple(_parts(item.get("content"))))
     if kind in ("function_call", "custom_tool_call", "local_shell_call"):
         args = item.get("arguments", item.get("input", item.get("action", "")))
-        return Message("assistant", (Block(TOOL_USE, args if isinstance(args, str)
-                                           else js_dumps(args), name=str(item.get("name", kind)),
-                                           ref=item.get("call_id")),))
+        return Message(
+            "assistant",
+            (
+                Block(
+                    TOOL_USE,
+                    args if isinstance(args, str) else js_dumps(args),
+                    name=str(item.get("name", kind)),
+                    ref=item.get("call_id"),
+                ),
+            ),
+        )
     if kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         out = item.get("output", "")
         if isinstance(out, dict):
             out = out.get("content", js_dumps(out))
-        return Message("tool", (Block(TOOL_RESULT, out if isinstance(out, str) else js_dumps(out),
-                                      ref=item.get("call_id")),))
+        return Message(
+            "tool",
+            (
+                Block(
+                    TOOL_RESULT,
+                    out if isinstance(out, str) else js_dumps(out),
+                    ref=item.get("call_id"),
+                ),
+            ),
+        )
     if kind == "reasoning":
         summary = item.get("summary") or []
         text = "\n".join(str(s.get("text", "")) for s in summary if isinstance(s, dict))
-        return Message("assistant", (Block(THINKING, text or str(item.get("encrypted_content", "")
-                                                                  )[:0]),))
+        return Message(
+            "assistant", (Block(THINKING, text or str(item.get("encrypted_content", ""))[:0]),)
+        )
     return Message("assistant", (Block(OTHER, js_dumps(item), name=str(kind)),))
 
 
@@ -218,7 +270,11 @@ def chat_response_message(body: Any) -> Message | None:
         return _chat_message(choices[0]["message"])
     output = body.get("output")
     if isinstance(output, list):
-        blocks = [b for item in output if isinstance(item, dict)
-                  for b in (response_item_message(item) or Message("assistant", ())).blocks]
+        blocks = [
+            b
+            for item in output
+            if isinstance(item, dict)
+            for b in (response_item_message(item) or Message("assistant", ())).blocks
+        ]
         return Message("assistant", tuple(blocks), body.get("id"))
     return None

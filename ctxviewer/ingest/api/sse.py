@@ -105,8 +105,9 @@ def reassemble_anthropic(text: Stream) -> dict[str, Any] | None:
                 key = (idx, field[0])
                 pieces = parts.get(key)
                 if pieces is None:
-                    pieces = parts[key] = [str(blocks[idx].get(field[0], ""))] \
-                        if field[0] != "input" else []
+                    pieces = parts[key] = (
+                        [str(blocks[idx].get(field[0], ""))] if field[0] != "input" else []
+                    )
                 pieces.append(piece if isinstance(piece, str) else str(piece))
             elif delta.get("type") == "citations_delta":
                 blocks[idx].setdefault("citations", []).append(delta.get("citation"))
@@ -171,16 +172,17 @@ def reassemble_openai_chat(text: Stream) -> dict[str, Any] | None:
             if delta.get("content"):
                 msg["content"] = (msg.get("content") or "") + delta["content"]
             if delta.get("reasoning_content"):
-                msg["reasoning_content"] = msg.get("reasoning_content", "") + delta[
-                    "reasoning_content"
-                ]
+                msg["reasoning_content"] = (
+                    msg.get("reasoning_content", "") + delta["reasoning_content"]
+                )
             for tc in delta.get("tool_calls") or []:
                 calls = msg.setdefault("tool_calls", [])
                 i = tc.get("index", len(calls))
                 if not isinstance(i, int) or not 0 <= i < len(calls):
                     i = len(calls)  # a new call (a huge index must not allocate calls)
-                    calls.append({"id": None, "type": "function",
-                                  "function": {"name": "", "arguments": ""}})
+                    calls.append(
+                        {"id": None, "type": "function", "function": {"name": "", "arguments": ""}}
+                    )
                 call = calls[i]
                 if tc.get("id"):
                     call["id"] = tc["id"]
@@ -223,8 +225,9 @@ def reassemble_gemini(text: Stream) -> dict[str, Any] | None:
             if not isinstance(cand, dict):
                 continue
             idx = cand.get("index", 0)
-            out = candidates.setdefault(idx, {"content": {"role": "model", "parts": []},
-                                              "index": idx})
+            out = candidates.setdefault(
+                idx, {"content": {"role": "model", "parts": []}, "index": idx}
+            )
             for key, value in cand.items():
                 if key not in ("content", "index"):
                     out[key] = value
@@ -241,9 +244,13 @@ def reassemble_gemini(text: Stream) -> dict[str, Any] | None:
 def _add_part(parts: list[Any], part: Any) -> None:
     """Append a streamed part, joining text to the text part before it of the same kind."""
     last = parts[-1] if parts else None
-    if isinstance(part, dict) and isinstance(part.get("text"), str) and isinstance(last, dict) \
-            and isinstance(last.get("text"), str) \
-            and bool(last.get("thought")) == bool(part.get("thought")):
+    if (
+        isinstance(part, dict)
+        and isinstance(part.get("text"), str)
+        and isinstance(last, dict)
+        and isinstance(last.get("text"), str)
+        and bool(last.get("thought")) == bool(part.get("thought"))
+    ):
         last["text"] += part["text"]
         if part.get("thoughtSignature"):
             last["thoughtSignature"] = part["thoughtSignature"]

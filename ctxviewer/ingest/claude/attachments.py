@@ -45,18 +45,36 @@ from ctxviewer.model import MEMORY, SYSTEM_REMINDER, TEXT, Block, Message
 
 SKILLS_HEAD = SKILLS_LISTING + "\n\n"
 AGENTS_HEAD = "Available agent types for the Agent tool:\n"
-AGENTS_TAIL = ("\n\nWhen you launch multiple agents for independent work, send them in a single "
-               "message with multiple tool uses so they run concurrently.")
+AGENTS_TAIL = (
+    "\n\nWhen you launch multiple agents for independent work, send them in a single "
+    "message with multiple tool uses so they run concurrently."
+)
 
 # Attachment types that add nothing to the request.
-QUIET = frozenset({
-    "already_read_file", "command_permissions", "edited_image_file", "hook_cancelled",
-    "hook_error_during_execution", "hook_non_blocking_error", "hook_system_message",
-    "structured_output", "hook_permission_decision", "autocheckpointing",
-    "background_task_status", "hook_blocking_error", "hook_stopped_continuation",
-    "permission_mode", "mode", "credential_org", "remote_session_change", "auto_mode",
-    "prompt_snapshot", "deferred_tools_record",
-})
+QUIET = frozenset(
+    {
+        "already_read_file",
+        "command_permissions",
+        "edited_image_file",
+        "hook_cancelled",
+        "hook_error_during_execution",
+        "hook_non_blocking_error",
+        "hook_system_message",
+        "structured_output",
+        "hook_permission_decision",
+        "autocheckpointing",
+        "background_task_status",
+        "hook_blocking_error",
+        "hook_stopped_continuation",
+        "permission_mode",
+        "mode",
+        "credential_org",
+        "remote_session_change",
+        "auto_mode",
+        "prompt_snapshot",
+        "deferred_tools_record",
+    }
+)
 _PROMPT_HOOKS = ("SessionStart", "UserPromptSubmit")
 
 
@@ -79,16 +97,20 @@ def _skill_listing(a: dict[str, Any]) -> tuple[Block, ...]:
 
 def _agent_listing(a: dict[str, Any]) -> tuple[Block, ...]:
     lines = _lines(a.get("addedLines"))
-    return (Block(TEXT, AGENTS_HEAD + "\n".join(lines) + AGENTS_TAIL, tag=SYSTEM_REMINDER),) \
-        if lines else ()
+    return (
+        (Block(TEXT, AGENTS_HEAD + "\n".join(lines) + AGENTS_TAIL, tag=SYSTEM_REMINDER),)
+        if lines
+        else ()
+    )
 
 
 def _deferred_tools(a: dict[str, Any]) -> tuple[Block, ...]:
     lines = _lines(a.get("addedLines")) or _lines(a.get("addedNames"))
     if not lines:
         return ()
-    return _reminder("The following deferred tools are now available via ToolSearch:\n"
-                     + "\n".join(lines))
+    return _reminder(
+        "The following deferred tools are now available via ToolSearch:\n" + "\n".join(lines)
+    )
 
 
 def _nested_memory(a: dict[str, Any]) -> tuple[Block, ...]:
@@ -96,17 +118,20 @@ def _nested_memory(a: dict[str, Any]) -> tuple[Block, ...]:
     path, body = _s(content.get("path")), _s(content.get("content"))
     if not body:
         return ()
-    return (Block(TEXT, f"<system-reminder>\nContents of {path}:\n\n", tag=SYSTEM_REMINDER),
-            Block(TEXT, body, tag=MEMORY, name=path or "memory"),
-            Block(TEXT, "\n</system-reminder>", tag=SYSTEM_REMINDER))
+    return (
+        Block(TEXT, f"<system-reminder>\nContents of {path}:\n\n", tag=SYSTEM_REMINDER),
+        Block(TEXT, body, tag=MEMORY, name=path or "memory"),
+        Block(TEXT, "\n</system-reminder>", tag=SYSTEM_REMINDER),
+    )
 
 
 def _hook_context(a: dict[str, Any]) -> tuple[Block, ...]:
     content = _lines(a.get("content")) or ([a["content"]] if _s(a.get("content")) else [])
     if not content:
         return ()
-    return _reminder(f"{_s(a.get('hookName')) or 'hook'} hook additional context: "
-                     + "\n".join(content))
+    return _reminder(
+        f"{_s(a.get('hookName')) or 'hook'} hook additional context: " + "\n".join(content)
+    )
 
 
 def _hook_success(a: dict[str, Any]) -> tuple[Block, ...]:
@@ -117,12 +142,16 @@ def _hook_success(a: dict[str, Any]) -> tuple[Block, ...]:
 
 def _todo(a: dict[str, Any]) -> tuple[Block, ...]:
     items = c if isinstance(c := a.get("content"), list) else []
-    listed = "\n".join(f"{i + 1}. [{_s(x.get('status'))}] "
-                       f"{_s(x.get('content') or x.get('subject'))}"
-                       for i, x in enumerate(items) if isinstance(x, dict))
-    text = ("The task tools haven't been used recently. If you're working on tasks that would "
-            "benefit from tracking progress, consider using them. This is just a gentle "
-            "reminder - ignore if not applicable.")
+    listed = "\n".join(
+        f"{i + 1}. [{_s(x.get('status'))}] {_s(x.get('content') or x.get('subject'))}"
+        for i, x in enumerate(items)
+        if isinstance(x, dict)
+    )
+    text = (
+        "The task tools haven't been used recently. If you're working on tasks that would "
+        "benefit from tracking progress, consider using them. This is just a gentle "
+        "reminder - ignore if not applicable."
+    )
     if listed:
         text += f"\n\nHere are the existing contents of your list:\n\n[{listed}]"
     return _reminder(text)
@@ -131,9 +160,13 @@ def _todo(a: dict[str, Any]) -> tuple[Block, ...]:
 def _text_field(field: str, template: str = "{}") -> Callable[[dict[str, Any]], tuple[Block, ...]]:
     def render(a: dict[str, Any]) -> tuple[Block, ...]:
         value = a.get(field)
-        text = value if isinstance(value, str) else (
-            json.dumps(value, ensure_ascii=False) if value else "")
+        text = (
+            value
+            if isinstance(value, str)
+            else (json.dumps(value, ensure_ascii=False) if value else "")
+        )
         return _reminder(template.format(text)) if text else ()
+
     return render
 
 
@@ -151,6 +184,7 @@ def _fields(a: dict[str, Any]) -> tuple[Block, ...]:
             for k, x in v.items():
                 if k not in ("type", "uuid", "toolUseID", "timestamp"):
                     walk(x)
+
     walk({k: v for k, v in a.items() if k != "type"})
     text = "\n".join(p for p in parts if p)
     return _reminder(text) if text else ()
@@ -166,9 +200,12 @@ RENDER: dict[str, Callable[[dict[str, Any]], tuple[Block, ...]]] = {
     "todo_reminder": _todo,
     "task_reminder": _todo,
     "critical_system_reminder": _text_field("content"),
-    "queued_command": _text_field("prompt", "The user sent the following message:\n{}\n\n"
-                                            "Please address this message and continue with "
-                                            "your tasks."),
+    "queued_command": _text_field(
+        "prompt",
+        "The user sent the following message:\n{}\n\n"
+        "Please address this message and continue with "
+        "your tasks.",
+    ),
     "edited_text_file": _fields,
     "compact_file_reference": _fields,
     "plan_file_reference": _fields,
@@ -196,8 +233,7 @@ def _rendered(record: dict[str, Any]) -> Message | None:
     raw = record.get("rendered")
     if not isinstance(raw, list):
         return None
-    texts = [t for x in raw if isinstance(x, dict) and isinstance(t := x.get("content"), str)
-             and t]
+    texts = [t for x in raw if isinstance(x, dict) and isinstance(t := x.get("content"), str) and t]
     role = _s(record.get("renderedRole")) or "user"
     if role == "system":  # joined into the system message, the tags left out
         texts = [t.removeprefix(_REMINDER_OPEN).removesuffix(_REMINDER_CLOSE) for t in texts]
@@ -205,8 +241,9 @@ def _rendered(record: dict[str, Any]) -> Message | None:
     if not blocks:
         return None
     uuid = record.get("uuid")
-    return Message(role, blocks, uuid if isinstance(uuid, str) else None,
-                   _s(record.get("timestamp")) or None)
+    return Message(
+        role, blocks, uuid if isinstance(uuid, str) else None, _s(record.get("timestamp")) or None
+    )
 
 
 def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | None]:
@@ -227,5 +264,6 @@ def attachment_message(record: dict[str, Any]) -> tuple[Message | None, str | No
         return None, None
     role = "system" if kind in ("skill_listing", "agent_listing_delta") else "user"
     uuid = record.get("uuid")
-    return Message(role, blocks, uuid if isinstance(uuid, str) else None,
-                   _s(record.get("timestamp")) or None), None
+    return Message(
+        role, blocks, uuid if isinstance(uuid, str) else None, _s(record.get("timestamp")) or None
+    ), None

@@ -19,8 +19,10 @@ from typing import Any
 from ctxviewer.ingest.api.anthropic import Interner, content_blocks, usage_from
 from ctxviewer.model import SUBAGENT, TOOL_RESULT, TOOL_USE, Message, Request
 
-NOTE = ("sub-agent activity from the main transcript's progress records (Claude Code 2.x); "
-        "its system prompt and tools are not recorded")
+NOTE = (
+    "sub-agent activity from the main transcript's progress records (Claude Code 2.x); "
+    "its system prompt and tools are not recorded"
+)
 
 
 def _s(value: Any) -> str | None:
@@ -44,8 +46,11 @@ class ProgressAgents:
         if not isinstance(data, dict) or data.get("type") != "agent_progress":
             return None
         agent, wrapped = _s(data.get("agentId")), data.get("message")
-        if agent is None or not isinstance(wrapped, dict) or \
-                not isinstance(wrapped.get("message"), dict):
+        if (
+            agent is None
+            or not isinstance(wrapped, dict)
+            or not isinstance(wrapped.get("message"), dict)
+        ):
             return None
         raw = wrapped["message"]
         kind = wrapped.get("type")
@@ -55,9 +60,14 @@ class ProgressAgents:
         if not chain and kind == "assistant" and _s(data.get("prompt")):
             chain.append(self.intern(Message("user", tuple(content_blocks(data["prompt"])))))
         msg_id = _s(raw.get("id")) if kind == "assistant" else None
-        message = self.intern(Message(kind, tuple(content_blocks(raw.get("content"))),
-                                      msg_id or _s(wrapped.get("uuid")),
-                                      _s(wrapped.get("timestamp"))))
+        message = self.intern(
+            Message(
+                kind,
+                tuple(content_blocks(raw.get("content"))),
+                msg_id or _s(wrapped.get("uuid")),
+                _s(wrapped.get("timestamp")),
+            )
+        )
         context = tuple(chain)
         if msg_id is not None:
             for b in message.blocks:
@@ -65,9 +75,14 @@ class ProgressAgents:
                     self.tool_turn[b.ref] = msg_id
             self._add(chain, self.calls.setdefault(agent, {}), msg_id, message)
         else:
-            answered = next((self.tool_turn[b.ref] for b in message.blocks
-                             if b.kind == TOOL_RESULT and isinstance(b.ref, str)
-                             and b.ref in self.tool_turn), None)
+            answered = next(
+                (
+                    self.tool_turn[b.ref]
+                    for b in message.blocks
+                    if b.kind == TOOL_RESULT and isinstance(b.ref, str) and b.ref in self.tool_turn
+                ),
+                None,
+            )
             if answered is not None:
                 self._add(chain, self.results.setdefault(agent, {}), answered, message)
             else:
@@ -75,15 +90,29 @@ class ProgressAgents:
         usage = usage_from(raw.get("usage")) if kind == "assistant" else None
         if usage is None:
             return None
-        return Request(index=0, model=_s(raw.get("model")),
-                       timestamp=_s(wrapped.get("timestamp")) or _s(record.get("timestamp")),
-                       system=(), tools=(), messages=context, usage=usage, complete=False,
-                       sidechain=True, role=SUBAGENT, agent=agent, api="anthropic",
-                       response=message, message_id=msg_id,
-                       request_id=_s(wrapped.get("requestId")), line=line, notes=(NOTE,))
+        return Request(
+            index=0,
+            model=_s(raw.get("model")),
+            timestamp=_s(wrapped.get("timestamp")) or _s(record.get("timestamp")),
+            system=(),
+            tools=(),
+            messages=context,
+            usage=usage,
+            complete=False,
+            sidechain=True,
+            role=SUBAGENT,
+            agent=agent,
+            api="anthropic",
+            response=message,
+            message_id=msg_id,
+            request_id=_s(wrapped.get("requestId")),
+            line=line,
+            notes=(NOTE,),
+        )
 
-    def _add(self, chain: list[Message], where: dict[str, int], turn: str,
-             message: Message) -> None:
+    def _add(
+        self, chain: list[Message], where: dict[str, int], turn: str, message: Message
+    ) -> None:
         """Append ``message``, or join it to the message of ``turn`` already in ``chain``
         (one API call streamed as several records; the results of parallel calls)."""
         at = where.get(turn)
@@ -92,5 +121,6 @@ class ProgressAgents:
             chain.append(message)
             return
         prev = chain[at]
-        chain[at] = self.intern(Message(prev.role, prev.blocks + message.blocks, prev.id,
-                                        prev.timestamp))
+        chain[at] = self.intern(
+            Message(prev.role, prev.blocks + message.blocks, prev.id, prev.timestamp)
+        )

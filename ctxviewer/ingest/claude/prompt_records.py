@@ -25,8 +25,10 @@ from ctxviewer.ingest.base import as_dict, as_int
 from ctxviewer.model import Block, ToolDef
 
 ONE_M = 1_000_000
-NOTE = ("system prompt and tools: as the transcript records them (api-request-shape); "
-        "messages: rebuilt from its records")
+NOTE = (
+    "system prompt and tools: as the transcript records them (api-request-shape); "
+    "messages: rebuilt from its records"
+)
 
 
 @dataclass(frozen=True)
@@ -55,8 +57,10 @@ class RecordedPrompts:
             shape = as_dict(record.get("shape"))
             key = record.get("shapeHash")
             if isinstance(key, str):
-                self.shapes[key] = (system_from(shape.get("system"), self.intern),
-                                    tools_from(shape.get("tools"), self.intern))
+                self.shapes[key] = (
+                    system_from(shape.get("system"), self.intern),
+                    tools_from(shape.get("tools"), self.intern),
+                )
             return True
         if kind == "api-request":
             key, sent = record.get("id"), self.shapes.get(str(record.get("shapeHash")))
@@ -64,10 +68,14 @@ class RecordedPrompts:
                 params = as_dict(record.get("params"))
                 betas = params.get("betas")
                 wide = isinstance(betas, list) and any(
-                    isinstance(b, str) and "context-1m" in b for b in betas)
-                self.calls[key] = SentPrompt(sent[0], sent[1],
-                                             as_int(params.get("max_tokens")) or None,
-                                             ONE_M if wide else None)
+                    isinstance(b, str) and "context-1m" in b for b in betas
+                )
+                self.calls[key] = SentPrompt(
+                    sent[0],
+                    sent[1],
+                    as_int(params.get("max_tokens")) or None,
+                    ONE_M if wide else None,
+                )
             return True
         return kind == "api-request-blob"
 

@@ -17,8 +17,10 @@ from ctxviewer.ingest.base import request_with
 from ctxviewer.model import SUBAGENT, Request, Session, Skipped
 
 COMPACTION_PREFIX = "acompact"
-COMPACTION_NOTE = ("Claude Code's compaction call: its prompt is the conversation it summarized "
-                   "(the transcript records only its last messages) and the request to summarize")
+COMPACTION_NOTE = (
+    "Claude Code's compaction call: its prompt is the conversation it summarized "
+    "(the transcript records only its last messages) and the request to summarize"
+)
 
 
 def sidecar_files(path: str) -> list[Path]:
@@ -33,8 +35,9 @@ def sidecar_files(path: str) -> list[Path]:
 def session_of(file: Path) -> Path | None:
     """The session file a sub-agent file belongs beside (``sidecar_files`` the other way),
     or None when ``file`` is not named as one; the session file may not exist."""
-    if file.parent.name != "subagents" or not (file.name.startswith("agent-")
-                                                and file.suffix == ".jsonl"):
+    if file.parent.name != "subagents" or not (
+        file.name.startswith("agent-") and file.suffix == ".jsonl"
+    ):
         return None
     return file.parent.parent.with_name(file.parent.parent.name + ".jsonl")
 
@@ -67,13 +70,17 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
             if r.key is not None and r.key in known:
                 continue
             known.add(r.key)
-            added.append(request_with(r, role=SUBAGENT, sidechain=True,
-                                      agent=r.agent or agent, notes=notes + r.notes))
+            added.append(
+                request_with(
+                    r, role=SUBAGENT, sidechain=True, agent=r.agent or agent, notes=notes + r.notes
+                )
+            )
         session.skipped.extend(Skipped(s.line, f"{file.name}: {s.reason}") for s in sub.skipped)
     if added:
         merged = sorted([*session.requests, *added], key=_when)
-        session.requests[:] = [r if r.index == i else request_with(r, index=i)
-                               for i, r in enumerate(merged)]
+        session.requests[:] = [
+            r if r.index == i else request_with(r, index=i) for i, r in enumerate(merged)
+        ]
     return session
 
 

@@ -51,11 +51,26 @@ from ctxviewer.model import (
 )
 
 # Record types that carry no context; ignored without counting them as skipped.
-_QUIET_TYPES = frozenset({
-    "progress", "file-history-snapshot", "queue-operation", "summary", "custom-title",
-    "tag", "agent-name", "last-prompt", "pr-link", "worktree-state", "mode", "ai-title",
-    "permission-mode", "tools-used", "cost-state", "atis-latch",
-})
+_QUIET_TYPES = frozenset(
+    {
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "summary",
+        "custom-title",
+        "tag",
+        "agent-name",
+        "last-prompt",
+        "pr-link",
+        "worktree-state",
+        "mode",
+        "ai-title",
+        "permission-mode",
+        "tools-used",
+        "cost-state",
+        "atis-latch",
+    }
+)
 
 
 def _str(value: Any) -> str | None:
@@ -66,8 +81,13 @@ def _str(value: Any) -> str | None:
 class _Node:
     __slots__ = ("message", "msg_id", "parent", "turn")
 
-    def __init__(self, parent: str | None, message: Message | None, msg_id: str | None,
-                 turn: str | None = None) -> None:
+    def __init__(
+        self,
+        parent: str | None,
+        message: Message | None,
+        msg_id: str | None,
+        turn: str | None = None,
+    ) -> None:
         self.parent = parent
         self.message = message
         self.msg_id = msg_id
@@ -134,8 +154,11 @@ class _Parser:
         if len(parts) < 2:
             return parts[0] if parts else None
         first = parts[0]
-        return self.intern(Message(first.role, tuple(b for m in parts for b in m.blocks),
-                                   first.id, first.timestamp))
+        return self.intern(
+            Message(
+                first.role, tuple(b for m in parts for b in m.blocks), first.id, first.timestamp
+            )
+        )
 
     def _set(self, uuid: str, node: _Node) -> None:
         if uuid in self.nodes or uuid in self.missing:  # contexts through it are stale
@@ -195,8 +218,11 @@ class _Parser:
                 key = (req.message_id or "", req.request_id or "")
                 if key not in self.seen:
                     self.seen.add(key)
-                    yield replace(req, client=record_client(record),
-                                  conversation=_str(record.get("sessionId")))
+                    yield replace(
+                        req,
+                        client=record_client(record),
+                        conversation=_str(record.get("sessionId")),
+                    )
             if isinstance(uuid, str):
                 self._set(uuid, _Node(parent, None, None))
             return
@@ -223,8 +249,9 @@ class _Parser:
         if isinstance(uuid, str):
             self._set(uuid, _Node(parent, None, None))
 
-    def _message(self, line: int, record: dict[str, Any], kind: str,
-                 parent: str | None) -> Iterator[Item]:
+    def _message(
+        self, line: int, record: dict[str, Any], kind: str, parent: str | None
+    ) -> Iterator[Item]:
         raw = record["message"]
         uuid = record.get("uuid")
         msg_id = raw.get("id") if kind == "assistant" and isinstance(raw.get("id"), str) else None
@@ -239,8 +266,16 @@ class _Parser:
                     if b.kind == TOOL_USE and isinstance(b.ref, str):
                         self.tool_turn[b.ref] = msg_id
             else:
-                answered = next((self.tool_turn[b.ref] for b in blocks if b.kind == TOOL_RESULT
-                                 and isinstance(b.ref, str) and b.ref in self.tool_turn), None)
+                answered = next(
+                    (
+                        self.tool_turn[b.ref]
+                        for b in blocks
+                        if b.kind == TOOL_RESULT
+                        and isinstance(b.ref, str)
+                        and b.ref in self.tool_turn
+                    ),
+                    None,
+                )
                 if answered is not None:
                     self._join(node, answered, "results")
             kept = self.preserved.pop(parent, None) if parent else None
@@ -366,10 +401,14 @@ def _text_or_empty(value: object) -> str:
 def compact_event(record: dict[str, Any]) -> Event:
     """A ``compact_boundary`` record's event (the compaction's sizes, trigger, text)."""
     meta = record.get("compactMetadata") or {}
-    return Event(COMPACT_BOUNDARY, record.get("timestamp"),
-                 pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
-                 post_tokens=as_int(meta.get("postTokens")) or None,
-                 trigger=meta.get("trigger"), detail=str(record.get("content", "")))
+    return Event(
+        COMPACT_BOUNDARY,
+        record.get("timestamp"),
+        pre_tokens=as_int(meta.get("preTokens", record.get("preTokens"))) or None,
+        post_tokens=as_int(meta.get("postTokens")) or None,
+        trigger=meta.get("trigger"),
+        detail=str(record.get("content", "")),
+    )
 
 
 def record_client(record: dict[str, Any]) -> str | None:

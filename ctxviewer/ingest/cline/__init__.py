@@ -11,31 +11,48 @@ from typing import Any
 from ctxviewer.ingest.base import Format, Head
 
 # keys Cline and Roo Code add to the Anthropic messages they store
-_MESSAGE_MARKS = ("ts", "metrics", "modelInfo", "isSummary", "condenseParent",
-                  "truncationParent", "isTruncationMarker")
+_MESSAGE_MARKS = (
+    "ts",
+    "metrics",
+    "modelInfo",
+    "isSummary",
+    "condenseParent",
+    "truncationParent",
+    "isTruncationMarker",
+)
 _UI_TYPES = ("say", "ask")
 
 
 def _api_history(doc: list[Any]) -> bool:
     msgs = [m for m in doc[:50] if isinstance(m, dict)]
-    if not msgs or any(m.get("role") not in ("user", "assistant") and m.get("type") != "reasoning"
-                       for m in msgs):
+    if not msgs or any(
+        m.get("role") not in ("user", "assistant") and m.get("type") != "reasoning" for m in msgs
+    ):
         return False
     if not all("content" in m or m.get("type") == "reasoning" for m in msgs):
         return False
     if any(k in m for m in msgs for k in _MESSAGE_MARKS):
         return True
     first = msgs[0].get("content")
-    text = first if isinstance(first, str) else " ".join(
-        b.get("text", "") for b in first if isinstance(b, dict) and isinstance(b.get("text"), str)
-    ) if isinstance(first, list) else ""
+    text = (
+        first
+        if isinstance(first, str)
+        else " ".join(
+            b.get("text", "")
+            for b in first
+            if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+        if isinstance(first, list)
+        else ""
+    )
     return "<task>" in text or "<environment_details>" in text  # early Cline: no marks
 
 
 def _ui_messages(doc: list[Any]) -> bool:
     msgs = [m for m in doc[:50] if isinstance(m, dict)]
     return bool(msgs) and all(
-        isinstance(m.get("ts"), (int, float)) and m.get("type") in _UI_TYPES for m in msgs)
+        isinstance(m.get("ts"), (int, float)) and m.get("type") in _UI_TYPES for m in msgs
+    )
 
 
 def cline_task(head: Head) -> bool:

@@ -48,9 +48,13 @@ NOTES = (
     "a condensing had hidden by then",
 )
 METRICS_NOTE = "usage: the assistant message's metrics.tokens (prompt includes cached)"
-UI_NOTE = ("usage: the api_req_started counts (tokensIn + cacheWrites + cacheReads, as the "
-           "extension sums them; Roo Code's tokensIn when it already holds the cache counts)")
-ONLY_UI_NOTE = "messages: only the request text the chat panel shows (no api_conversation_history.json)"
+UI_NOTE = (
+    "usage: the api_req_started counts (tokensIn + cacheWrites + cacheReads, as the "
+    "extension sums them; Roo Code's tokensIn when it already holds the cache counts)"
+)
+ONLY_UI_NOTE = (
+    "messages: only the request text the chat panel shows (no api_conversation_history.json)"
+)
 
 
 def task_files(path: str) -> dict[str, str]:
@@ -77,22 +81,25 @@ def read_document(path: str) -> dict[str, Any]:
     doc: dict[str, Any] = {"api": None, "ui": None, "meta": None, "problems": []}
     key = {API_FILE: "api", UI_FILE: "ui", META_FILE: "meta"}
     own = os.path.basename(path)
-    doc[key.get(own, "api" if cline_task(Head(path, "", document=given)) and
-                 not _is_ui(given) else "ui")] = given
+    doc[
+        key.get(
+            own, "api" if cline_task(Head(path, "", document=given)) and not _is_ui(given) else "ui"
+        )
+    ] = given
     for name, other in task_files(path).items():
         if os.path.abspath(other) == os.path.abspath(path) or doc[key[name]] is not None:
             continue
         try:
             doc[key[name]] = _load_json(other)
         except (OSError, orjson.JSONDecodeError) as e:
-            doc["problems"].append(f"{name} beside it is unreadable ({type(e).__name__}): "
-                                   "left out")
+            doc["problems"].append(f"{name} beside it is unreadable ({type(e).__name__}): left out")
     return doc
 
 
 def _is_ui(value: Any) -> bool:
-    return isinstance(value, list) and any(isinstance(m, dict) and m.get("type") in ("say", "ask")
-                                           for m in value[:20])
+    return isinstance(value, list) and any(
+        isinstance(m, dict) and m.get("type") in ("say", "ask") for m in value[:20]
+    )
 
 
 @dataclass
@@ -165,32 +172,59 @@ class ClineTaskParser:
             hidden = ui.deleted if ui is not None else hidden_before
             context, summaries, markers = _effective(api[:k], hidden)
             if hidden is not None and hidden != hidden_before:
-                out.append(Event(COMPACT_BOUNDARY, iso(raw.get("ts")), trigger="auto",
-                                 detail=f"Cline context truncation: messages {hidden[0]}–"
-                                        f"{hidden[1]} of the history hidden"))
+                out.append(
+                    Event(
+                        COMPACT_BOUNDARY,
+                        iso(raw.get("ts")),
+                        trigger="auto",
+                        detail=f"Cline context truncation: messages {hidden[0]}–"
+                        f"{hidden[1]} of the history hidden",
+                    )
+                )
             if summaries > summaries_before:
                 out.append(self._condense_event(task, raw))
             if markers > markers_before:
-                out.append(Event(COMPACT_BOUNDARY, iso(raw.get("ts")), trigger="auto",
-                                 detail="Roo Code sliding-window truncation"))
+                out.append(
+                    Event(
+                        COMPACT_BOUNDARY,
+                        iso(raw.get("ts")),
+                        trigger="auto",
+                        detail="Roo Code sliding-window truncation",
+                    )
+                )
             hidden_before, summaries_before, markers_before = hidden, summaries, markers
             usage, note = _usage(raw, ui, task.roo)
             model = _model(raw) or (ui.model if ui is not None else None) or task.model
-            out.append(Request(
-                index=0, model=model, timestamp=iso(raw.get("ts")), system=(), tools=(),
-                messages=tuple(m for m in (self._message(r) for r in context) if m is not None),
-                usage=usage, complete=False, api="anthropic",
-                response=self._message(raw), message_id=f"history-{k}", line=1,
-                notes=NOTES + ((note,) if note else ()), client=task.client,
-            ))
+            out.append(
+                Request(
+                    index=0,
+                    model=model,
+                    timestamp=iso(raw.get("ts")),
+                    system=(),
+                    tools=(),
+                    messages=tuple(m for m in (self._message(r) for r in context) if m is not None),
+                    usage=usage,
+                    complete=False,
+                    api="anthropic",
+                    response=self._message(raw),
+                    message_id=f"history-{k}",
+                    line=1,
+                    notes=NOTES + ((note,) if note else ()),
+                    client=task.client,
+                )
+            )
         return out
 
     def _condense_event(self, task: _Task, raw: dict[str, Any]) -> Event:
         info = task.condensed.pop(0) if task.condensed else {}
-        return Event(COMPACT_BOUNDARY, iso(raw.get("ts")), trigger="auto",
-                     pre_tokens=as_int(info.get("prevContextTokens")) or None,
-                     post_tokens=as_int(info.get("newContextTokens")) or None,
-                     detail="Roo Code context condensing: a summary replaces the history")
+        return Event(
+            COMPACT_BOUNDARY,
+            iso(raw.get("ts")),
+            trigger="auto",
+            pre_tokens=as_int(info.get("prevContextTokens")) or None,
+            post_tokens=as_int(info.get("newContextTokens")) or None,
+            detail="Roo Code context condensing: a summary replaces the history",
+        )
 
     def _message(self, raw: Any) -> Message | None:
         if not isinstance(raw, dict) or raw.get("role") not in ("user", "assistant"):
@@ -207,12 +241,23 @@ class ClineTaskParser:
                 continue
             text = req.info.get("request")
             msgs = (Message("user", (Block(TEXT, text),)),) if isinstance(text, str) else ()
-            out.append(Request(
-                index=0, model=req.model or task.model, timestamp=iso(req.ts), system=(),
-                tools=(), messages=msgs, usage=usage, complete=False, api="anthropic",
-                message_id=f"request-{n}", line=1, notes=NOTES[:1] + (UI_NOTE, ONLY_UI_NOTE),
-                client=task.client,
-            ))
+            out.append(
+                Request(
+                    index=0,
+                    model=req.model or task.model,
+                    timestamp=iso(req.ts),
+                    system=(),
+                    tools=(),
+                    messages=msgs,
+                    usage=usage,
+                    complete=False,
+                    api="anthropic",
+                    message_id=f"request-{n}",
+                    line=1,
+                    notes=NOTES[:1] + (UI_NOTE, ONLY_UI_NOTE),
+                    client=task.client,
+                )
+            )
         return out
 
 
@@ -222,9 +267,14 @@ def _task(record: dict[str, Any]) -> _Task:
     ui: list[Any] = raw_ui if isinstance(raw_ui, list) else []
     meta = as_dict(record.get("meta"))
     task = _Task(api)
-    task.roo = any(isinstance(m, dict) and any(
-        k in m for k in ("isSummary", "condenseParent", "truncationParent", "isTruncationMarker"))
-        for m in api)
+    task.roo = any(
+        isinstance(m, dict)
+        and any(
+            k in m
+            for k in ("isSummary", "condenseParent", "truncationParent", "isTruncationMarker")
+        )
+        for m in api
+    )
     deleted: tuple[int, int] | None = None
     for i, m in enumerate(ui):
         if not isinstance(m, dict):
@@ -249,9 +299,15 @@ def _task(record: dict[str, Any]) -> _Task:
         # truncates once the request has started
         after = _range_after(ui, i) or deleted
         idx = m.get("conversationHistoryIndex")
-        task.requests.append(_ApiReq(
-            info, m.get("ts"), idx if isinstance(idx, int) and not isinstance(idx, bool) else None,
-            after, _model_info(m.get("modelInfo"))))
+        task.requests.append(
+            _ApiReq(
+                info,
+                m.get("ts"),
+                idx if isinstance(idx, int) and not isinstance(idx, bool) else None,
+                after,
+                _model_info(m.get("modelInfo")),
+            )
+        )
     task.model = _meta_model(meta)
     version = _meta_version(meta)
     task.client = ("roo-code/" if task.roo else "cline/") + (version or "")
@@ -259,15 +315,18 @@ def _task(record: dict[str, Any]) -> _Task:
 
 
 def _range(value: Any) -> tuple[int, int] | None:
-    if isinstance(value, list) and len(value) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in value):
+    if (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+    ):
         return (value[0], value[1])
     return None
 
 
 def _range_after(ui: list[Any], i: int) -> tuple[int, int] | None:
     """The hidden range of the next entries, up to the next request."""
-    for m in ui[i + 1:]:
+    for m in ui[i + 1 :]:
         if not isinstance(m, dict):
             continue
         if m.get("say") == "api_req_started":
@@ -287,11 +346,13 @@ def _effective(history: list[Any], hidden: tuple[int, int] | None) -> tuple[list
     markers = {m.get("truncationId") for m in msgs if m.get("isTruncationMarker")}
     if hidden is not None:
         start, end = hidden
-        msgs = msgs[:start] + msgs[end + 1:]
+        msgs = msgs[:start] + msgs[end + 1 :]
     if summaries:
         last = max(i for i, m in enumerate(msgs) if m.get("isSummary"))
         msgs = msgs[last:]
-    msgs = [m for m in msgs if not (m.get("truncationParent") and m.get("truncationParent") in markers)]
+    msgs = [
+        m for m in msgs if not (m.get("truncationParent") and m.get("truncationParent") in markers)
+    ]
     return msgs, summaries, len(markers)
 
 
@@ -299,8 +360,11 @@ def _usage(raw: dict[str, Any], ui: _ApiReq | None, roo: bool) -> tuple[Usage | 
     tokens = as_dict(as_dict(raw.get("metrics")).get("tokens"))
     if tokens:
         prompt, cached = as_int(tokens.get("prompt")), as_int(tokens.get("cached"))
-        return Usage(input_tokens=max(0, prompt - cached), cache_read_input_tokens=min(cached, prompt),
-                     output_tokens=as_int(tokens.get("completion"))), METRICS_NOTE
+        return Usage(
+            input_tokens=max(0, prompt - cached),
+            cache_read_input_tokens=min(cached, prompt),
+            output_tokens=as_int(tokens.get("completion")),
+        ), METRICS_NOTE
     if ui is not None:
         usage = _ui_usage(ui.info, roo)
         return usage, UI_NOTE if usage is not None else None
@@ -316,8 +380,12 @@ def _ui_usage(info: dict[str, Any], roo: bool) -> Usage | None:
         return None  # a request that never got an answer
     if roo and (writes or reads) and tin >= writes + reads:  # Roo Code: tokensIn is the total
         tin -= writes + reads
-    return Usage(input_tokens=tin, cache_creation_input_tokens=writes,
-                 cache_read_input_tokens=reads, output_tokens=out)
+    return Usage(
+        input_tokens=tin,
+        cache_creation_input_tokens=writes,
+        cache_read_input_tokens=reads,
+        output_tokens=out,
+    )
 
 
 def _model_info(value: Any) -> str | None:
@@ -365,8 +433,10 @@ class ClineTaskReader:
         return read_document(path)
 
     def sources(self, path: str) -> tuple[str, ...]:
-        return (path, *(p for p in task_files(path).values()
-                        if os.path.abspath(p) != os.path.abspath(path)))
+        return (
+            path,
+            *(p for p in task_files(path).values() if os.path.abspath(p) != os.path.abspath(path)),
+        )
 
 
 READER = ClineTaskReader()

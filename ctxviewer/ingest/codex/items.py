@@ -45,6 +45,8 @@ _INPUT_ITEMS = CODEX_INPUT_ITEMS
 _OPAQUE_ITEMS = CODEX_OPAQUE_ITEMS  # encrypted server-side summary
 ITEM_TYPES = CODEX_ITEM_TYPES
 QUIET_ITEMS = frozenset({"ghost_snapshot", "other"})  # never sent to the model
+
+
 def _text_blocks(text: str, role: str = "user") -> list[Block]:
     """Message text: AGENTS.md instructions (old and new wrappers) are memory; injected
     context is a named reminder (classify.INJECTED); a developer message of no known
@@ -54,8 +56,10 @@ def _text_blocks(text: str, role: str = "user") -> list[Block]:
         return agents
     blocks = split_message_text(text) if text else []
     if role in ("developer", "system"):
-        blocks = [b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER,
-                                        name="developer instructions") for b in blocks]
+        blocks = [
+            b if b.tag else Block(TEXT, b.text, tag=SYSTEM_REMINDER, name="developer instructions")
+            for b in blocks
+        ]
     return blocks
 
 
@@ -93,13 +97,16 @@ def _call_block(item: dict[str, Any]) -> Block:
         text = "\n".join(str(p.get("text", "")) for p in parts if isinstance(p, dict))
         return Block(THINKING, text)
     if kind == "function_call":
-        return Block(TOOL_USE, _compact_json(item.get("arguments")),
-                     name=str(item.get("name", "")), ref=ref)
+        return Block(
+            TOOL_USE, _compact_json(item.get("arguments")), name=str(item.get("name", "")), ref=ref
+        )
     if kind == "custom_tool_call":
-        return Block(TOOL_USE, str(item.get("input") or ""), name=str(item.get("name", "")),
-                     ref=ref)
-    return Block(TOOL_USE, _compact_json(item.get("action")), name=kind.removesuffix("_call"),
-                 ref=ref)
+        return Block(
+            TOOL_USE, str(item.get("input") or ""), name=str(item.get("name", "")), ref=ref
+        )
+    return Block(
+        TOOL_USE, _compact_json(item.get("action")), name=kind.removesuffix("_call"), ref=ref
+    )
 
 
 def _output_blocks(item: dict[str, Any]) -> list[Block]:
@@ -112,8 +119,9 @@ def _output_blocks(item: dict[str, Any]) -> list[Block]:
     for part in out if isinstance(out, list) else [out]:
         kind = part.get("type") if isinstance(part, dict) else None
         if kind in ("input_image", "image"):
-            extra.append(Block(IMAGE, "", ref=_sid(item.get("call_id")),
-                               fixed_tokens=DEFAULT_IMAGE_TOKENS))
+            extra.append(
+                Block(IMAGE, "", ref=_sid(item.get("call_id")), fixed_tokens=DEFAULT_IMAGE_TOKENS)
+            )
         elif isinstance(part, dict) and kind in ("input_text", "output_text", "text"):
             texts.append(str(part.get("text", "")))
         elif part is not None:
@@ -142,13 +150,17 @@ def item_entry(item: dict[str, Any], ts: str | None) -> tuple[bool, Message] | N
     return None
 
 
-def compaction_rebuild(entries: list[tuple[bool, Message]], summary: str,
-                       ts: str | None) -> list[tuple[bool, Message]]:
+def compaction_rebuild(
+    entries: list[tuple[bool, Message]], summary: str, ts: str | None
+) -> list[tuple[bool, Message]]:
     """History after a compaction that did not record it: Codex keeps the initial
     context and the user's messages and appends the summary as a user message."""
     kept: list[tuple[bool, Message]]
-    kept = [(o, m) for o, m in entries if not o and m.role in ("user", "developer", "system")
-            and COMPACTION_SUMMARY not in m.tags]
+    kept = [
+        (o, m)
+        for o, m in entries
+        if not o and m.role in ("user", "developer", "system") and COMPACTION_SUMMARY not in m.tags
+    ]
     note = Block(TEXT, summary, tag=COMPACTION_SUMMARY)
     return kept + [(False, Message("user", (note,), None, ts))]
 

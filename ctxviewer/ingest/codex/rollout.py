@@ -60,32 +60,50 @@ _Rec = dict[str, Any]
 _Out = list[Item]
 _ENVELOPE = CODEX_ENVELOPE
 _FIELDS = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
-_NOTE_TRANSCRIPT = ("Codex rollout: a transcript, not the request body; not recorded: the base "
-                    "instructions (the system prompt) and the tool schemas, inferred from the "
-                    "first API usage")
-_NOTE_BASE = ("Codex rollout: a transcript; the system prompt is the recorded base instructions "
-              "(session_meta or turn_context); not recorded: the tool schemas, inferred from the "
-              "first API usage")
-_NOTE_ENCRYPTED = ("a server-side compaction left an encrypted summary: the API counts it, the "
-                   "rollout cannot show its text (part of Messages, estimated 0)")
-_NOTE_REASONING = ("reasoning items go back to the model with their encrypted content; the "
-                   "rollout holds only their summaries")
-_NOTE_USAGE = ("usage: token_count.last_token_usage (its input_tokens include "
-               "cached_input_tokens: shown as uncached input + cache read)")
+_NOTE_TRANSCRIPT = (
+    "Codex rollout: a transcript, not the request body; not recorded: the base "
+    "instructions (the system prompt) and the tool schemas, inferred from the "
+    "first API usage"
+)
+_NOTE_BASE = (
+    "Codex rollout: a transcript; the system prompt is the recorded base instructions "
+    "(session_meta or turn_context); not recorded: the tool schemas, inferred from the "
+    "first API usage"
+)
+_NOTE_ENCRYPTED = (
+    "a server-side compaction left an encrypted summary: the API counts it, the "
+    "rollout cannot show its text (part of Messages, estimated 0)"
+)
+_NOTE_REASONING = (
+    "reasoning items go back to the model with their encrypted content; the "
+    "rollout holds only their summaries"
+)
+_NOTE_USAGE = (
+    "usage: token_count.last_token_usage (its input_tokens include "
+    "cached_input_tokens: shown as uncached input + cache read)"
+)
 _NOTE_ORDER = "messages: the rollout items before this call's output, inferred from record order"
-_NOTE_WINDOW = ("window: Codex's model_context_window, already cut to ~95% of the model's window; "
-                "Codex's '% left' also subtracts a 12,000-token baseline, ctxviewer shows % of "
-                "the window as reported")
+_NOTE_WINDOW = (
+    "window: Codex's model_context_window, already cut to ~95% of the model's window; "
+    "Codex's '% left' also subtracts a 12,000-token baseline, ctxviewer shows % of "
+    "the window as reported"
+)
 _NOTE_LEGACY = "old rollout format: no token counts recorded; this is the final conversation"
-_NOTE_COMPACTION_CALL = ("Codex's compaction call: the history and its compaction prompt (not "
-                         "recorded) went to the model, which wrote the summary")
-_NOTE_WHOLE = ("Codex rollout: a transcript that holds the request's whole input: the base "
-               "instructions (the system prompt) and the additional_tools item (the tool "
-               "schemas as sent)")
+_NOTE_COMPACTION_CALL = (
+    "Codex's compaction call: the history and its compaction prompt (not "
+    "recorded) went to the model, which wrote the summary"
+)
+_NOTE_WHOLE = (
+    "Codex rollout: a transcript that holds the request's whole input: the base "
+    "instructions (the system prompt) and the additional_tools item (the tool "
+    "schemas as sent)"
+)
 REASONING_OVERHEAD = 650  # bytes Codex takes off an encrypted reasoning item's estimate
-_NOTE_NO_COUNTS = ("no API counts: this rollout records no token_count events (Codex Desktop "
-                   "writes none), so each call is a run of model output items and its size an "
-                   "estimate")
+_NOTE_NO_COUNTS = (
+    "no API counts: this rollout records no token_count events (Codex Desktop "
+    "writes none), so each call is a run of model output items and its size an "
+    "estimate"
+)
 
 
 @dataclass
@@ -113,9 +131,12 @@ def _tokens(size: int) -> int:
 def _usage(last: dict[str, Any]) -> Usage:
     total_in = as_int(last.get("input_tokens"))
     cached = min(as_int(last.get("cached_input_tokens")), total_in)
-    return Usage(input_tokens=total_in - cached, cache_read_input_tokens=cached,
-                 output_tokens=as_int(last.get("output_tokens")),
-                 reasoning_tokens=as_int(last.get("reasoning_output_tokens")))
+    return Usage(
+        input_tokens=total_in - cached,
+        cache_read_input_tokens=cached,
+        output_tokens=as_int(last.get("output_tokens")),
+        reasoning_tokens=as_int(last.get("reasoning_output_tokens")),
+    )
 
 
 class _CodexParser:
@@ -182,8 +203,9 @@ class _CodexParser:
         self._uncounted_call(out)
         self._release(out)
         if self.legacy and not self.emitted and self.entries:
-            self.pending = _Pending(None, self.entries[-1][1].timestamp, self.model, None,
-                                    self.entries)
+            self.pending = _Pending(
+                None, self.entries[-1][1].timestamp, self.model, None, self.entries
+            )
             self._flush(out, (_NOTE_LEGACY,))
         return out
 
@@ -201,11 +223,15 @@ class _CodexParser:
         source = p.get("source")
         self.subagent = self.subagent or (isinstance(source, dict) and "subagent" in source)
         listed = p.get("dynamic_tools")  # a list of tool objects; anything else lists none
-        tools = [t for t in listed if isinstance(t, dict) and t.get("name")] \
-            if isinstance(listed, list) else []
+        tools = (
+            [t for t in listed if isinstance(t, dict) and t.get("name")]
+            if isinstance(listed, list)
+            else []
+        )
         if tools and not self.recorded_tools:
-            self.tools = tuple(classify_tool(str(t["name"]), t, str(t.get("description", "")))
-                               for t in tools)
+            self.tools = tuple(
+                classify_tool(str(t["name"]), t, str(t.get("description", ""))) for t in tools
+            )
 
     def _on_turn_context(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
         """The turn's settings; 0.5x-0.6x also record the turn's instructions here
@@ -281,15 +307,18 @@ class _CodexParser:
         entries, start = self.entries, self.entries_at_call
         first = next((k for k in range(start, len(entries)) if entries[k][0]), len(entries))
         last = next((k for k in range(first - 1, -1, -1) if entries[k][0]), -1)
-        added = sum(self.est[last + 1:first])
+        added = sum(self.est[last + 1 : first])
         reasoning = 0 if self.reasoning_included else self.reasoning_before_user
         return self.last_total + reasoning + added
 
     def _estimated(self, estimate: int) -> None:
         """Codex's estimate of the history it compacted to: the held compaction's post size."""
         assert self.held is not None
-        self.held = replace(self.held, post_tokens=estimate, detail=f"{self.held.detail}; "
-                            f"Codex's estimate of the new history: {estimate:,}")
+        self.held = replace(
+            self.held,
+            post_tokens=estimate,
+            detail=f"{self.held.detail}; Codex's estimate of the new history: {estimate:,}",
+        )
         self.estimate = None
 
     def _release(self, out: _Out) -> None:
@@ -321,20 +350,31 @@ class _CodexParser:
         summary = str(p.get("message") or "")
         history = p.get("replacement_history")
         if isinstance(history, list):
-            entries = [e for item in history if isinstance(item, dict)
-                       if (e := item_entry(item, ts)) is not None]
+            entries = [
+                e
+                for item in history
+                if isinstance(item, dict)
+                if (e := item_entry(item, ts)) is not None
+            ]
             detail = "history replaced by Codex's replacement_history"
         else:
             entries = compaction_rebuild(self.entries, summary, ts)
             detail = "history rebuilt as Codex does: user messages + summary (inferred)"
-        self.entries = [(o, self.intern(m)) for o, m in entries
-                        if not (m.role == "developer" and self.base_text
-                                and "\n".join(b.text for b in m.blocks).strip() == self.base_text)]
+        self.entries = [
+            (o, self.intern(m))
+            for o, m in entries
+            if not (
+                m.role == "developer"
+                and self.base_text
+                and "\n".join(b.text for b in m.blocks).strip() == self.base_text
+            )
+        ]
         self.entries_at_call = len(self.entries)
         self.est = [0] * len(self.entries)
         self.reasoning = self.reasoning_before_user = 0
-        self.held = Event(COMPACT_BOUNDARY, ts, pre_tokens=pre,
-                          detail=f"{detail}; summary: {summary[:300]}")
+        self.held = Event(
+            COMPACT_BOUNDARY, ts, pre_tokens=pre, detail=f"{detail}; summary: {summary[:300]}"
+        )
         if self.estimate is not None:
             self._estimated(self.estimate)
 
@@ -376,13 +416,19 @@ class _CodexParser:
         usage = _usage(last)
         self.counted = True
         self.last_prompt = usage.prompt_tokens
-        since = self.entries[self.entries_at_call:]
+        since = self.entries[self.entries_at_call :]
         self.estimate = None
-        self.pending = _Pending(line, ts, self.model, usage, self.entries[:cut],
-                                [m for _, m in self.entries[cut:]],
-                                fresh=any(not o for o, _ in since),
-                                silent=not any(o for o, _ in since),
-                                measure=self._codex_measure())
+        self.pending = _Pending(
+            line,
+            ts,
+            self.model,
+            usage,
+            self.entries[:cut],
+            [m for _, m in self.entries[cut:]],
+            fresh=any(not o for o, _ in since),
+            silent=not any(o for o, _ in since),
+            measure=self._codex_measure(),
+        )
         self.entries_at_call = len(self.entries)
         self.last_total = as_int(last.get("total_tokens")) or usage.total_tokens
 
@@ -397,8 +443,14 @@ class _CodexParser:
         if cut == len(self.entries):
             return
         run = self.entries[cut:]
-        self.pending = _Pending(self.run_line, run[0][1].timestamp, self.model, None,
-                                self.entries[:cut], [m for _, m in run])
+        self.pending = _Pending(
+            self.run_line,
+            run[0][1].timestamp,
+            self.model,
+            None,
+            self.entries[:cut],
+            [m for _, m in run],
+        )
         self._flush(out, (_NOTE_NO_COUNTS,))
 
     def _flush(self, out: list[Item], notes: tuple[str, ...] = ()) -> None:
@@ -411,8 +463,10 @@ class _CodexParser:
     def _request(self, pend: _Pending, notes: tuple[str, ...]) -> Request:
         system = self.turn_base or self.system
         if self.user_instructions and not self.memory_seen:
-            system += tuple(b if b.tag else Block(TEXT, b.text, tag=MEMORY, name="AGENTS.md")
-                            for b in split_skills_section(self.user_instructions))
+            system += tuple(
+                b if b.tag else Block(TEXT, b.text, tag=MEMORY, name="AGENTS.md")
+                for b in split_skills_section(self.user_instructions)
+            )
         dev = self.developer_instructions
         if dev and dev.strip() not in self.developer_seen:
             system += (Block(TEXT, dev, name="developer_instructions"),)
@@ -431,12 +485,22 @@ class _CodexParser:
             notes += (_NOTE_WINDOW,)
         reply = merge([(True, m) for m in pend.response])
         return Request(
-            index=0, model=pend.model, timestamp=pend.timestamp, system=system, tools=self.tools,
-            messages=messages, usage=pend.usage,
-            complete=whole, sidechain=self.subagent,
+            index=0,
+            model=pend.model,
+            timestamp=pend.timestamp,
+            system=system,
+            tools=self.tools,
+            messages=messages,
+            usage=pend.usage,
+            complete=whole,
+            sidechain=self.subagent,
             role=SUBAGENT if self.subagent else AUXILIARY if pend.side else MAIN,
-            api="codex", response=reply[0] if reply else None, window_hint=self.window,
-            line=pend.line, notes=notes, client=self.client,
+            api="codex",
+            response=reply[0] if reply else None,
+            window_hint=self.window,
+            line=pend.line,
+            notes=notes,
+            client=self.client,
         )
 
 
@@ -454,24 +518,26 @@ class _MergedPrefix:
         self.thinking = False  # a reasoning block among them
         self.encrypted = False  # an encrypted compaction summary among them
 
-    def messages(self, entries: list[tuple[bool, Message]], intern: Interner
-                 ) -> tuple[tuple[Message, ...], bool, bool]:
+    def messages(
+        self, entries: list[tuple[bool, Message]], intern: Interner
+    ) -> tuple[tuple[Message, ...], bool, bool]:
         """``merge(entries)`` (interned), and whether they hold reasoning, an encrypted
         summary."""
         d = self.done
-        if not (d and len(entries) >= d and entries[0] is self.first
-                and entries[d - 1] is self.last):
+        if not (
+            d and len(entries) >= d and entries[0] is self.first and entries[d - 1] is self.last
+        ):
             self.first = self.last = None
             self.done, self.msgs, self.thinking, self.encrypted = 0, [], False, False
         closed = len(entries)
         while closed > self.done and entries[closed - 1][0]:
             closed -= 1  # the trailing output run may still grow: not remembered
-        seg = _flags(entries[self.done:closed])
+        seg = _flags(entries[self.done : closed])
         tail = _flags(entries[closed:])
         thinking = self.thinking or seg[0] or tail[0]
         encrypted = self.encrypted or seg[1] or tail[1]
         if closed > self.done:
-            self.msgs += [intern(m) for m in merge(entries[self.done:closed])]
+            self.msgs += [intern(m) for m in merge(entries[self.done : closed])]
             self.done = closed
             self.first, self.last = entries[0], entries[closed - 1]
             self.thinking, self.encrypted = self.thinking or seg[0], self.encrypted or seg[1]
@@ -482,8 +548,10 @@ class _MergedPrefix:
 def _flags(entries: list[tuple[bool, Message]]) -> tuple[bool, bool]:
     """Whether ``entries`` hold a reasoning block, an encrypted compaction summary."""
     blocks = [b for _, m in entries for b in m.blocks]
-    return (any(b.kind == THINKING for b in blocks),
-            any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks))
+    return (
+        any(b.kind == THINKING for b in blocks),
+        any(b.tag == COMPACTION_SUMMARY and not b.text for b in blocks),
+    )
 
 
 class CodexReader:

@@ -57,7 +57,10 @@ class LiveBuilder(SessionBuilder):
         """Add requests and events until the next ``rollback``; returns the indices touched."""
         reqs = self.session.requests
         undo: tuple[int, list[Event], list[tuple[int, Request]]] = (
-            len(reqs), list(self._pending_events), [])
+            len(reqs),
+            list(self._pending_events),
+            [],
+        )
         touched: set[int] = set()
         for item in items:
             if isinstance(item, Skipped):
@@ -125,7 +128,7 @@ def merge_by_position(s: Session, fresh: Session) -> Update:
             old[i] = req
             changed.append(i)
     shrunk = len(fresh.requests) < len(old)
-    del old[len(fresh.requests):]
+    del old[len(fresh.requests) :]
     s.skipped[:] = fresh.skipped
     s.events[:] = fresh.events
     s.title, s.session_id = fresh.title, fresh.session_id
@@ -135,5 +138,15 @@ def merge_by_position(s: Session, fresh: Session) -> Update:
 def _signature(req: Request) -> tuple[object, ...]:
     """What makes a re-read request differ from the one shown (cheap to compare)."""
     reply = len(req.response.blocks) if req.response is not None else -1
-    return (req.message_id, req.request_id, req.model, req.timestamp, req.usage, req.role,
-            req.events, len(req.messages), reply, req.sidechain)
+    return (
+        req.message_id,
+        req.request_id,
+        req.model,
+        req.timestamp,
+        req.usage,
+        req.role,
+        req.events,
+        len(req.messages),
+        reply,
+        req.sidechain,
+    )

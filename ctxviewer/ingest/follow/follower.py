@@ -112,9 +112,17 @@ class Follower:
         s = self.session
         if s is None:
             return None
-        return Session(path=s.path, format=s.format, requests=list(s.requests),
-                       skipped=list(s.skipped), events=list(s.events), title=s.title,
-                       session_id=s.session_id, token_counts=list(s.token_counts), cwd=s.cwd)
+        return Session(
+            path=s.path,
+            format=s.format,
+            requests=list(s.requests),
+            skipped=list(s.skipped),
+            events=list(s.events),
+            title=s.title,
+            session_id=s.session_id,
+            token_counts=list(s.token_counts),
+            cwd=s.cwd,
+        )
 
     @property
     def rereads_whole(self) -> bool:
@@ -170,8 +178,11 @@ class Follower:
             self._drain()
         self._finished = True
         if self.session is not before:
-            return Update(self.session, new=list(range(len(self.session.requests))),
-                          reloaded=before is not None)
+            return Update(
+                self.session,
+                new=list(range(len(self.session.requests))),
+                reloaded=before is not None,
+            )
         return self._diff(prev, [])
 
     # -- starting, reloading ------------------------------------------------
@@ -235,8 +246,9 @@ class Follower:
     def _reload(self, st: os.stat_result, max_bytes: int | None) -> Update:
         self._reset()
         up = self._start(st, max_bytes)
-        return Update(up.session, new=up.new, reloaded=True, provisional=up.provisional,
-                      more=up.more)
+        return Update(
+            up.session, new=up.new, reloaded=True, provisional=up.provisional, more=up.more
+        )
 
     def _same_start(self) -> bool:
         """Whether the file still holds the bytes read before, at its start and where the
@@ -298,6 +310,7 @@ class Follower:
         """Take a re-read document's requests into the followed session, by position."""
         assert self.session is not None
         return merge_by_position(self.session, fresh)
+
     # -- line formats -------------------------------------------------------
 
     def _append(self, stamp: tuple[int, ...], max_bytes: int | None) -> Update:
@@ -348,8 +361,9 @@ class Follower:
             try:
                 record = lenient_loads(body)  # a lone surrogate escape, as ``load`` reads it
             except ValueError:
-                self._builder.add(Skipped(line, "truncated last line" if last
-                                          else "not valid JSON"))
+                self._builder.add(
+                    Skipped(line, "truncated last line" if last else "not valid JSON")
+                )
                 return
         self._guarded(lambda: parser.feed(line, record), line)
 
@@ -390,10 +404,19 @@ class Follower:
             s.events[:] = self._builder.pending_events
         reqs = s.requests
         new = list(range(len(prev), len(reqs)))
-        changed = [i for i in range(min(len(prev), len(reqs)))
-                   if reqs[i] is not prev[i] and reqs[i] != prev[i]]
-        return Update(s, new, changed, reloaded=len(reqs) < len(prev),
-                      provisional=list(provisional), more=self._more)
+        changed = [
+            i
+            for i in range(min(len(prev), len(reqs)))
+            if reqs[i] is not prev[i] and reqs[i] != prev[i]
+        ]
+        return Update(
+            s,
+            new,
+            changed,
+            reloaded=len(reqs) < len(prev),
+            provisional=list(provisional),
+            more=self._more,
+        )
 
     def _nothing(self) -> Update:
         return Update(self.session, provisional=list(self._provisional))

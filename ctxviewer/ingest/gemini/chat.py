@@ -97,8 +97,12 @@ class _GeminiParser:
         held = self.pending
         if held is not None and record.get("id") != held[1] and not _metadata(record):
             self._flush(out)
-        if self.replaced is not None and not _metadata(record) and "$set" not in record \
-                and "sessionId" not in record:
+        if (
+            self.replaced is not None
+            and not _metadata(record)
+            and "$set" not in record
+            and "sessionId" not in record
+        ):
             out.append(self.replaced[0])
             self.replaced = None
         if isinstance(record.get("$rewindTo"), str):
@@ -127,16 +131,22 @@ class _GeminiParser:
         messages = fields.get("messages")
         if not isinstance(messages, list):
             return
-        ids = {m.get("id") for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)}
+        ids = {
+            m.get("id") for m in messages if isinstance(m, dict) and isinstance(m.get("id"), str)
+        }
         if self.replaced is not None and not self.replaced[1] <= ids:
             out.append(self.replaced[0])  # what it dropped stays dropped: a compaction
         self.replaced = None
         dropped = [i for i in self.records if i not in ids]
         if dropped:
-            self.replaced = (Event(COMPACT_BOUNDARY, fields.get("lastUpdated"),
-                                   detail=f"history replaced, "
-                                          f"{plural(len(dropped), 'message')} dropped"),
-                             set(dropped))
+            self.replaced = (
+                Event(
+                    COMPACT_BOUNDARY,
+                    fields.get("lastUpdated"),
+                    detail=f"history replaced, {plural(len(dropped), 'message')} dropped",
+                ),
+                set(dropped),
+            )
         self.records, self.cache, self.memo = {}, {}, None
         for m in messages:
             if isinstance(m, dict) and isinstance(m.get("id"), str):
@@ -146,13 +156,14 @@ class _GeminiParser:
 
     def _rewind(self, target: str) -> None:
         ids = list(self.records)
-        keep = ids[:ids.index(target)] if target in self.records else []
+        keep = ids[: ids.index(target)] if target in self.records else []
         self.records = {i: self.records[i] for i in keep}
         self.cache = {i: m for i, m in self.cache.items() if i in self.records}
         self.memo = None
 
-    def _message(self, line: int, rec: dict[str, Any], out: list[Item],
-                 listed: bool = False) -> None:
+    def _message(
+        self, line: int, rec: dict[str, Any], out: list[Item], listed: bool = False
+    ) -> None:
         """One message version; ``listed`` when it comes in a whole list (no own line)."""
         mid, kind = rec["id"], rec.get("type")
         if not isinstance(kind, str):  # the callers checked the id
@@ -185,19 +196,37 @@ class _GeminiParser:
         rec = self.records[mid]
         if not isinstance(rec.get("tokens"), dict):
             return
-        usage = gemini_usage(rec["tokens"], prompt="input", cached="cached", output="output",
-                             thoughts="thoughts", total="total")
+        usage = gemini_usage(
+            rec["tokens"],
+            prompt="input",
+            cached="cached",
+            output="output",
+            thoughts="thoughts",
+            total="total",
+        )
         if self.emitted.get(mid) == usage:
             return  # the same reply again (e.g. a resumed session re-appends it)
         self.emitted[mid] = usage
         sub = self.kind == "subagent"
-        out.append(Request(
-            index=0, model=rec.get("model") if isinstance(rec.get("model"), str) else None, timestamp=rec.get("timestamp"), system=(), tools=(),
-            messages=self._history_before(mid) if self.messages else (), usage=usage,
-            complete=False, sidechain=sub, role=SUBAGENT if sub else MAIN, api="gemini",
-            response=self._reply(rec) if self.messages else None,
-            message_id=mid, line=line, notes=NOTES,
-        ))
+        out.append(
+            Request(
+                index=0,
+                model=rec.get("model") if isinstance(rec.get("model"), str) else None,
+                timestamp=rec.get("timestamp"),
+                system=(),
+                tools=(),
+                messages=self._history_before(mid) if self.messages else (),
+                usage=usage,
+                complete=False,
+                sidechain=sub,
+                role=SUBAGENT if sub else MAIN,
+                api="gemini",
+                response=self._reply(rec) if self.messages else None,
+                message_id=mid,
+                line=line,
+                notes=NOTES,
+            )
+        )
 
     def _history_before(self, mid: str) -> tuple[Message, ...]:
         """The turns before ``mid``. A tool result appears once even when a history sync
@@ -213,8 +242,11 @@ class _GeminiParser:
             for msg in self.cache[rid]:
                 refs = {b.ref for b in msg.blocks if b.kind == TOOL_RESULT and b.ref}
                 if refs & memo.results:
-                    blocks = tuple(b for b in msg.blocks
-                                   if not (b.kind == TOOL_RESULT and b.ref in memo.results))
+                    blocks = tuple(
+                        b
+                        for b in msg.blocks
+                        if not (b.kind == TOOL_RESULT and b.ref in memo.results)
+                    )
                     msg = self.intern(Message(msg.role, blocks, msg.id, msg.timestamp))
                 memo.results |= refs
                 if msg.blocks:
@@ -225,9 +257,11 @@ class _GeminiParser:
 
     def _reply(self, rec: dict[str, Any]) -> Message:
         raw_thoughts = rec.get("thoughts")
-        thoughts = [Block(THINKING, _thought_text(t))
-                    for t in (raw_thoughts if isinstance(raw_thoughts, list) else [])
-                    if isinstance(t, dict)]
+        thoughts = [
+            Block(THINKING, _thought_text(t))
+            for t in (raw_thoughts if isinstance(raw_thoughts, list) else [])
+            if isinstance(t, dict)
+        ]
         reply = _turns(rec, keep_thoughts=True)
         blocks = thoughts + (list(reply[0].blocks) if reply else [])
         return Message("assistant", tuple(blocks), rec.get("id"), rec.get("timestamp"))
@@ -260,8 +294,10 @@ def _turns(rec: dict[str, Any], keep_thoughts: bool = False) -> list[Message]:
     if rec.get("type") == "user":
         return [Message("user", tuple(blocks), mid, ts)] if blocks else []
     calls = [c for c in _list(rec.get("toolCalls")) if isinstance(c, dict)]
-    blocks += [Block(TOOL_USE, js_dumps(c.get("args") or {}), name=str(c.get("name", "")),
-                     ref=c.get("id")) for c in calls]
+    blocks += [
+        Block(TOOL_USE, js_dumps(c.get("args") or {}), name=str(c.get("name", "")), ref=c.get("id"))
+        for c in calls
+    ]
     turns = [Message("assistant", tuple(blocks), mid, ts)] if blocks else []
     results = [b for c in calls for b in parts_blocks(c.get("result"))]
     if results:

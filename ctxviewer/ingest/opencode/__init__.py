@@ -39,9 +39,13 @@ def _tables(path: str) -> set[str]:
 
 def opencode_session(head: Head) -> bool:
     doc = head.document
-    return (isinstance(doc, dict) and isinstance(doc.get("id"), str)
-            and doc["id"].startswith("ses_") and "projectID" in doc
-            and isinstance(doc.get("time"), dict))
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("id"), str)
+        and doc["id"].startswith("ses_")
+        and "projectID" in doc
+        and isinstance(doc.get("time"), dict)
+    )
 
 
 DATABASE = Format(

@@ -94,8 +94,9 @@ def read_document(path: str) -> dict[str, Any]:
             with closing(sqlite3.connect(copy)) as db:
                 sessions = _session_rows(db)
                 messages = _rows(db, "SELECT id, session_id, time_created, data FROM message")
-                parts = _rows(db, "SELECT id, message_id, session_id, data FROM part "
-                                  "ORDER BY message_id, id")
+                parts = _rows(
+                    db, "SELECT id, message_id, session_id, data FROM part ORDER BY message_id, id"
+                )
     except OSError as e:
         raise LoadError(f"cannot read {path}: {e.strerror or e}") from None
     except sqlite3.Error as e:
@@ -112,15 +113,22 @@ def read_document(path: str) -> dict[str, Any]:
 
 def _session_rows(db: sqlite3.Connection) -> list[dict[str, Any]]:
     cols = [r[1] for r in db.execute("PRAGMA table_info(session)")]
-    want = [c for c in ("id", "parent_id", "version", "title", "directory", "time_created")
-            if c in cols]
+    want = [
+        c for c in ("id", "parent_id", "version", "title", "directory", "time_created") if c in cols
+    ]
     out = []
     for row in db.execute(f"SELECT {', '.join(want)} FROM session"):  # noqa: S608 - known names
         r = dict(zip(want, row, strict=True))
-        out.append({"id": r.get("id"), "parentID": r.get("parent_id"),
-                    "version": r.get("version"), "title": r.get("title"),
-                    "directory": r.get("directory"),
-                    "time": {"created": r.get("time_created")}})
+        out.append(
+            {
+                "id": r.get("id"),
+                "parentID": r.get("parent_id"),
+                "version": r.get("version"),
+                "title": r.get("title"),
+                "directory": r.get("directory"),
+                "time": {"created": r.get("time_created")},
+            }
+        )
     return out
 
 

@@ -41,17 +41,20 @@ def _layout(path: Path) -> tuple[Path, Path, bool]:
     return folder.parent.parent, folder, False
 
 
-def _messages(root: Path, ses: str, old: bool) -> tuple[list[dict[str, Any]],
-                                                        dict[str, list[dict[str, Any]]]]:
+def _messages(
+    root: Path, ses: str, old: bool
+) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     folder = root / "message" / ses
-    messages = [m for f in sorted(folder.glob("*.json"))[:MAX_FILES]
-                if isinstance(m := _json(f), dict)]
+    messages = [
+        m for f in sorted(folder.glob("*.json"))[:MAX_FILES] if isinstance(m := _json(f), dict)
+    ]
     parts: dict[str, list[dict[str, Any]]] = {}
     for m in messages:
         mid = str(m.get("id"))
         where = root / "part" / ses / mid if old else root / "part" / mid
-        parts[mid] = [p for f in sorted(where.glob("*.json"))[:MAX_FILES]
-                      if isinstance(p := _json(f), dict)]
+        parts[mid] = [
+            p for f in sorted(where.glob("*.json"))[:MAX_FILES] if isinstance(p := _json(f), dict)
+        ]
     return messages, parts
 
 
@@ -63,7 +66,11 @@ def read_document(path: str) -> dict[str, Any]:
     root, folder, old = _layout(p)
     sessions = [info]
     for other in sorted(folder.glob("ses_*.json"))[:MAX_FILES]:  # its sub-agents' sessions
-        if other != p and isinstance(s := _json(other), dict) and s.get("parentID") == info.get("id"):
+        if (
+            other != p
+            and isinstance(s := _json(other), dict)
+            and s.get("parentID") == info.get("id")
+        ):
             sessions.append(s)
     out = []
     for s in sessions:

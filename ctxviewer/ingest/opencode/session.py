@@ -78,10 +78,13 @@ def _usage(tokens: Any) -> Usage | None:
         return None
     cache = as_dict(t.get("cache"))
     reasoning = as_int(t.get("reasoning"))
-    return Usage(input_tokens=as_int(t.get("input")),
-                 cache_read_input_tokens=as_int(cache.get("read")),
-                 cache_creation_input_tokens=as_int(cache.get("write")),
-                 output_tokens=as_int(t.get("output")) + reasoning, reasoning_tokens=reasoning)
+    return Usage(
+        input_tokens=as_int(t.get("input")),
+        cache_read_input_tokens=as_int(cache.get("read")),
+        cache_creation_input_tokens=as_int(cache.get("write")),
+        output_tokens=as_int(t.get("output")) + reasoning,
+        reasoning_tokens=reasoning,
+    )
 
 
 class SessionBuilder:
@@ -97,8 +100,11 @@ class SessionBuilder:
         out: list[tuple[int, int, Item]] = []
         for s in stored:
             root, seen = s, set()
-            while isinstance(parent := root.session.get("parentID"), str) and parent in by_id \
-                    and parent not in seen:
+            while (
+                isinstance(parent := root.session.get("parentID"), str)
+                and parent in by_id
+                and parent not in seen
+            ):
                 seen.add(parent)
                 root = by_id[parent]
             for when, item in self._session(s, root.session.get("id")):
@@ -125,21 +131,41 @@ class SessionBuilder:
             if msg.get("role") != "assistant":
                 continue
             if compacted:
-                out.append((when, Event(COMPACT_BOUNDARY, iso(when) if when else None,
-                                        trigger="auto", pre_tokens=last_prompt,
-                                        detail="OpenCode compaction: the summary replaces "
-                                               "the history before it")))
+                out.append(
+                    (
+                        when,
+                        Event(
+                            COMPACT_BOUNDARY,
+                            iso(when) if when else None,
+                            trigger="auto",
+                            pre_tokens=last_prompt,
+                            detail="OpenCode compaction: the summary replaces "
+                            "the history before it",
+                        ),
+                    )
+                )
                 compacted = False
             for step_time, usage, blocks, results in self._steps(msg, parts):
                 req = Request(
-                    index=0, model=msg.get("modelID") if isinstance(msg.get("modelID"), str)
-                    else None, timestamp=iso(step_time or when), system=(), tools=(),
-                    messages=self._context(history, step_time or when), usage=usage,
-                    complete=False, sidechain=bool(sub), role=SUBAGENT if sub else MAIN,
-                    agent=info.get("id") if sub else None, api="openai-chat",
+                    index=0,
+                    model=msg.get("modelID") if isinstance(msg.get("modelID"), str) else None,
+                    timestamp=iso(step_time or when),
+                    system=(),
+                    tools=(),
+                    messages=self._context(history, step_time or when),
+                    usage=usage,
+                    complete=False,
+                    sidechain=bool(sub),
+                    role=SUBAGENT if sub else MAIN,
+                    agent=info.get("id") if sub else None,
+                    api="openai-chat",
                     response=self.intern(Message("assistant", tuple(blocks))) if blocks else None,
-                    message_id=f"{msg.get('id')}#{len(out)}", line=1, notes=NOTES,
-                    client=client, conversation=conv)
+                    message_id=f"{msg.get('id')}#{len(out)}",
+                    line=1,
+                    notes=NOTES,
+                    client=client,
+                    conversation=conv,
+                )
                 out.append((step_time or when, req))
                 if usage is not None:
                     last_prompt = usage.prompt_tokens
@@ -159,17 +185,29 @@ class SessionBuilder:
             if kind == "text" and isinstance(p.get("text"), str) and not p.get("ignored"):
                 blocks.append(Block(TEXT, p["text"]))
             elif kind == "file":
-                blocks.append(Block(DOCUMENT, str(p.get("filename") or p.get("url") or ""),
-                                    name=str(p.get("filename") or "")))
+                blocks.append(
+                    Block(
+                        DOCUMENT,
+                        str(p.get("filename") or p.get("url") or ""),
+                        name=str(p.get("filename") or ""),
+                    )
+                )
             elif kind == "compaction":
                 blocks.append(Block(TEXT, "What did we do so far?"))
         if not blocks:
             return None
-        return self.intern(Message("user", tuple(blocks), str(msg.get("id")),
-                                   iso(_time(msg.get("time"))) if _time(msg.get("time")) else None))
+        return self.intern(
+            Message(
+                "user",
+                tuple(blocks),
+                str(msg.get("id")),
+                iso(_time(msg.get("time"))) if _time(msg.get("time")) else None,
+            )
+        )
 
-    def _steps(self, msg: dict[str, Any], parts: list[dict[str, Any]]
-               ) -> list[tuple[int, Usage | None, list[Block], list[tuple[Block, list[int]]]]]:
+    def _steps(
+        self, msg: dict[str, Any], parts: list[dict[str, Any]]
+    ) -> list[tuple[int, Usage | None, list[Block], list[tuple[Block, list[int]]]]]:
         """Each API call of an assistant message: (start time, usage, reply blocks, tool
         results with the time each was pruned, if it was)."""
         steps: list[tuple[int, Usage | None, list[Block], list[tuple[Block, list[int]]]]] = []
@@ -191,26 +229,43 @@ class SessionBuilder:
             elif kind == "tool":
                 state = as_dict(p.get("state"))
                 call_id = p.get("callID") if isinstance(p.get("callID"), str) else None
-                blocks.append(Block(TOOL_USE, js_dumps(state.get("input", {})),
-                                    name=str(p.get("tool", "")), ref=call_id))
-                output = state.get("output") if state.get("status") == "completed" else \
-                    state.get("error")
+                blocks.append(
+                    Block(
+                        TOOL_USE,
+                        js_dumps(state.get("input", {})),
+                        name=str(p.get("tool", "")),
+                        ref=call_id,
+                    )
+                )
+                output = (
+                    state.get("output")
+                    if state.get("status") == "completed"
+                    else state.get("error")
+                )
                 pruned = _time(state.get("time"), "compacted")
-                results.append((Block(TOOL_RESULT, output if isinstance(output, str) else
-                                      js_dumps(output), name=str(p.get("tool", "")), ref=call_id,
-                                      is_error=state.get("status") == "error"),
-                                [pruned] if pruned else []))
+                results.append(
+                    (
+                        Block(
+                            TOOL_RESULT,
+                            output if isinstance(output, str) else js_dumps(output),
+                            name=str(p.get("tool", "")),
+                            ref=call_id,
+                            is_error=state.get("status") == "error",
+                        ),
+                        [pruned] if pruned else [],
+                    )
+                )
         if not finished and isinstance(msg.get("tokens"), dict):
             steps.append((0, _usage(msg.get("tokens")), blocks, results))
         return steps
 
-    def _context(self, history: list[tuple[Message, list[int]]], when: int
-                 ) -> tuple[Message, ...]:
+    def _context(self, history: list[tuple[Message, list[int]]], when: int) -> tuple[Message, ...]:
         out = []
         for m, pruned_at in history:
             if pruned_at and when and pruned_at[0] <= when:
                 b = m.blocks[0]
-                m = self.intern(Message(m.role, (Block(TOOL_RESULT, PRUNED, name=b.name,
-                                                       ref=b.ref),)))
+                m = self.intern(
+                    Message(m.role, (Block(TOOL_RESULT, PRUNED, name=b.name, ref=b.ref),))
+                )
             out.append(m)
         return tuple(out)

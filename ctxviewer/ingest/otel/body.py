@@ -38,6 +38,7 @@ INLINE_LIMIT = 61_440  # characters Claude Code keeps of an inline body
 REDACTED = "<REDACTED>"
 MAX_BODY_FILE = 512 * 1024 * 1024  # a body file larger than this is damage, not a request
 
+
 @dataclass
 class LoggedBody:
     """A body event's body, as far as the log (or its file) holds it."""
@@ -70,8 +71,9 @@ def logged_body(event: LogEvent, base_dir: str | None) -> LoggedBody:
     text = event.text("body")
     if text is None:
         return LoggedBody(None, length)
-    truncated = str(event.attrs.get("body_truncated")).lower() == "true" or \
-        text.endswith(TRUNCATION_MARK)
+    truncated = str(event.attrs.get("body_truncated")).lower() == "true" or text.endswith(
+        TRUNCATION_MARK
+    )
     if truncated:
         text = text.removesuffix(TRUNCATION_MARK)
     return LoggedBody(text, length, truncated=truncated, fingerprint=_fingerprint(text))
@@ -83,7 +85,7 @@ def _fingerprint(text: str | None) -> int | None:
         return None
     for tail in (',"stream":true}', ',"stream":false}'):
         if text.endswith(tail):
-            text = text[:-len(tail)] + "}"
+            text = text[: -len(tail)] + "}"
             break
     return hash(text)  # compared within one reading only
 
@@ -155,28 +157,39 @@ def parse_request(body: LoggedBody) -> ParsedBody | None:
     fields = part.fields
     units = len(body.text.encode("utf-16-le", "surrogatepass")) // 2  # as JavaScript counts
     kept = f"{units:,}" + (f" of {body.length:,}" if body.length else "")
-    head = f"request body logged inline and cut at {kept} characters (Claude Code keeps " \
-           f"{INLINE_LIMIT:,} of a body with OTEL_LOG_RAW_API_BODIES=1)"
+    head = (
+        f"request body logged inline and cut at {kept} characters (Claude Code keeps "
+        f"{INLINE_LIMIT:,} of a body with OTEL_LOG_RAW_API_BODIES=1)"
+    )
     if part.cut == "messages" or "messages" not in fields:
         msgs = fields.get("messages") if part.partial else None
         whole = len(msgs) if isinstance(msgs, list) else 0
-        note = (f"{MESSAGES_CUT_NOTE}: {head}. {whole} messages are whole; the later "
-                "messages, the system prompt, the tools and the rest are not in the log. "
-                "The system prompt and tools are inferred from a request whose messages "
-                "were whole, the lost messages from the API's count")
+        note = (
+            f"{MESSAGES_CUT_NOTE}: {head}. {whole} messages are whole; the later "
+            "messages, the system prompt, the tools and the rest are not in the log. "
+            "The system prompt and tools are inferred from a request whose messages "
+            "were whole, the lost messages from the API's count"
+        )
         fields = {k: v for k, v in fields.items() if k in ("model", "messages")}
     elif part.cut == "system" or "system" not in fields:
-        note = (f"{head}, inside the system prompt: the messages are whole; the system "
-                "prompt, the tools and the rest are not in the log, their size is inferred "
-                "from the API's count")
+        note = (
+            f"{head}, inside the system prompt: the messages are whole; the system "
+            "prompt, the tools and the rest are not in the log, their size is inferred "
+            "from the API's count"
+        )
         fields = {k: v for k, v in fields.items() if k in ("model", "messages")}
     else:
-        tools = f" ({part.kept} tools whole before the cut are left out: the list is " \
-                "incomplete)" if part.cut == "tools" and part.kept else ""
+        tools = (
+            f" ({part.kept} tools whole before the cut are left out: the list is incomplete)"
+            if part.cut == "tools" and part.kept
+            else ""
+        )
         where = f"in `{part.cut}`" if part.cut else "after the system prompt"
-        note = (f"{head}, {where}: the messages and the system prompt are whole; the tools"
-                f"{tools} and the rest of the body are not in the log, their size is "
-                "inferred from the API's count")
+        note = (
+            f"{head}, {where}: the messages and the system prompt are whole; the tools"
+            f"{tools} and the rest of the body are not in the log, their size is "
+            "inferred from the API's count"
+        )
         fields = {k: v for k, v in fields.items() if k in ("model", "messages", "system")}
     return ParsedBody(fields, False, [note], part.cut)
 

@@ -67,13 +67,16 @@ HOLD = 16  # calls waiting for their answer before the oldest is let go without 
 SPANS_KEPT = 4096  # the spans' models remembered (a call's span comes before its events)
 ONE_MILLION = 1_000_000
 
-NO_BODY_NOTE = (f"no request body in the log (OTEL_LOG_RAW_API_BODIES was not set): "
-                f"{ONLY_USAGE}")
+NO_BODY_NOTE = f"no request body in the log (OTEL_LOG_RAW_API_BODIES was not set): {ONLY_USAGE}"
 RETRY_NOTE = "the body was logged {n} times: the call was retried"
-THINKING_NOTE = ("the log replaces the thinking of earlier answers by <REDACTED>: the API "
-                 "counted it, the estimate does not")
-ORPHAN_DETAIL = ("no api_request or api_error event follows this body in the log: the call "
-                 "was under way when the log ended, or its end was not logged")
+THINKING_NOTE = (
+    "the log replaces the thinking of earlier answers by <REDACTED>: the API "
+    "counted it, the estimate does not"
+)
+ORPHAN_DETAIL = (
+    "no api_request or api_error event follows this body in the log: the call "
+    "was under way when the log ended, or its end was not logged"
+)
 
 
 def role_of(source: str | None) -> str:
@@ -115,8 +118,11 @@ Key = tuple[str | None, str | None, str | None]
 
 
 def _key(event: LogEvent) -> Key:
-    return (event.text("session.id"), event.text("prompt.id"),
-            pairing_source(event.text("query_source")))
+    return (
+        event.text("session.id"),
+        event.text("prompt.id"),
+        pairing_source(event.text("query_source")),
+    )
 
 
 class _OtelParser:
@@ -130,8 +136,7 @@ class _OtelParser:
 
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not is_otel_export(record):
-            yield Skipped(line, "not an OTLP export request ("
-                          + "/".join(OTEL_EXPORT_KEYS) + ")")
+            yield Skipped(line, "not an OTLP export request (" + "/".join(OTEL_EXPORT_KEYS) + ")")
             return
         for span in spans(record):
             rid, model = span.attrs.get("request_id"), span.attrs.get("model")
@@ -159,10 +164,19 @@ class _OtelParser:
         elif name == "api_response_body":
             self._response(event)
         elif name == "compaction" and str(event.attrs.get("success")).lower() != "false":
-            self.held.append(_Slot(Event(
-                COMPACT_BOUNDARY, event.timestamp, pre_tokens=event.number("pre_tokens"),
-                post_tokens=event.number("post_tokens"), trigger=event.text("trigger"),
-                detail="Claude Code's compaction event"), True))
+            self.held.append(
+                _Slot(
+                    Event(
+                        COMPACT_BOUNDARY,
+                        event.timestamp,
+                        pre_tokens=event.number("pre_tokens"),
+                        post_tokens=event.number("post_tokens"),
+                        trigger=event.text("trigger"),
+                        detail="Claude Code's compaction event",
+                    ),
+                    True,
+                )
+            )
 
     def _base_dir(self) -> str | None:
         return os.path.dirname(os.path.abspath(self.source)) if self.source else None
@@ -174,13 +188,17 @@ class _OtelParser:
         if not bodies:
             return None, 0
         seq = call.sequence
-        fit = [b for b in bodies
-               if seq is None or b.event.sequence is None or b.event.sequence < seq]
+        fit = [
+            b for b in bodies if seq is None or b.event.sequence is None or b.event.sequence < seq
+        ]
         if not fit:
             return None, 0
         retries = 0
-        while len(fit) > 1 and fit[0].body.fingerprint is not None and \
-                fit[0].body.fingerprint == fit[1].body.fingerprint:
+        while (
+            len(fit) > 1
+            and fit[0].body.fingerprint is not None
+            and fit[0].body.fingerprint == fit[1].body.fingerprint
+        ):
             bodies.remove(fit.pop(0))
             retries += 1
         bodies.remove(fit[0])
@@ -206,8 +224,12 @@ class _OtelParser:
         if usage is not None and told is not None:
             usage = replace(usage, cache_creation_1h_tokens=told.cache_creation_1h_tokens)
         msg_id = answer.get("id")
-        slot.item = replace(req, usage=usage, response=response_message(answer, self.intern),
-                            message_id=msg_id if isinstance(msg_id, str) else None)
+        slot.item = replace(
+            req,
+            usage=usage,
+            response=response_message(answer, self.intern),
+            message_id=msg_id if isinstance(msg_id, str) else None,
+        )
         slot.ready = True
 
     def _release(self, force: bool) -> Iterator[Request | Event]:
@@ -235,36 +257,42 @@ class _OtelParser:
         fields = parsed.fields if parsed is not None else {}
         complete = parsed is not None and parsed.whole
         raw_messages = fields.get("messages")
-        messages = messages_from(raw_messages, self.intern) \
-            if isinstance(raw_messages, list) else ()
+        messages = (
+            messages_from(raw_messages, self.intern) if isinstance(raw_messages, list) else ()
+        )
         # the body event names a custom agent (agent:custom:NAME), api_request does not
-        source = (body.event.text("query_source") if body else None) or \
-            call.text("query_source")
+        source = (body.event.text("query_source") if body else None) or call.text("query_source")
         role = role_of(source)
         failed = call.name == "api_error"
-        model = call.text("model") or (fields.get("model") if isinstance(fields.get("model"),
-                                                                         str) else None)
+        model = call.text("model") or (
+            fields.get("model") if isinstance(fields.get("model"), str) else None
+        )
         return Request(
-            index=0, model=model,
+            index=0,
+            model=model,
             timestamp=body.event.timestamp if body is not None else call.timestamp,
             system=self.intern(system_from(fields.get("system"), self.intern)),
             tools=tools_from(fields.get("tools"), self.intern) if complete else (),
-            messages=messages, usage=None if failed else _usage(call), complete=complete,
-            sidechain=role == SUBAGENT, role=role,
+            messages=messages,
+            usage=None if failed else _usage(call),
+            complete=complete,
+            sidechain=role == SUBAGENT,
+            role=role,
             agent=_agent_id(source, raw_messages) if role == SUBAGENT else None,
             events=(_error(call),) if failed else (),
             request_id=call.text("request_id"),
             window_hint=self._window_hint(call, fields),
-            client=_client(call), conversation=call.text("session.id"),
+            client=_client(call),
+            conversation=call.text("session.id"),
             max_tokens=_int(fields.get("max_tokens")),
             status=call.number("status_code") if failed else 200,
-            line=line, notes=tuple(notes),
+            line=line,
+            notes=tuple(notes),
         )
 
     def _window_hint(self, call: LogEvent, fields: dict[str, Any]) -> int | None:
         betas = fields.get("betas")
-        if isinstance(betas, list) and any(isinstance(b, str) and "context-1m" in b
-                                           for b in betas):
+        if isinstance(betas, list) and any(isinstance(b, str) and "context-1m" in b for b in betas):
             return ONE_MILLION
         model = self.span_models.get(call.text("request_id") or "")
         return ONE_MILLION if model is not None and model.endswith("[1m]") else None
@@ -272,12 +300,21 @@ class _OtelParser:
     def _drain(self) -> list[Request | Event]:
         """Everything still waiting: the held calls, then bodies no call ended (by time)."""
         out: list[Request | Event] = [slot.item for slot in self.held]
-        orphans = sorted((b for bodies in self.pending.values() for b in bodies),
-                         key=lambda b: (b.event.timestamp or "", b.line))
+        orphans = sorted(
+            (b for bodies in self.pending.values() for b in bodies),
+            key=lambda b: (b.event.timestamp or "", b.line),
+        )
         for b in orphans:
             req = self._request(b.event, b, 0, b.line)
-            out.append(replace(req, usage=None, status=None, request_id=None,
-                               events=(Event(API_ERROR, req.timestamp, detail=ORPHAN_DETAIL),)))
+            out.append(
+                replace(
+                    req,
+                    usage=None,
+                    status=None,
+                    request_id=None,
+                    events=(Event(API_ERROR, req.timestamp, detail=ORPHAN_DETAIL),),
+                )
+            )
         return out
 
     def peek(self) -> list[Request | Event]:
@@ -299,10 +336,12 @@ def _usage(call: LogEvent) -> Usage | None:
     keys = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens")
     if not any(k in call.attrs for k in keys):
         return None
-    return Usage(input_tokens=as_int(call.number("input_tokens")),
-                 cache_creation_input_tokens=as_int(call.number("cache_creation_tokens")),
-                 cache_read_input_tokens=as_int(call.number("cache_read_tokens")),
-                 output_tokens=as_int(call.number("output_tokens")))
+    return Usage(
+        input_tokens=as_int(call.number("input_tokens")),
+        cache_creation_input_tokens=as_int(call.number("cache_creation_tokens")),
+        cache_read_input_tokens=as_int(call.number("cache_read_tokens")),
+        output_tokens=as_int(call.number("output_tokens")),
+    )
 
 
 def _error(call: LogEvent) -> Event:

@@ -84,8 +84,9 @@ def any_value(value: Any) -> Any:
     if "boolValue" in value:
         return bool(value["boolValue"])
     if "arrayValue" in value:
-        values = value["arrayValue"].get("values") if isinstance(value["arrayValue"], dict) \
-            else None
+        values = (
+            value["arrayValue"].get("values") if isinstance(value["arrayValue"], dict) else None
+        )
         return [any_value(v) for v in values] if isinstance(values, list) else []
     if "kvlistValue" in value:
         kv = value["kvlistValue"]
@@ -131,14 +132,14 @@ def log_events(record: dict[str, Any]) -> Iterator[LogEvent]:
                 if not isinstance(lr, dict):
                     continue
                 attrs = attributes(lr.get("attributes"))
-                name = attrs.get("event.name") or lr.get("eventName") or \
-                    any_value(lr.get("body"))
+                name = attrs.get("event.name") or lr.get("eventName") or any_value(lr.get("body"))
                 if not isinstance(name, str):
                     continue
                 stamp = attrs.get("event.timestamp")
                 if not isinstance(stamp, str):
-                    stamp = _nanos_iso(lr.get("timeUnixNano")) or \
-                        _nanos_iso(lr.get("observedTimeUnixNano"))
+                    stamp = _nanos_iso(lr.get("timeUnixNano")) or _nanos_iso(
+                        lr.get("observedTimeUnixNano")
+                    )
                 yield LogEvent(name.removeprefix("claude_code."), attrs, resource, stamp)
 
 
@@ -148,5 +149,3 @@ def spans(record: dict[str, Any]) -> Iterator[SpanInfo]:
             for sp in _list(_dict(ss).get("spans")):
                 if isinstance(sp, dict) and isinstance(sp.get("name"), str):
                     yield SpanInfo(sp["name"], attributes(sp.get("attributes")))
-
-

@@ -74,8 +74,9 @@ def _role(content: dict[str, Any]) -> str:
     return "assistant" if content.get("role") == "model" else "user"
 
 
-def _content_message(content: Any, mid: str | None, ts: str | None,
-                     keep_thoughts: bool = False) -> Message | None:
+def _content_message(
+    content: Any, mid: str | None, ts: str | None, keep_thoughts: bool = False
+) -> Message | None:
     """A Gemini Content ``{role, parts}`` -> Message (None when empty)."""
     if not isinstance(content, dict):
         return None
@@ -123,8 +124,7 @@ class _QwenParser:
     def finish(self) -> list[Item]:
         return []
 
-    def _node(self, line: int, rec: dict[str, Any], parent: str | None,
-              out: list[Item]) -> _Node:
+    def _node(self, line: int, rec: dict[str, Any], parent: str | None, out: list[Item]) -> _Node:
         kind, ts, sub = rec.get("type"), rec.get("timestamp"), rec.get("subtype")
         if kind == "system":  # none reaches the model but a compression checkpoint
             if sub == "chat_compression":
@@ -138,11 +138,20 @@ class _QwenParser:
             return _Node(parent)
         msg = _content_message(rec.get("message"), rec.get("uuid"), ts)
         if msg is not None and kind == "user" and isinstance(sub, str) and sub in _INJECTED_USER:
-            msg = Message(msg.role, tuple(b if b.tag else replace(b, tag=SYSTEM_REMINDER, name=sub)
-                                          for b in msg.blocks), msg.id, msg.timestamp)
-        return _Node(parent, (self.intern(msg),) if msg else (),
-                     merge=sub == "mid_turn_user_message",
-                     command=_only_text(rec) if kind == "user" and sub is None else None)
+            msg = Message(
+                msg.role,
+                tuple(
+                    b if b.tag else replace(b, tag=SYSTEM_REMINDER, name=sub) for b in msg.blocks
+                ),
+                msg.id,
+                msg.timestamp,
+            )
+        return _Node(
+            parent,
+            (self.intern(msg),) if msg else (),
+            merge=sub == "mid_turn_user_message",
+            command=_only_text(rec) if kind == "user" and sub is None else None,
+        )
 
     def _local_command(self, rec: dict[str, Any], parent: str | None) -> None:
         """A slash command answered locally: its input never reached the model, so the
@@ -150,11 +159,17 @@ class _QwenParser:
         payload = as_dict(rec.get("systemPayload"))
         items = payload.get("outputHistoryItems")
         node = self.nodes.get(parent) if parent is not None else None
-        if (parent is not None and node is not None and node.command is not None
-                and payload.get("phase") == "result" and payload.get("sentToModel") is not True
-                and isinstance(items, list) and items
-                and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
-                and node.command == payload.get("rawCommand")):
+        if (
+            parent is not None
+            and node is not None
+            and node.command is not None
+            and payload.get("phase") == "result"
+            and payload.get("sentToModel") is not True
+            and isinstance(items, list)
+            and items
+            and all(isinstance(i, dict) and i.get("type") == "assistant" for i in items)
+            and node.command == payload.get("rawCommand")
+        ):
             self.nodes[parent] = _Node(node.parent)
             self.memo = None
 
@@ -168,8 +183,7 @@ class _QwenParser:
         return _Node(parent, base=tuple(self.intern(m) for m in msgs if m is not None))
 
     def _request(self, line: int, uuid: str, rec: dict[str, Any], parent: str | None) -> Request:
-        reply = _content_message(rec.get("message"), uuid, rec.get("timestamp"),
-                                 keep_thoughts=True)
+        reply = _content_message(rec.get("message"), uuid, rec.get("timestamp"), keep_thoughts=True)
         return reply_request(line, uuid, rec, self._context(parent), reply)
 
     def _context(self, uuid: str | None) -> tuple[Message, ...]:
@@ -198,8 +212,9 @@ class _QwenParser:
             for m in node.messages:
                 if node.merge and msgs and msgs[-1].role == "user":
                     prev = msgs[-1]
-                    msgs[-1] = self.intern(Message("user", prev.blocks + m.blocks, prev.id,
-                                                   prev.timestamp))
+                    msgs[-1] = self.intern(
+                        Message("user", prev.blocks + m.blocks, prev.id, prev.timestamp)
+                    )
                 else:
                     msgs.append(m)
         out = tuple(msgs)
@@ -214,10 +229,15 @@ def system_events(rec: dict[str, Any]) -> list[Event]:
     sub, payload = rec.get("subtype"), as_dict(rec.get("systemPayload"))
     if sub == "chat_compression":
         info = as_dict(payload.get("info"))
-        return [Event(COMPACT_BOUNDARY, rec.get("timestamp"),
-                      pre_tokens=as_int(info.get("originalTokenCount")) or None,
-                      post_tokens=as_int(info.get("newTokenCount")) or None,
-                      detail="qwen-code chat_compression checkpoint")]
+        return [
+            Event(
+                COMPACT_BOUNDARY,
+                rec.get("timestamp"),
+                pre_tokens=as_int(info.get("originalTokenCount")) or None,
+                post_tokens=as_int(info.get("newTokenCount")) or None,
+                detail="qwen-code chat_compression checkpoint",
+            )
+        ]
     event = as_dict(payload.get("uiEvent"))
     if sub == "ui_telemetry" and str(event.get("event.name", "")).endswith("api_error"):
         text = str(event.get("error") or event.get("error_message") or "API error")
@@ -225,21 +245,43 @@ def system_events(rec: dict[str, Any]) -> list[Event]:
     return []
 
 
-def reply_request(line: int, uuid: str, rec: dict[str, Any],
-                  messages: tuple[Message, ...] = (), reply: Message | None = None,
-                  index: int = 0) -> Request:
+def reply_request(
+    line: int,
+    uuid: str,
+    rec: dict[str, Any],
+    messages: tuple[Message, ...] = (),
+    reply: Message | None = None,
+    index: int = 0,
+) -> Request:
     """The request an ``assistant`` record with ``usageMetadata`` stands for, with its
     context ``messages`` and ``reply`` (none: a row's request)."""
-    usage = gemini_usage(rec["usageMetadata"], prompt="promptTokenCount",
-                         cached="cachedContentTokenCount", output="candidatesTokenCount",
-                         thoughts="thoughtsTokenCount", total="totalTokenCount")
+    usage = gemini_usage(
+        rec["usageMetadata"],
+        prompt="promptTokenCount",
+        cached="cachedContentTokenCount",
+        output="candidatesTokenCount",
+        thoughts="thoughtsTokenCount",
+        total="totalTokenCount",
+    )
     side = bool(rec.get("isSidechain"))
     return Request(
-        index=index, model=rec.get("model"), timestamp=rec.get("timestamp"), system=(),
-        tools=(), messages=messages, usage=usage, complete=False, sidechain=side,
-        role=SUBAGENT if side else MAIN, agent=rec.get("agentId"), api="gemini",
-        response=reply, message_id=uuid,
-        window_hint=as_int(rec.get("contextWindowSize")) or None, line=line, notes=NOTES,
+        index=index,
+        model=rec.get("model"),
+        timestamp=rec.get("timestamp"),
+        system=(),
+        tools=(),
+        messages=messages,
+        usage=usage,
+        complete=False,
+        sidechain=side,
+        role=SUBAGENT if side else MAIN,
+        agent=rec.get("agentId"),
+        api="gemini",
+        response=reply,
+        message_id=uuid,
+        window_hint=as_int(rec.get("contextWindowSize")) or None,
+        line=line,
+        notes=NOTES,
         client=f"qwen-code/{v}" if isinstance(v := rec.get("version"), str) and v else None,
         conversation=rec.get("sessionId") if isinstance(rec.get("sessionId"), str) else None,
     )
@@ -249,8 +291,13 @@ def _only_text(rec: dict[str, Any]) -> str | None:
     """The text of a record whose message is one bare text part, else None."""
     msg = rec.get("message")
     parts = msg.get("parts") if isinstance(msg, dict) else None
-    if (isinstance(parts, list) and len(parts) == 1 and isinstance(parts[0], dict)
-            and list(parts[0]) == ["text"] and isinstance(parts[0]["text"], str)):
+    if (
+        isinstance(parts, list)
+        and len(parts) == 1
+        and isinstance(parts[0], dict)
+        and list(parts[0]) == ["text"]
+        and isinstance(parts[0]["text"], str)
+    ):
         return parts[0]["text"]
     return None
 

@@ -81,10 +81,16 @@ class HistoryDecoder:
     of repeat are cut out of the line in one splice, so a line is copied once.
     """
 
-    def __init__(self, arrays: tuple[tuple[str, tuple[str, ...]], ...],
-                 whole: tuple[tuple[str, tuple[str, ...]], ...] = ()) -> None:
-        self._arrays = [(b'"' + key.encode() + b'"' + layout.colon + b"[", path, layout)
-                        for key, path in arrays for layout in (COMPACT, PYTHON)]
+    def __init__(
+        self,
+        arrays: tuple[tuple[str, tuple[str, ...]], ...],
+        whole: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    ) -> None:
+        self._arrays = [
+            (b'"' + key.encode() + b'"' + layout.colon + b"[", path, layout)
+            for key, path in arrays
+            for layout in (COMPACT, PYTHON)
+        ]
         self._recent: list[_Array] = []
         # values repeated whole from one line to the next (an agent's tool list): the
         # marker, the path, and the last verified (bytes, parsed value)
@@ -137,8 +143,9 @@ class HistoryDecoder:
                 return pos + len(marker), path, layout
         return None
 
-    def _whole_at(self, line: bytes, marker: bytes, path: tuple[str, ...]
-                  ) -> tuple[int, int, tuple[str, ...], Any] | None:
+    def _whole_at(
+        self, line: bytes, marker: bytes, path: tuple[str, ...]
+    ) -> tuple[int, int, tuple[str, ...], Any] | None:
         """Where ``line`` holds a whole value seen recently, byte for byte."""
         known = self._known.get(path)
         if not known:
@@ -147,8 +154,11 @@ class HistoryDecoder:
         if tail is not None:
             for raw, value in reversed(known):  # where the last line had it
                 pos = len(line) - tail - len(raw)
-                if pos >= len(marker) and line.startswith(raw, pos) and \
-                        line.startswith(marker, pos - len(marker)):
+                if (
+                    pos >= len(marker)
+                    and line.startswith(raw, pos)
+                    and line.startswith(marker, pos - len(marker))
+                ):
                     return pos, pos + len(raw), path, value
         pos = line.rfind(marker)  # bodies put the tools after the long history
         if pos < 0:
@@ -210,12 +220,20 @@ class HistoryDecoder:
         """The remembered array whose first element this line's array starts with."""
         for state in reversed(self._recent):
             if state.layout is layout and line.startswith(
-                    memoryview(state.line)[state.start:state.start + state.ends[0]], start):
+                memoryview(state.line)[state.start : state.start + state.ends[0]], start
+            ):
                 return state
         return None
 
-    def _remember(self, line: bytes, start: int, items: list[Any], prev: _Array | None,
-                  count: int, layout: _Layout) -> None:
+    def _remember(
+        self,
+        line: bytes,
+        start: int,
+        items: list[Any],
+        prev: _Array | None,
+        count: int,
+        layout: _Layout,
+    ) -> None:
         ends = prev.ends[:count] if count and prev is not None else []
         pos = start + ends[-1] if ends else start
         comma = layout.comma
@@ -246,11 +264,11 @@ def _common_elements(prev: _Array, line: bytes, start: int) -> int:
     base = prev.start
 
     def same_prefix(n: int) -> bool:  # the first n elements are the same bytes
-        return line.startswith(old[base:base + prev.ends[n - 1]], start)
+        return line.startswith(old[base : base + prev.ends[n - 1]], start)
 
     def same_element(n: int) -> bool:  # element n (1-based) is the same bytes in place
         begin = prev.ends[n - 2] if n > 1 else 0
-        return line.startswith(old[base + begin:base + prev.ends[n - 1]], start + begin)
+        return line.startswith(old[base + begin : base + prev.ends[n - 1]], start + begin)
 
     total = len(prev.ends)
     for n in range(total, max(total - TAIL_TRIES, 0), -1):
@@ -287,9 +305,7 @@ def _at(doc: Any, path: tuple[str, ...]) -> Any:
 
 
 # Whole values a trace repeats from request to request: the tool definitions.
-TRACE_WHOLE = (
-    ("tools", ("request", "body", "tools")),
-)
+TRACE_WHOLE = (("tools", ("request", "body", "tools")),)
 
 TRACE_ARRAYS = (
     ("messages", ("request", "body", "messages")),  # Anthropic Messages, OpenAI Chat

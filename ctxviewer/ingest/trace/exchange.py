@@ -41,8 +41,9 @@ def api_of(path: str, body: Any) -> str | None:
         return None
     if path.endswith((":generateContent", ":streamGenerateContent")):
         return "gemini"
-    if path.endswith("/responses") or (isinstance(body, dict) and "input" in body
-                                        and "messages" not in body):
+    if path.endswith("/responses") or (
+        isinstance(body, dict) and "input" in body and "messages" not in body
+    ):
         return "openai-responses"
     if "chat/completions" in path:
         return "openai-chat"
@@ -107,8 +108,15 @@ def _max_tokens(body: dict[str, Any]) -> int | None:
     return None
 
 
-def _token_count(body: dict[str, Any], response: Any, status: int | None,
-                 timestamp: str | None, line: int, headers: Any, intern: Interner) -> TokenCount:
+def _token_count(
+    body: dict[str, Any],
+    response: Any,
+    status: int | None,
+    timestamp: str | None,
+    line: int,
+    headers: Any,
+    intern: Interner,
+) -> TokenCount:
     """A count_tokens call: what was counted and the answer (None when it failed)."""
     texts: list[str] = [b.text for b in system_from(body.get("system"), intern)]
     for m in body.get("messages") or ():
@@ -119,13 +127,20 @@ def _token_count(body: dict[str, Any], response: Any, status: int | None,
             texts.append("".join(str(p.get("text", "")) for p in content if isinstance(p, dict)))
     answer = response.get("input_tokens") if isinstance(response, dict) else None
     ok = isinstance(answer, int) and not isinstance(answer, bool) and (status or 200) < 400
-    return TokenCount(line, timestamp, str(body["model"]) if body.get("model") else None,
-                      tuple(texts), tools_from(body.get("tools"), intern),
-                      answer if ok else None, _conversation(headers))
+    return TokenCount(
+        line,
+        timestamp,
+        str(body["model"]) if body.get("model") else None,
+        tuple(texts),
+        tools_from(body.get("tools"), intern),
+        answer if ok else None,
+        _conversation(headers),
+    )
 
 
-def _error_events(status: int | None, body: Any, timestamp: str | None,
-                  error: Any = None) -> tuple[Event, ...]:
+def _error_events(
+    status: int | None, body: Any, timestamp: str | None, error: Any = None
+) -> tuple[Event, ...]:
     if not isinstance(status, int):  # no answer at all: the recording says why
         if isinstance(error, dict) and error.get("kind"):
             detail = f"{error['kind']}: {error.get('message') or ''}".rstrip(": ")

@@ -96,8 +96,12 @@ class _RecordingParser:
     def feed(self, line: int, record: Any) -> Iterator[Item]:
         if not isinstance(record, dict) or record.get("type") != "exchange":
             if not (isinstance(record, dict) and record.get("type") == "meta"):
-                yield Skipped(line, f"unknown record type {record.get('type')!r}"
-                              if isinstance(record, dict) else "not a JSON object")
+                yield Skipped(
+                    line,
+                    f"unknown record type {record.get('type')!r}"
+                    if isinstance(record, dict)
+                    else "not a JSON object",
+                )
             return
         req = record.get("request") or {}
         resp = record.get("response") or {}
@@ -131,8 +135,9 @@ class _RecordingParser:
             yield from self._rewrite_events(rewrite, rewritten, result.timestamp)
         yield result
 
-    def _rewrite_events(self, rewrite: dict[str, Any], rewritten: bool,
-                        timestamp: str | None) -> Iterator[Event]:
+    def _rewrite_events(
+        self, rewrite: dict[str, Any], rewritten: bool, timestamp: str | None
+    ) -> Iterator[Event]:
         """A live compaction as the compaction it is (trigger ``proxy``, the plan's
         tokens before and after); the end of one (undone, or the upstream refused the
         rewrite) as a ``PROXY_UNDO``."""
@@ -145,19 +150,26 @@ class _RecordingParser:
             # an automatic compaction records its plan; one made from the window does not:
             # its sizes are then the requests' around it
             before, after = planned.get("tokens_before"), planned.get("tokens_after")
-            yield Event(COMPACT_BOUNDARY, timestamp,
-                        pre_tokens=before if isinstance(before, int) else None,
-                        post_tokens=after if isinstance(after, int) else None,
-                        trigger="proxy",
-                        detail=f"compacted live by ctxviewer's proxy "
-                               f"({planned.get('rule') or rewrite.get('rule')})")
+            yield Event(
+                COMPACT_BOUNDARY,
+                timestamp,
+                pre_tokens=before if isinstance(before, int) else None,
+                post_tokens=after if isinstance(after, int) else None,
+                trigger="proxy",
+                detail=f"compacted live by ctxviewer's proxy "
+                f"({planned.get('rule') or rewrite.get('rule')})",
+            )
         if rewritten:
             self.rewriting.add(conv)
         elif conv in self.rewriting:
             self.rewriting.discard(conv)
             why = rewrite.get("fallback") or rewrite.get("note") or "rewriting stopped"
-            yield Event(PROXY_UNDO, timestamp, trigger="proxy",
-                        detail=f"the proxy sent the whole history again: {why}"[:300])
+            yield Event(
+                PROXY_UNDO,
+                timestamp,
+                trigger="proxy",
+                detail=f"the proxy sent the whole history again: {why}"[:300],
+            )
 
     def finish(self) -> Iterator[Item]:
         return iter(())

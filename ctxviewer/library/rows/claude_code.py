@@ -56,19 +56,33 @@ def items(path: str) -> Iterator[Item]:
 def _usage(raw: Any) -> Usage | None:
     """``usage_from(raw)``, faster for the usual record: every count a plain int."""
     if raw.__class__ is dict:
-        counts = (raw.get("input_tokens"), raw.get("cache_creation_input_tokens"),
-                  raw.get("cache_read_input_tokens"), raw.get("output_tokens"))
+        counts = (
+            raw.get("input_tokens"),
+            raw.get("cache_creation_input_tokens"),
+            raw.get("cache_read_input_tokens"),
+            raw.get("output_tokens"),
+        )
         creation = raw.get("cache_creation")
-        hour = creation.get("ephemeral_1h_input_tokens", 0) \
-            if creation.__class__ is dict else 0 if creation is None else -1
+        hour = (
+            creation.get("ephemeral_1h_input_tokens", 0)
+            if creation.__class__ is dict
+            else 0
+            if creation is None
+            else -1
+        )
         if all(c.__class__ is int and 0 <= c <= MAX_TOKENS for c in (*counts, hour)):
             i, write, read, out = cast("tuple[int, int, int, int]", counts)
             return Usage(i, write, read, out, hour)
     return usage_from(raw)
 
 
-def _call(line: int, record: dict[str, Any], raw: dict[str, Any],
-          seen: set[tuple[str, str]], number: Numbering) -> Request | None:
+def _call(
+    line: int,
+    record: dict[str, Any],
+    raw: dict[str, Any],
+    seen: set[tuple[str, str]],
+    number: Numbering,
+) -> Request | None:
     usage = _usage(raw.get("usage"))
     if usage is None:
         return None
@@ -77,23 +91,41 @@ def _call(line: int, record: dict[str, Any], raw: dict[str, Any],
     seen.add((msg_id or "", request_id if isinstance(request_id, str) else ""))
     sidechain = bool(record.get("isSidechain"))
     return Request(
-        index=number(msg_id, _str(request_id)), model=_str(raw.get("model")), timestamp=record.get("timestamp"), system=(),
-        tools=(), messages=(), usage=usage, complete=False, sidechain=sidechain,
-        role=SUBAGENT if sidechain else MAIN, agent=_str(record.get("agentId")),
-        api="anthropic", message_id=msg_id, request_id=_str(request_id), line=line,
-        client=record_client(record), conversation=_str(record.get("sessionId")))
+        index=number(msg_id, _str(request_id)),
+        model=_str(raw.get("model")),
+        timestamp=record.get("timestamp"),
+        system=(),
+        tools=(),
+        messages=(),
+        usage=usage,
+        complete=False,
+        sidechain=sidechain,
+        role=SUBAGENT if sidechain else MAIN,
+        agent=_str(record.get("agentId")),
+        api="anthropic",
+        message_id=msg_id,
+        request_id=_str(request_id),
+        line=line,
+        client=record_client(record),
+        conversation=_str(record.get("sessionId")),
+    )
 
 
-def _progress_call(line: int, record: dict[str, Any], seen: set[tuple[str, str]],
-                   number: Numbering) -> Request | None:
+def _progress_call(
+    line: int, record: dict[str, Any], seen: set[tuple[str, str]], number: Numbering
+) -> Request | None:
     """``ProgressAgents.feed``'s request, without its context (None as well for one the
     transcript had already: ``ingest.claude.transcript`` keeps the first)."""
     data = record.get("data")
     if not isinstance(data, dict) or data.get("type") != "agent_progress":
         return None
     agent, wrapped = _str(data.get("agentId")), data.get("message")
-    if agent is None or not isinstance(wrapped, dict) or \
-            not isinstance(wrapped.get("message"), dict) or wrapped.get("type") != "assistant":
+    if (
+        agent is None
+        or not isinstance(wrapped, dict)
+        or not isinstance(wrapped.get("message"), dict)
+        or wrapped.get("type") != "assistant"
+    ):
         return None
     raw = wrapped["message"]
     usage = _usage(raw.get("usage"))
@@ -105,10 +137,22 @@ def _progress_call(line: int, record: dict[str, Any], seen: set[tuple[str, str]]
         return None
     seen.add(key)
     return Request(
-        index=number(msg_id, request_id), model=_str(raw.get("model")),
-        timestamp=_str(wrapped.get("timestamp")) or _str(record.get("timestamp")), system=(),
-        tools=(), messages=(), usage=usage, complete=False, sidechain=True, role=SUBAGENT,
-        agent=agent, api="anthropic", message_id=msg_id, request_id=request_id, line=line,
+        index=number(msg_id, request_id),
+        model=_str(raw.get("model")),
+        timestamp=_str(wrapped.get("timestamp")) or _str(record.get("timestamp")),
+        system=(),
+        tools=(),
+        messages=(),
+        usage=usage,
+        complete=False,
+        sidechain=True,
+        role=SUBAGENT,
+        agent=agent,
+        api="anthropic",
+        message_id=msg_id,
+        request_id=request_id,
+        line=line,
         notes=(PROGRESS_NOTE,),
-        client=record_client(record), conversation=_str(record.get("sessionId")))
-
+        client=record_client(record),
+        conversation=_str(record.get("sessionId")),
+    )

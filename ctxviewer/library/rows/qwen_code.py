@@ -33,4 +33,3 @@ def items(path: str) -> Iterator[Item]:
         elif kind == "assistant" and isinstance(record.get("usageMetadata"), dict):
             uuid = u if isinstance(u := record.get("uuid"), str) else f"line:{lineno}"
             yield reply_request(lineno, uuid, record, index=number(uuid, None))
-

@@ -19,8 +19,11 @@ from conformance import processes
 from conformance.agents.base import OPENAI_KEY, Run, Scenario, copy_newest, first_line
 
 FAKE_PORT = 18091
-TURNS = ("Please look at hello.py and tell me what it does.", "Second turn: say OK.",
-         "Third turn: summarize in one line.")
+TURNS = (
+    "Please look at hello.py and tell me what it does.",
+    "Second turn: say OK.",
+    "Third turn: summarize in one line.",
+)
 TUI_TURN = "Fourth turn: say OK."
 # Usage crossing the auto-compaction limit (codex-rs: 90% of the model's window; a call's
 # total is its input + the fake's 9 output tokens), per the model a version picks:
@@ -43,9 +46,11 @@ COMPACTION_TURNS = {
         "Sixth turn: done. USAGE=17000",
     ),
 }
-SCRIPTED = ("the fake reports the input tokens a prompt names (USAGE=n; FOLLOW=n after a "
-            "tool's output), else request JSON length / 4; TOOLCALL gets a reasoning item "
-            "(8,000 characters of encrypted content) and a call of an unknown tool first")
+SCRIPTED = (
+    "the fake reports the input tokens a prompt names (USAGE=n; FOLLOW=n after a "
+    "tool's output), else request JSON length / 4; TOOLCALL gets a reasoning item "
+    "(8,000 characters of encrypted content) and a call of an unknown tool first"
+)
 
 
 class Codex:
@@ -55,14 +60,19 @@ class Codex:
     scenarios = (
         Scenario("proxy", True, "3 codex exec turns, 1 TUI turn, then /status"),
         Scenario("direct", False, "3 codex exec turns, 1 TUI turn, then /status"),
-        Scenario("compaction", True, "codex exec turns whose scripted usage crosses the "
-                                     "auto-compaction limit before a turn and mid-turn"),
+        Scenario(
+            "compaction",
+            True,
+            "codex exec turns whose scripted usage crosses the "
+            "auto-compaction limit before a turn and mid-turn",
+        ),
     )
 
     def command(self, prefix: Path) -> list[str]:
         """The native binary (``codex-<platform>/vendor/<triple>/bin/codex``)."""
-        native = sorted(prefix.glob("node_modules/@openai/codex-*/vendor/*/bin/codex")) or \
-            sorted(prefix.glob("node_modules/@openai/codex-*/vendor/*/codex/codex"))  # 0.10x
+        native = sorted(prefix.glob("node_modules/@openai/codex-*/vendor/*/bin/codex")) or sorted(
+            prefix.glob("node_modules/@openai/codex-*/vendor/*/codex/codex")
+        )  # 0.10x
         return [str(native[0])] if native else [str(prefix / "node_modules/.bin/codex")]
 
     def installed_version(self, prefix: Path) -> str | None:
@@ -73,11 +83,13 @@ class Codex:
         if run.scenario.name == "compaction":
             self._compaction(run)
             return
-        with processes.fake(run.box.python, "openai_responses.py", FAKE_PORT,
-                            run.out / "fake.jsonl"):
+        with processes.fake(
+            run.box.python, "openai_responses.py", FAKE_PORT, run.out / "fake.jsonl"
+        ):
             if run.scenario.via_proxy:
-                with processes.proxy(run.ctxviewer, FAKE_PORT,
-                                     run.out / "recording.rec.jsonl") as port:
+                with processes.proxy(
+                    run.ctxviewer, FAKE_PORT, run.out / "recording.rec.jsonl"
+                ) as port:
                     self._converse(run, port)
             else:
                 self._converse(run, FAKE_PORT)
@@ -86,35 +98,49 @@ class Codex:
         logs = {"rollout": "rollout.jsonl"}
         if run.scenario.via_proxy:
             logs = {"recording": "recording.rec.jsonl", **logs}
-        run.write_case({"/status": "status.txt"}, logs,
-                       "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl")
+        run.write_case(
+            {"/status": "status.txt"},
+            logs,
+            "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl",
+        )
 
     def _compaction(self, run: Run) -> None:
         version = tuple(int(x) for x in run.version.split(".")[:2])
-        turns = next(t for v, t in sorted(COMPACTION_TURNS.items(), reverse=True)
-                     if version >= v)
-        with processes.fake(run.box.python, "openai_responses.py", FAKE_PORT,
-                            run.out / "fake.jsonl"), \
-                processes.proxy(run.ctxviewer, FAKE_PORT,
-                                run.out / "recording.rec.jsonl") as port:
+        turns = next(t for v, t in sorted(COMPACTION_TURNS.items(), reverse=True) if version >= v)
+        with (
+            processes.fake(
+                run.box.python, "openai_responses.py", FAKE_PORT, run.out / "fake.jsonl"
+            ),
+            processes.proxy(run.ctxviewer, FAKE_PORT, run.out / "recording.rec.jsonl") as port,
+        ):
             env = run.env(CODEX_HOME=str(self._configure(run, port)), FAKE_OPENAI_KEY=OPENAI_KEY)
             for i, prompt in enumerate(turns, 1):
                 resume = ["resume", "--last"] if i > 1 else []
-                rc = processes.run([*run.command, "exec", "--skip-git-repo-check", *resume,
-                                    prompt], env, run.box.proj, run.out / f"turn{i}.out",
-                                   timeout=180)
+                rc = processes.run(
+                    [*run.command, "exec", "--skip-git-repo-check", *resume, prompt],
+                    env,
+                    run.box.proj,
+                    run.out / f"turn{i}.out",
+                    timeout=180,
+                )
                 run.step(f"turn {i}", rc)
-        copy_newest("sessions/**/rollout-*.jsonl", run.box.home / ".codex",
-                    run.out / "rollout.jsonl")
-        run.write_case({}, {"recording": "recording.rec.jsonl", "rollout": "rollout.jsonl"},
-                       "recording.rec.jsonl", [SCRIPTED])
+        copy_newest(
+            "sessions/**/rollout-*.jsonl", run.box.home / ".codex", run.out / "rollout.jsonl"
+        )
+        run.write_case(
+            {},
+            {"recording": "recording.rec.jsonl", "rollout": "rollout.jsonl"},
+            "recording.rec.jsonl",
+            [SCRIPTED],
+        )
 
     def _configure(self, run: Run, port: int) -> Path:
         codex_home = run.box.home / ".codex"
         codex_home.mkdir(parents=True, exist_ok=True)
         server = run.box.mcp_server(run.box.root / "mcp_calls.log")
         proj = json.dumps(str(run.box.proj))
-        (codex_home / "config.toml").write_text(f"""model_provider = "fake"
+        (codex_home / "config.toml").write_text(
+            f"""model_provider = "fake"
 approval_policy = "never"
 sandbox_mode = "read-only"
 
@@ -131,7 +157,9 @@ trust_level = "trusted"
 command = {json.dumps(server["command"])}
 args = {json.dumps(server["args"])}
 env = {{ CONFORMANCE_MCP_LOG = {json.dumps(str(run.box.root / "mcp_calls.log"))} }}
-""", "utf-8")
+""",
+            "utf-8",
+        )
         return codex_home
 
     def _converse(self, run: Run, port: int) -> None:
@@ -139,8 +167,12 @@ env = {{ CONFORMANCE_MCP_LOG = {json.dumps(str(run.box.root / "mcp_calls.log"))}
         env = run.env(CODEX_HOME=str(codex_home), FAKE_OPENAI_KEY=OPENAI_KEY)
         for i, prompt in enumerate(TURNS, 1):
             resume = ["resume", "--last"] if i > 1 else []
-            rc = processes.run([*run.command, "exec", "--skip-git-repo-check", *resume, prompt],
-                               env, run.box.proj, run.out / f"turn{i}.out")
+            rc = processes.run(
+                [*run.command, "exec", "--skip-git-repo-check", *resume, prompt],
+                env,
+                run.box.proj,
+                run.out / f"turn{i}.out",
+            )
             run.step(f"exec turn {i}", rc)
         rollouts = sorted(codex_home.glob("sessions/**/rollout-*.jsonl"))
         found = re.search(r"([0-9a-f-]{36})\.jsonl$", rollouts[-1].name) if rollouts else None
@@ -180,8 +212,10 @@ env = {{ CONFORMANCE_MCP_LOG = {json.dumps(str(run.box.root / "mcp_calls.log"))}
     def _submit(tmux: processes.Tmux, text: str, answer: str) -> bool:
         """Type ``text`` and Enter; wait for ``answer`` below it. The TUI may take a quick
         Enter as part of a paste: then Enter once more."""
+
         def answered() -> bool:
             return answer in processes.after_prompt(tmux.screen(), text)
+
         tmux.type(text, settle=1.5)
         if processes.wait_until(answered, 10, 1.0):
             return True

@@ -20,8 +20,10 @@ from conformance.agents.base import GEMINI_KEY, Run, Scenario, copy_newest, firs
 
 FAKE_PORT = 18092
 TURNS = ("Please look at hello.py and tell me what it does.", "Second turn: say OK.")
-CONSTANTS = {"window": r"\bDEFAULT_TOKEN_LIMIT = ([\d.e]+);",
-             "compression_threshold": r"\bDEFAULT_COMPRESSION_TOKEN_THRESHOLD = ([\d.]+);"}
+CONSTANTS = {
+    "window": r"\bDEFAULT_TOKEN_LIMIT = ([\d.e]+);",
+    "compression_threshold": r"\bDEFAULT_COMPRESSION_TOKEN_THRESHOLD = ([\d.]+);",
+}
 
 
 class GeminiCli:
@@ -41,12 +43,12 @@ class GeminiCli:
 
     def run(self, run: Run) -> None:
         bundle = Path(run.command[-1]).parent
-        (run.out / "source.json").write_text(json.dumps(source_constants(bundle)) + "\n",
-                                             "utf-8")
+        (run.out / "source.json").write_text(json.dumps(source_constants(bundle)) + "\n", "utf-8")
         with processes.fake(run.box.python, "gemini_api.py", FAKE_PORT, run.out / "fake.jsonl"):
             if run.scenario.via_proxy:
-                with processes.proxy(run.ctxviewer, FAKE_PORT,
-                                     run.out / "recording.rec.jsonl") as port:
+                with processes.proxy(
+                    run.ctxviewer, FAKE_PORT, run.out / "recording.rec.jsonl"
+                ) as port:
                     self._converse(run, port)
             else:
                 self._converse(run, FAKE_PORT)
@@ -54,16 +56,26 @@ class GeminiCli:
         logs = {"chat": "chat.jsonl"}
         if run.scenario.via_proxy:
             logs = {"recording": "recording.rec.jsonl", **logs}
-        run.write_case({"-o json": f"turn{len(TURNS)}.json", "source": "source.json"}, logs,
-                       "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl")
+        run.write_case(
+            {"-o json": f"turn{len(TURNS)}.json", "source": "source.json"},
+            logs,
+            "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl",
+        )
 
     def _converse(self, run: Run, port: int) -> None:
-        env = run.env(GEMINI_API_KEY=GEMINI_KEY, GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{port}",
-                      GEMINI_CLI_NO_RELAUNCH="1")
+        env = run.env(
+            GEMINI_API_KEY=GEMINI_KEY,
+            GOOGLE_GEMINI_BASE_URL=f"http://127.0.0.1:{port}",
+            GEMINI_CLI_NO_RELAUNCH="1",
+        )
         for i, prompt in enumerate(TURNS, 1):
             resume = ["-r", "latest"] if i > 1 else []
-            rc = processes.run([*run.command, "-y", "-o", "json", *resume, "-p", prompt], env,
-                               run.box.proj, run.out / f"turn{i}.json")
+            rc = processes.run(
+                [*run.command, "-y", "-o", "json", *resume, "-p", prompt],
+                env,
+                run.box.proj,
+                run.out / f"turn{i}.json",
+            )
             run.step(f"turn {i}", rc)
 
 

@@ -13,9 +13,11 @@ from conformance import processes
 from conformance.agents.base import OPENAI_KEY, Run, Scenario, copy_newest, first_line
 
 FAKE_PORT, SINK_PORT = 18090, 18099
-TURNS = ("Please look at hello.py and tell me what it does.",
-         "What's the weather in Paris? Use the weather tool.",
-         "Thanks. Summarize our conversation in one line.")
+TURNS = (
+    "Please look at hello.py and tell me what it does.",
+    "What's the weather in Paris? Use the weather tool.",
+    "Thanks. Summarize our conversation in one line.",
+)
 
 
 class QwenCode:
@@ -34,11 +36,20 @@ class QwenCode:
         return first_line([*self.command(prefix), "--version"])
 
     def run(self, run: Run) -> None:
-        with processes.fake(run.box.python, "openai_chat.py", FAKE_PORT, run.out / "fake.jsonl",
-                            "--proxy-port", str(SINK_PORT), "--workdir", str(run.box.proj)):
+        with processes.fake(
+            run.box.python,
+            "openai_chat.py",
+            FAKE_PORT,
+            run.out / "fake.jsonl",
+            "--proxy-port",
+            str(SINK_PORT),
+            "--workdir",
+            str(run.box.proj),
+        ):
             if run.scenario.via_proxy:
-                with processes.proxy(run.ctxviewer, FAKE_PORT,
-                                     run.out / "recording.rec.jsonl") as port:
+                with processes.proxy(
+                    run.ctxviewer, FAKE_PORT, run.out / "recording.rec.jsonl"
+                ) as port:
                     self._converse(run, port)
             else:
                 self._converse(run, FAKE_PORT)
@@ -46,19 +57,33 @@ class QwenCode:
         logs = {"chat": "chat.jsonl"}
         if run.scenario.via_proxy:
             logs = {"recording": "recording.rec.jsonl", **logs}
-        run.write_case({"/context -d": "context_detail.txt"}, logs,
-                       "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl")
+        run.write_case(
+            {"/context -d": "context_detail.txt"},
+            logs,
+            "recording.rec.jsonl" if run.scenario.via_proxy else "fake.jsonl",
+        )
 
     def _converse(self, run: Run, port: int) -> None:
         sink = f"http://127.0.0.1:{SINK_PORT}"
-        env = run.env(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY=OPENAI_KEY,
-                      OPENAI_MODEL="qwen3-coder-plus", QWEN_CODE_DISABLE_PRECONNECT="1",
-                      HTTPS_PROXY=sink, HTTP_PROXY=sink, https_proxy=sink, http_proxy=sink)
+        env = run.env(
+            OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1",
+            OPENAI_API_KEY=OPENAI_KEY,
+            OPENAI_MODEL="qwen3-coder-plus",
+            QWEN_CODE_DISABLE_PRECONNECT="1",
+            HTTPS_PROXY=sink,
+            HTTP_PROXY=sink,
+            https_proxy=sink,
+            http_proxy=sink,
+        )
         qwen = [*run.command, "-y"]
         for i, prompt in enumerate(TURNS, 1):
             cont = ["-c"] if i > 1 else []
-            rc = processes.run([*qwen, *cont, "-o", "stream-json", prompt], env, run.box.proj,
-                               run.out / f"turn{i}.stream.jsonl")
+            rc = processes.run(
+                [*qwen, *cont, "-o", "stream-json", prompt],
+                env,
+                run.box.proj,
+                run.out / f"turn{i}.stream.jsonl",
+            )
             run.step(f"turn {i}", rc)
         for command, file in (("/context", "context.txt"), ("/context -d", "context_detail.txt")):
             rc = processes.run([*qwen, "-c", command], env, run.box.proj, run.out / file)

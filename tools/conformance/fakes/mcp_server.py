@@ -17,33 +17,58 @@ VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 
 
 def _schema(name, props, required):
-    return {"properties": props, "required": required, "type": "object",
-            "title": f"{name}Arguments"}
+    return {
+        "properties": props,
+        "required": required,
+        "type": "object",
+        "title": f"{name}Arguments",
+    }
 
 
 def _output(name):
-    return {"properties": {"result": {"title": "Result", "type": "string"}},
-            "required": ["result"], "type": "object", "title": f"{name}Output"}
+    return {
+        "properties": {"result": {"title": "Result", "type": "string"}},
+        "required": ["result"],
+        "type": "object",
+        "title": f"{name}Output",
+    }
 
 
 TOOLS = [
-    {"description": "Get the current weather for a city (fake data, for testing).",
-     "inputSchema": _schema("get_weather", {"city": {"title": "City", "type": "string"}},
-                            ["city"]),
-     "name": "get_weather", "outputSchema": _output("get_weather")},
-    {"description": "Search the user's personal notes for a query and return matching snippets.",
-     "inputSchema": _schema("search_notes", {
-         "query": {"title": "Query", "type": "string"},
-         "limit": {"default": 5, "title": "Limit", "type": "integer"}}, ["query"]),
-     "name": "search_notes", "outputSchema": _output("search_notes")},
+    {
+        "description": "Get the current weather for a city (fake data, for testing).",
+        "inputSchema": _schema(
+            "get_weather", {"city": {"title": "City", "type": "string"}}, ["city"]
+        ),
+        "name": "get_weather",
+        "outputSchema": _output("get_weather"),
+    },
+    {
+        "description": "Search the user's personal notes for a query and return matching snippets.",
+        "inputSchema": _schema(
+            "search_notes",
+            {
+                "query": {"title": "Query", "type": "string"},
+                "limit": {"default": 5, "title": "Limit", "type": "integer"},
+            },
+            ["query"],
+        ),
+        "name": "search_notes",
+        "outputSchema": _output("search_notes"),
+    },
 ]
 NOTES = ["buy milk", "refactor hello.py", "read the PDF on caching"]
-EMPTY = {"prompts/list": "prompts", "resources/list": "resources",
-         "resources/templates/list": "resourceTemplates"}
+EMPTY = {
+    "prompts/list": "prompts",
+    "resources/list": "resources",
+    "resources/templates/list": "resourceTemplates",
+}
 # what the mcp package's server announces
-CAPABILITIES = {"prompts": {"listChanged": False},
-                "resources": {"listChanged": False, "subscribe": False},
-                "tools": {"listChanged": False}}
+CAPABILITIES = {
+    "prompts": {"listChanged": False},
+    "resources": {"listChanged": False, "subscribe": False},
+    "tools": {"listChanged": False},
+}
 
 
 def call(name, args):
@@ -64,15 +89,20 @@ def answer(msg):
     method, params = msg.get("method"), msg.get("params") or {}
     if method == "initialize":
         asked = params.get("protocolVersion")
-        return {"capabilities": CAPABILITIES,
-                "protocolVersion": asked if asked in VERSIONS else VERSIONS[1],
-                "serverInfo": {"name": "notes-weather", "version": ""}}
+        return {
+            "capabilities": CAPABILITIES,
+            "protocolVersion": asked if asked in VERSIONS else VERSIONS[1],
+            "serverInfo": {"name": "notes-weather", "version": ""},
+        }
     if method == "tools/list":
         return {"tools": TOOLS}
     if method == "tools/call":
         text = call(params.get("name"), params.get("arguments") or {})
-        return {"content": [{"type": "text", "text": text}],
-                "structuredContent": {"result": text}, "isError": False}
+        return {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"result": text},
+            "isError": False,
+        }
     if method == "ping":
         return {}
     if method in EMPTY:
@@ -91,8 +121,11 @@ def main():
         try:
             reply = {"jsonrpc": "2.0", "id": msg["id"], "result": answer(msg)}
         except (KeyError, LookupError) as e:
-            reply = {"jsonrpc": "2.0", "id": msg["id"],
-                     "error": {"code": -32601, "message": f"not found: {e}"}}
+            reply = {
+                "jsonrpc": "2.0",
+                "id": msg["id"],
+                "error": {"code": -32601, "message": f"not found: {e}"},
+            }
         sys.stdout.write(json.dumps(reply) + "\n")
         sys.stdout.flush()
 

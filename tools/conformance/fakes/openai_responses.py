@@ -102,25 +102,44 @@ def build_app(args):
             text = None
             secret = base64.b64encode(b"r" * 6000).decode()
             output = [
-                {"type": "reasoning", "id": "rs_%d" % k, "encrypted_content": secret,
-                 "summary": [{"type": "summary_text", "text": "thinking"}]},
-                {"type": "function_call", "id": "fc_%d" % k, "call_id": "call_%d" % k,
-                 "name": "no_such_tool", "arguments": "{}", "status": "completed"},
+                {
+                    "type": "reasoning",
+                    "id": "rs_%d" % k,
+                    "encrypted_content": secret,
+                    "summary": [{"type": "summary_text", "text": "thinking"}],
+                },
+                {
+                    "type": "function_call",
+                    "id": "fc_%d" % k,
+                    "call_id": "call_%d" % k,
+                    "name": "no_such_tool",
+                    "arguments": "{}",
+                    "status": "completed",
+                },
             ]
         else:
-            text = ("SUMMARY: the user said hello several times." if compacting else
-                    "Fake codex reply #%d: %s" % (k, "got the tool output." if after_tool
-                                                   else "OK."))
-            output = [{
-                "type": "message",
-                "id": mid,
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}],
-            }]
+            text = (
+                "SUMMARY: the user said hello several times."
+                if compacting
+                else "Fake codex reply #%d: %s"
+                % (k, "got the tool output." if after_tool else "OK.")
+            )
+            output = [
+                {
+                    "type": "message",
+                    "id": mid,
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text, "annotations": []}],
+                }
+            ]
         r = base_record(request, raw, body, seq)
-        r["response"] = {"status": 200, "stream": True, "text": text or "function_call",
-                         "usage": usage}
+        r["response"] = {
+            "status": 200,
+            "stream": True,
+            "text": text or "function_call",
+            "usage": usage,
+        }
         rec.write(r)
         log("#%d POST %s -> %s" % (seq, request.path, text or "reasoning + function_call"))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -139,12 +158,18 @@ def build_app(args):
                 started = dict(item, status="in_progress", content=[])
                 events += [
                     ("response.output_item.added", {"output_index": i, "item": started}),
-                    ("response.output_text.delta",
-                     {"item_id": mid, "output_index": i, "content_index": 0, "delta": text}),
+                    (
+                        "response.output_text.delta",
+                        {"item_id": mid, "output_index": i, "content_index": 0, "delta": text},
+                    ),
                 ]
             events.append(("response.output_item.done", {"output_index": i, "item": item}))
-        events.append(("response.completed",
-                       {"response": dict(base, status="completed", output=output, usage=usage)}))
+        events.append(
+            (
+                "response.completed",
+                {"response": dict(base, status="completed", output=output, usage=usage)},
+            )
+        )
         for event, data in events:
             await resp.write(sse(event, dict(data, type=event)))
         await resp.write_eof()
