@@ -37,7 +37,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 
 from aiohttp import web
 from common import (
@@ -48,7 +47,7 @@ from common import (
     make_catch_all,
     next_seq,
     read_body,
-    start_proxy_sink,
+    serve,
 )
 
 STATE = {
@@ -471,28 +470,7 @@ def build_app(args):
 async def main(args):
     CONFIG["count_tokens"] = args.count_tokens
     app, rec = build_app(args)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", args.port)
-    await site.start()
-    sink = None
-    if args.proxy_port:
-        sink = await start_proxy_sink("127.0.0.1", args.proxy_port, rec)
-    log(
-        "fake Anthropic API on http://127.0.0.1:%d record=%s proxy_sink=%s"
-        % (args.port, args.record, args.proxy_port or "-")
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for s in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(s, stop.set)
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=args.max_lifetime)
-    except TimeoutError:
-        log("max lifetime reached, exiting")
-    if sink:
-        sink.close()
-    await runner.cleanup()
+    await serve(app, args, "Anthropic API", rec)
 
 
 if __name__ == "__main__":

@@ -254,3 +254,33 @@ def all_text(obj, limit=2_000_000):
         elif isinstance(o, list):
             stack.extend(reversed(o))
     return "\n".join(out)
+
+
+async def serve(app, args, what, recorder=None):
+    """Run ``app`` on 127.0.0.1:``args.port`` (and the proxy sink on ``args.proxy_port``,
+    when the fake has one and a ``recorder``) until SIGTERM, SIGINT or
+    ``args.max_lifetime`` seconds."""
+    import signal
+
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", args.port).start()
+    proxy_port = getattr(args, "proxy_port", 0)
+    sink = None
+    if proxy_port and recorder is not None:
+        sink = await start_proxy_sink("127.0.0.1", proxy_port, recorder)
+    log(
+        f"fake {what} on http://127.0.0.1:{args.port} record={args.record} "
+        f"proxy_sink={proxy_port or '-'}"
+    )
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for s in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(s, stop.set)
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=args.max_lifetime)
+    except TimeoutError:
+        log("max lifetime reached, exiting")
+    if sink:
+        sink.close()
+    await runner.cleanup()

@@ -13,7 +13,7 @@ import itertools
 import json
 
 from aiohttp import web
-from common import Recorder, base_record, log, make_catch_all, next_seq, read_body
+from common import Recorder, base_record, log, make_catch_all, next_seq, read_body, serve
 
 replies = itertools.count(1)
 ROUTER_REPLY = {
@@ -86,12 +86,7 @@ def build_app(args):
 
 
 async def main(args):
-    runner = web.AppRunner(build_app(args), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", args.port).start()
-    log("fake Gemini API on http://127.0.0.1:%d record=%s" % (args.port, args.record))
-    await asyncio.sleep(args.max_lifetime)
-    await runner.cleanup()
+    await serve(build_app(args), args, "Gemini API")
 
 
 if __name__ == "__main__":

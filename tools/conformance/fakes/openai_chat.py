@@ -29,7 +29,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 import time
 
 from aiohttp import web
@@ -41,7 +40,7 @@ from common import (
     make_catch_all,
     next_seq,
     read_body,
-    start_proxy_sink,
+    serve,
 )
 
 STATE = {"read_done": False, "weather_done": False, "search_done": False, "n": 0}
@@ -372,25 +371,7 @@ def build_app(args):
 
 async def main(args):
     app, rec = build_app(args)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", args.port).start()
-    sink = await start_proxy_sink("127.0.0.1", args.proxy_port, rec) if args.proxy_port else None
-    log(
-        "fake OpenAI chat API on http://127.0.0.1:%d record=%s proxy_sink=%s"
-        % (args.port, args.record, args.proxy_port or "-")
-    )
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for s in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(s, stop.set)
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=args.max_lifetime)
-    except TimeoutError:
-        log("max lifetime reached, exiting")
-    if sink:
-        sink.close()
-    await runner.cleanup()
+    await serve(app, args, "OpenAI chat API", rec)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import re
 import time
 
 from aiohttp import web
-from common import Recorder, base_record, log, make_catch_all, next_seq
+from common import Recorder, base_record, log, make_catch_all, next_seq, serve
 
 replies = itertools.count(1)
 
@@ -188,12 +188,7 @@ def build_app(args):
 
 
 async def main(args):
-    runner = web.AppRunner(build_app(args), access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", args.port).start()
-    log("fake responses API on http://127.0.0.1:%d record=%s" % (args.port, args.record))
-    await asyncio.sleep(args.max_lifetime)
-    await runner.cleanup()
+    await serve(build_app(args), args, "responses API")
 
 
 if __name__ == "__main__":
