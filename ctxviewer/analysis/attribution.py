@@ -10,11 +10,16 @@ session's own clean steps, per model. So each request's prompt splits into:
   items explain (their calibrated estimate, summed over the chain, is within
   ``TOLERANCE`` of it), counting remainders that have a cause named on
   evidence in their step, in this order:
+  the previous response's own output count beyond the estimate of what the
+  transcript keeps of it (thinking, named so where a thinking block is there,
+  and the calls' framing: Claude Code 2.1 sub-agent transcripts leave Opus
+  4.7's thinking out altogether; never more than that count);
   a ToolSearch result (``tool_reference`` blocks: the API expands each into
-  the tool's schema, which the log never holds); a thinking block (the log
-  does not hold its full length: "thinking: counted by the API beyond its
-  visible text"); a TodoWrite call (Claude Code repeats the todo list in a
-  reminder the transcript leaves out: at most the list's own size);
+  the tool's schema, which the log never holds); a thinking block whose
+  response has no count (the log does not hold its full length: "thinking:
+  counted by the API beyond its visible text"); a TodoWrite call (Claude Code
+  repeats the todo list in a reminder the transcript leaves out: at most the
+  list's own size);
 - ``estimated``: the start of the chain (the first request, or the first after
   a break: a compaction, a prompt that shrank, a history that is not the
   previous one's plus more), whose split rests on estimates;
@@ -22,7 +27,10 @@ session's own clean steps, per model. So each request's prompt splits into:
   text is never stretched past the calibrated ratio to make it vanish.
 
 Steps without thinking and with some size are "clean": they calibrate the
-ratio, and ``compare`` scores estimators against their exact deltas.
+ratio, and ``compare`` scores estimators against their exact deltas. A step
+with thinking whose response was counted calibrates and is scored without the
+response: its growth less that output count against the estimate of the rest
+(``Step.sample``).
 """
 
 from __future__ import annotations
@@ -46,8 +54,16 @@ from ctxviewer.model import (
 TOLERANCE = 0.15  # of the delta: an estimate this close explains the whole growth
 MIN_TOKENS = 40  # remainders below this are within the noise of one message
 CLEAN_MIN = 50  # a step must add this many estimated tokens to calibrate or be scored
-RATIO_BOUNDS = (0.6, 1.6)  # a ratio outside is not a tokenizer's, but a broken step
+# A step's ratio outside is a broken step, not a tokenizer's. The upper bound holds the
+# interquartile range of every model's steps on real transcripts (with the framing of
+# small steps, medians 1.3-2.0, third quartiles up to 2.2: Opus 4.7's tokenizer counts
+# about 1.6x chars/4, path-heavy results 2x); 1.6 cut off 40% of them.
+RATIO_BOUNDS = (0.6, 2.5)
 THINKING_CAUSE = "thinking: counted by the API beyond its visible text"
+RESPONSE_CAUSE = (
+    "the previous response beyond its recorded text (thinking the transcript leaves out, "
+    "call framing): counted by the API as its output"
+)
 TOOL_SEARCH_CAUSE = "tools loaded by ToolSearch: their schemas, counted by the API"
 TODO_CAUSE = "todo list reminder: Claude Code repeats the list, the transcript does not"
 TODO_TOOLS = frozenset({"TodoWrite", "todo_write"})
@@ -66,14 +82,42 @@ class Step:
     thinking: bool  # a thinking block among the added messages
     tool_search: bool = False  # a ToolSearch result (tool_reference) among them
     todo: int = 0  # the estimate of TodoWrite inputs among them (the list it repeats)
+    # The previous response as the API counted it (its output tokens), where the log
+    # holds a count of the whole response (0: unknown), and the estimate of what the
+    # transcript keeps of it (its visible blocks).
+    output: int = 0
+    visible: int = 0
+
+    @property
+    def unseen(self) -> bool:
+        """The response held more than the transcript keeps of it (thinking the file
+        leaves out): its output count exceeds the estimate of its visible blocks."""
+        return self.output - self.visible > MIN_TOKENS
 
     @property
     def clean(self) -> bool:
         return (
-            not (self.thinking or self.tool_search or self.todo)
+            not (self.thinking or self.unseen or self.tool_search or self.todo)
             and self.estimate >= CLEAN_MIN
             and self.delta > 0
         )
+
+    @property
+    def results(self) -> tuple[int, int] | None:
+        """A step whose response holds what the transcript lacks (thinking), scored
+        without it: the growth less the response's own output count (the API's, both)
+        against the estimate of the rest (the tool results and what came with them).
+        None where the output count is unknown or the step has other unknowns."""
+        if not (self.thinking or self.unseen) or not self.output:
+            return None
+        if self.tool_search or self.todo:
+            return None
+        api, estimate = self.delta - self.output, self.estimate - self.visible
+        return (api, estimate) if estimate >= CLEAN_MIN and api > 0 else None
+
+    def sample(self) -> tuple[int, int] | None:
+        """(API tokens, estimate) this step calibrates and scores on, if any."""
+        return (self.delta, self.estimate) if self.clean else self.results
 
 
 @dataclass(frozen=True)
@@ -133,6 +177,7 @@ def steps(session: Session, est: Estimator) -> dict[int, Step]:
             continue  # the prompt shrank: cleared thinking, context edits, a cache rebuild
         added = r.messages[n:]
         blocks = [b for m in added for b in m.blocks]
+        output, visible = _response(prev, added, est)
         out[r.index] = Step(
             r.index,
             prev.index,
@@ -142,16 +187,32 @@ def steps(session: Session, est: Estimator) -> dict[int, Step]:
             any(b.kind == THINKING for b in blocks),
             any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text for b in blocks),
             sum(est.block(b) for b in blocks if b.kind == TOOL_USE and b.name in TODO_TOOLS),
+            output,
+            visible,
         )
     return out
+
+
+def _response(prev: Request, added: tuple[Message, ...], est: Estimator) -> tuple[int, int]:
+    """The previous request's output count and the estimate of its response as the
+    step added it: (0, 0) unless the step adds exactly one assistant message, and when
+    the count is below that estimate at the lowest ratio a tokenizer has (the count of
+    a response still streaming: Claude Code writes a record per content block, the
+    early ones with the count so far)."""
+    answers = [m for m in added if m.role == "assistant"]
+    if len(answers) != 1 or prev.usage is None:
+        return 0, 0
+    visible = est.messages(answers)
+    output = prev.usage.output_tokens
+    return (output, visible) if output >= RATIO_BOUNDS[0] * visible else (0, 0)
 
 
 def ratios(found: dict[int, Step], session: Session) -> dict[str | None, float]:
     """The estimator's ratio to the API per model, from the clean steps (median)."""
     by_model: dict[str | None, list[float]] = {}
     for s in found.values():
-        if s.clean:
-            q = s.delta / s.estimate
+        if (sample := s.sample()) is not None:
+            q = sample[0] / sample[1]
             if RATIO_BOUNDS[0] <= q <= RATIO_BOUNDS[1]:
                 by_model.setdefault(session.requests[s.index].model, []).append(q)
     every = [q for qs in by_model.values() for q in qs]
@@ -196,7 +257,16 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
         part = min(rest, round(s.todo * ratio))
         causes[TODO_CAUSE] = causes.get(TODO_CAUSE, 0) + part
         rest -= part
-    named = TOOL_SEARCH_CAUSE if s.tool_search else THINKING_CAUSE if s.thinking else None
+    if rest > 0 and s.output:  # the response's own count: what it held beyond its text
+        part = min(rest, s.output - round(s.visible * ratio))
+        if part > 0:
+            cause = THINKING_CAUSE if s.thinking else RESPONSE_CAUSE
+            causes[cause] = causes.get(cause, 0) + part
+            rest -= part
+    # a thinking block of unknown size takes what is left; one whose response was
+    # counted is never stretched past that count
+    thinking = s.thinking and not s.output
+    named = TOOL_SEARCH_CAUSE if s.tool_search else THINKING_CAUSE if thinking else None
     if rest > 0 and named is not None:
         causes[named] = causes.get(named, 0) + rest
     growth = before.growth + s.delta
@@ -217,8 +287,10 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
 
 
 def clean_steps(session: Session, est: Estimator) -> Sequence[Step]:
-    """Steps whose exact delta scores an estimator (no thinking, some size)."""
-    return [s for s in steps(session, est).values() if s.clean]
+    """Steps whose exact growth scores an estimator: clean ones (no thinking, some size)
+    on their delta, and those with thinking on their growth less the response's output
+    count (``Step.sample``)."""
+    return [s for s in steps(session, est).values() if s.sample() is not None]
 
 
 def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdown:

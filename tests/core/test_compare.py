@@ -48,7 +48,8 @@ def test_rows_errors_and_exclusions():
 
 def test_transcripts_are_scored_on_their_exact_growth(corpus):
     """Every clean step of a real transcript is a row: the API's delta against the
-    estimate of what was added."""
+    estimate of what was added; a step with thinking whose response the API counted,
+    its delta less that count against the estimate of the rest."""
     from ctxviewer.analysis.attribution import clean_steps
     from ctxviewer.analysis.tokens.estimators import get_estimator
     from ctxviewer.ingest import load
@@ -66,8 +67,12 @@ def test_transcripts_are_scored_on_their_exact_growth(corpus):
     want = {st.index: st for st in clean_steps(s, get_estimator("qwen"))}
     assert len(want) > 100 and [r.index for r in c.rows] == sorted(want)
     for r in c.rows:
-        assert r.kind == "delta" and r.api_prompt_tokens == want[r.index].delta
-        assert r.estimates["qwen"] == get_estimator("qwen").messages(want[r.index].added)
+        st = want[r.index]
+        rest = st.added if st.clean else [m for m in st.added if m.role != "assistant"]
+        api = st.delta if st.clean else st.delta - st.output
+        assert r.kind == "delta" and r.api_prompt_tokens == api > 0
+        assert r.estimates["qwen"] == get_estimator("qwen").messages(rest)
+    assert sum(1 for st in want.values() if not st.clean) > 10  # thinking, counted
     assert c.summary["qwen"].n == len(want) and c.summary["calibrated"].n > 0
     assert c.summary["calibrated"].mape < c.summary["qwen"].mape
     assert c.excluded["transcript_only"] == len(s.requests) - len(want)

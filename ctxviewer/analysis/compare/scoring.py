@@ -7,9 +7,11 @@ bias (mean signed pct) and the worst case. Requests with a full request body
 are scored on their whole prompt. A transcript records the messages but not
 the system prompt and tools, so its requests are scored on their exact growth
 instead: the API's prompt delta from the previous call of the conversation
-against each estimator's count of what was added (``kind: "delta"``; steps
-with thinking or ToolSearch results, whose API count the log cannot explain,
-and small steps are left out: ``analysis.attribution``).
+against each estimator's count of what was added (``kind: "delta"``). A step
+with thinking is scored without its response, which the API counted as output:
+the delta less that count against the count of the rest. Steps whose API count
+the log cannot explain (ToolSearch results, thinking of unknown size) and small
+steps are left out (``analysis.attribution``).
 
 The per-category table of one request shows where the error hides: agents
 derive Messages by subtracting the estimated overhead from the API total.
@@ -145,8 +147,11 @@ def compare(
             raise Cancelled()
         step = deltas.get(r.index)
         if step is not None:
-            ests = {n: _added(by_name[n], step.added) for n in plain}
-            rows.append(Row(r.index, r.model, r.role, step.delta, ests, "delta"))
+            # a step with thinking is scored without its response (counted by the API)
+            added = step.added if step.clean else [m for m in step.added if m.role != "assistant"]
+            api = step.delta if step.clean else step.delta - step.output
+            ests = {n: _added(by_name[n], added) for n in plain}
+            rows.append(Row(r.index, r.model, r.role, api, ests, "delta"))
             continue
         ests = {n: by_name[n].prompt(r) for n in plain}
         rows.append(Row(r.index, r.model, r.role, r.api_prompt_tokens or 0, ests))
@@ -178,8 +183,8 @@ def compare(
     if excluded["transcript_only"]:
         notes.append(
             f"{plural(excluded['transcript_only'], 'transcript request')} without a clean step "
-            "excluded (the first of a chain, thinking or ToolSearch results, tiny "
-            "steps): their system prompt and tools were not recorded"
+            "excluded (the first of a chain, thinking of unknown size, ToolSearch "
+            "results, tiny steps): their system prompt and tools were not recorded"
         )
     table = (
         request_table(session, request, shown, by_name, calibration)
