@@ -12,7 +12,11 @@ server's listening socket (``GuardedSite``):
   (``connection_cap``): at the cap, the connection that has been silent longest
   among those not being answered is closed to make room, so a flood of
   half-sent connections can never keep a real client out;
-- a keep-alive connection idle for ``IDLE_TIMEOUT`` seconds is closed.
+- a keep-alive connection idle for ``IDLE_TIMEOUT`` seconds is closed;
+- connections are accepted a few at a time (``Listener``), so the evictions
+  they cause have closed their descriptors before more are taken, and a process out of
+  descriptors anyway waits ``ACCEPT_RETRY`` seconds and tries again, counted in
+  ``counts["accept_waits"]``, instead of logging an error per attempt.
 
 ``OneLineLog`` turns aiohttp's per-request error logs into one line each, with
 no traceback; ``quiet_loop_errors`` does the same for the event loop's.
@@ -22,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
+import socket
 import sys
 import time
 from collections.abc import Callable, Iterator, MutableMapping
@@ -36,9 +42,12 @@ from ctxviewer.proxy.redact import redact_text
 
 CLIENT_TIMEOUT = 20.0  # seconds a request's head may take, and a body may stall
 IDLE_TIMEOUT = 60.0  # seconds a kept-alive connection may wait for its next request
-BACKLOG = 64  # connections accepted in one go (the listen backlog): room kept for them
-RESERVED_FDS = 64 + BACKLOG  # descriptors kept for the files, the loop, an accept batch
+BACKLOG = 64  # connections the kernel queues before they are accepted: no descriptors yet
+RESERVED_FDS = 128  # descriptors kept for the files, the loop, connections being closed
 FALLBACK_CAP = 512  # connections, where the descriptor limit cannot be read
+ACCEPT_RETRY = 0.2  # seconds to wait when the process is out of descriptors
+ACCEPT_BATCH = 16  # connections accepted before the guard sees them (< RESERVED_FDS)
+_OUT_OF = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 READING, BODY, BUSY, IDLE = "reading", "body", "busy", "idle"
 STALLED = "stalled"  # answered 408: closed at the next sweep, not lingered on
@@ -89,7 +98,7 @@ class Guard:
         self.timeout = timeout
         self.idle_timeout = idle_timeout
         self.cap = cap if cap is not None else connection_cap(fds_per_connection)
-        self.counts = {"timed_out": 0, "evicted": 0, "refused": 0}
+        self.counts = {"timed_out": 0, "evicted": 0, "refused": 0, "accept_waits": 0}
         self._conns: dict[object, _Conn] = {}  # by the connection's aiohttp protocol
         self._sweep: asyncio.TimerHandle | None = None
 
@@ -244,6 +253,92 @@ class _Watched(asyncio.Protocol):
         self._inner.resume_writing()
 
 
+class Listener:
+    """The listening sockets of a site and the tasks accepting on them: what
+    ``loop.create_server`` would be, except that the connections accepted are
+    handed to the guard before more are."""
+
+    def __init__(self, sockets: list[socket.socket]) -> None:
+        self.sockets = sockets
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @classmethod
+    def bind(cls, host: str, port: int) -> Listener:
+        """Bound to every address ``host`` names (all interfaces for ""), as
+        ``create_server`` binds; port 0 picks one port for all. Raises OSError."""
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+        bound: list[socket.socket] = []
+        try:
+            for family, kind, proto, _, address in dict.fromkeys(infos):
+                sock = socket.socket(family, kind, proto)
+                bound.append(sock)
+                if sys.platform != "win32":
+                    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6:
+                    sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                if port == 0 and len(bound) > 1:  # the port the first one got
+                    address = (address[0], bound[0].getsockname()[1], *address[2:])
+                sock.bind(address)
+                sock.listen(BACKLOG)
+                sock.setblocking(False)
+        except OSError:
+            for sock in bound:
+                sock.close()
+            raise
+        return cls(bound)
+
+    def serve(self, guard: Guard, factory: Callable[[], asyncio.Protocol]) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(_accept(s, guard, factory)) for s in self.sockets]
+
+    def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for sock in self.sockets:
+            sock.close()
+
+    async def wait_closed(self) -> None:
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+
+async def _accept(
+    listening: socket.socket, guard: Guard, factory: Callable[[], asyncio.Protocol]
+) -> None:
+    """Accept what is queued, ``ACCEPT_BATCH`` at most, and hand each to the guard
+    (which may close another to make room) before accepting more: the descriptors
+    open never exceed the guard's cap by more than a batch."""
+    loop = asyncio.get_running_loop()
+    while True:
+        try:
+            first, _ = await loop.sock_accept(listening)
+        except OSError as e:
+            if listening.fileno() == -1:  # closed: the site stopped
+                return
+            if e.errno in _OUT_OF:
+                guard.counts["accept_waits"] += 1
+                await asyncio.sleep(ACCEPT_RETRY)
+            continue  # else a connection reset before it was accepted
+        batch = [first]
+        while len(batch) < ACCEPT_BATCH:
+            try:
+                sock, _ = listening.accept()
+            except OSError:  # none queued (or out of descriptors: the wait above says)
+                break
+            sock.setblocking(False)
+            batch.append(sock)
+        for i, sock in enumerate(batch):
+            try:
+                await loop.connect_accepted_socket(factory, sock)
+            except OSError:
+                sock.close()
+            except asyncio.CancelledError:
+                for rest in batch[i:]:
+                    rest.close()
+                raise
+
+
 class GuardedSite(web.BaseSite):
     """A ``TCPSite`` whose connections ``guard`` watches."""
 
@@ -260,14 +355,17 @@ class GuardedSite(web.BaseSite):
         await super().start()
         server = self._runner.server
         assert server is not None
-        self._server = await asyncio.get_running_loop().create_server(
-            self._guard.protocol_factory(server), *self._where, backlog=BACKLOG
-        )
+        listener = Listener.bind(*self._where)
+        listener.serve(self._guard, self._guard.protocol_factory(server))
+        self._server = listener  # type: ignore[assignment]  # close() and sockets, as aiohttp uses
         self._guard.start()
 
     async def stop(self) -> None:
         self._guard.stop()
+        listener = self._server
         await super().stop()
+        if isinstance(listener, Listener):
+            await listener.wait_closed()
 
 
 def _one_line(e: BaseException) -> str:
