@@ -270,3 +270,30 @@ def test_the_row_readers_give_the_full_reads_numbers(corpus: Path, data: Path) -
     assert read >= 15 and declined <= 2, (read, declined)
     with pytest.raises(Declined, match="no row reader for codex"):  # read in full
         lean_session(str(next(corpus.glob("codex/*.jsonl"))))
+
+
+def test_a_compressed_log_cut_short_is_read_in_full_for_its_row(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """A compressed transcript cut short: its row reader declines (it was marked a bad
+    file, an internal error, and left out of the library), and the full read lists the
+    requests before the cut, as a one-pass scan does."""
+    import gzip
+
+    log = (
+        corpus
+        / "claude-code"
+        / ("marot__spotter__test_fixtures_transcripts_fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl")
+    )
+    cut = tmp_path / "cut.jsonl.gz"
+    cut.write_bytes(gzip.compress(log.read_bytes())[:20_000])
+    from ctxviewer.library.reading import FileJob, Job
+    from ctxviewer.library.scan import safe_read
+
+    rows = safe_read(Job((FileJob(str(cut)),), full=False))
+    assert rows.error is None and rows.parts and rows.parts[0].summary["requests"] > 0
+    whole = safe_read(Job((FileJob(str(cut)),)))
+    assert rows.parts[0].series == whole.parts[0].series
+    assert {k: rows.parts[0].summary[k] for k in ROW_KEYS if k in whole.parts[0].summary} == {
+        k: whole.parts[0].summary[k] for k in ROW_KEYS if k in whole.parts[0].summary
+    }

@@ -31,7 +31,7 @@ from ctxviewer.errors import LoadError
 from ctxviewer.ingest.base import Item, lenient_loads
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.claude import subagents as claude_subagents
-from ctxviewer.ingest.loader import detect, load, read_head, recorded_cwd
+from ctxviewer.ingest.loader import Truncated, detect, load, read_head, recorded_cwd
 from ctxviewer.model import Session
 
 RowReader = Callable[[str], Iterator[Item]]
@@ -96,8 +96,11 @@ def lean_session(path: str, format: str | None = None) -> Session:
         if items is None:
             raise Declined(f"no row reader for {name}")
         builder = SessionBuilder(Session(path=path, format=name))
-        for item in items(path):
-            builder.add(item)
+        try:
+            for item in items(path):
+                builder.add(item)
+        except Truncated:  # a compressed log cut short: the full read says where
+            raise Declined("a compressed file cut short") from None
         session = builder.build()
         session.cwd = recorded_cwd(head)
     if any(r.usage is None for r in session.requests):  # never counted by the API: its
