@@ -126,6 +126,7 @@ def timeline(
         if u is not None:
             counted[key] = r
         size = api if api is not None else carried if carried is not None else estimate
+        events = r.events
         points.append(
             Point(
                 r.index,
@@ -140,9 +141,9 @@ def timeline(
                 u.cache_creation_input_tokens if u else None,
                 u.input_tokens if u else None,
                 tier(size, thresholds),
-                tuple(e.kind for e in r.events),
+                tuple(e.kind for e in events) if events else (),
                 r.agent,
-                r.failure,
+                r.failure if u is None else None,  # a call with usage was answered
                 r.simulated,
                 carried,
             )

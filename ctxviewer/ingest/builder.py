@@ -21,6 +21,7 @@ Rules that hold for every format live here, not in the readers:
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 
 from ctxviewer.ingest.base import Item, request_with, well_typed
@@ -32,6 +33,7 @@ from ctxviewer.model import (
     MEMORY,
     SUBAGENT,
     Event,
+    Message,
     Request,
     Session,
     Skipped,
@@ -168,9 +170,13 @@ SUMMARY_REACH = 64  # messages of a request's opening looked at for a compaction
 
 
 def _has_summary(req: Request) -> bool:
+    return opens_with_summary(req.messages)
+
+
+def opens_with_summary(messages: Sequence[Message]) -> bool:
     """A compaction summary opens the context it starts: look at its opening, the messages
     before the first answer (Codex keeps the user's messages before its summary)."""
-    for m in req.messages[:SUMMARY_REACH]:
+    for m in messages[:SUMMARY_REACH]:
         if m.role == "assistant":
             return False
         if any(b.tag == COMPACTION_SUMMARY for b in m.blocks):

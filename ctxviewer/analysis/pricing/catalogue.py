@@ -286,6 +286,7 @@ class Model:
     prices: list[list[Any]]
     source: str
     _built: dict[int, Price | None] = field(default_factory=dict)
+    _days: dict[date, int] | None = None  # the choice per day, where it depends on the day
 
     def price(self, at: datetime | None) -> Price | None:
         """The price in force at ``at`` (now when None), as genai-prices picks it: the
@@ -293,13 +294,23 @@ class Model:
         chosen = 0
         if len(self.prices) > 1:
             at = at or datetime.now(tz=UTC)
-            for i in range(len(self.prices) - 1, -1, -1):
-                if _active(self.prices[i][0], at):
-                    chosen = i
-                    break
+            if self._days is None and all(p[0] is None or "from" in p[0] for p in self.prices):
+                self._days = {}  # start dates only: the choice is the (UTC) day's
+            if self._days is not None:
+                day = (at.astimezone(UTC) if at.tzinfo is not None else at).date()
+                found = self._days.get(day)
+                chosen = self._days[day] = self._choose(at) if found is None else found
+            else:
+                chosen = self._choose(at)
         if chosen not in self._built:
             self._built[chosen] = to_price(self.id, self.prices[chosen][1], self.source)
         return self._built[chosen]
+
+    def _choose(self, at: datetime) -> int:
+        for i in range(len(self.prices) - 1, -1, -1):
+            if _active(self.prices[i][0], at):
+                return i
+        return 0
 
 
 class Catalogue:

@@ -105,7 +105,10 @@ class PriceTable:
         if found is None:
             return None
         kind, what = found
-        return what.price(_when(at)) if kind == "catalogue" else what  # type: ignore[no-any-return]
+        if kind != "catalogue":
+            return what  # type: ignore[no-any-return]
+        # one set of prices: the same at any time (no need to read ``at``)
+        return what.price(None if len(what.prices) == 1 else _when(at))  # type: ignore[no-any-return]
 
     def _find(self, model: str) -> tuple[str, Any] | None:
         name = normalize_model(model)

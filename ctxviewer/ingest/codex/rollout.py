@@ -16,6 +16,14 @@ records no ``token_count`` at all (Codex Desktop 0.128) still has its calls:
 each run of model output items is one, without usage, its size estimated. Instructions
 and tool schemas are only recorded by newer versions (``base_instructions``,
 ``dynamic_tools`` in ``session_meta``); requests stay ``complete=False``.
+
+``messages`` False (the library's rows, ``new_parser``): the same requests, events,
+roles and sizes, without their messages. The items that are model output or a tool's
+output (most of the bytes) are not made into messages; what the rest of the reader asks
+of them (whether a tool's output is tagged memory or a compaction summary) is read from
+them when asked. ``inexact`` says why such a read may differ from the full one (a
+compaction the session builder would infer from the messages, a call without usage):
+the caller reads the log in full then.
 """
 
 from __future__ import annotations
@@ -28,9 +36,16 @@ import orjson
 from ctxviewer.ingest.api.anthropic import Interner
 from ctxviewer.ingest.api.gemini import error_event
 from ctxviewer.ingest.api.openai import ADDITIONAL_TOOLS, additional_tools, content_text
-from ctxviewer.ingest.base import Head, Item, as_int
+from ctxviewer.ingest.base import MAX_TOKENS, Head, Item, as_int
+from ctxviewer.ingest.builder import SUMMARY_REACH, opens_with_summary
 from ctxviewer.ingest.classify import classify_tool, split_skills_section, split_system_text
-from ctxviewer.ingest.codex import CODEX_ENVELOPE, FORMAT, codex
+from ctxviewer.ingest.codex import (
+    CODEX_ENVELOPE,
+    CODEX_INPUT_ITEMS,
+    CODEX_OUTPUT_ITEMS,
+    FORMAT,
+    codex,
+)
 from ctxviewer.ingest.codex.items import (
     ITEM_TYPES,
     QUIET_ITEMS,
@@ -106,7 +121,7 @@ _NOTE_NO_COUNTS = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """A call whose response items may still follow (Codex 0.39 order)."""
 
@@ -120,6 +135,9 @@ class _Pending:
     silent: bool = False  # no model output came between the call before and this one
     side: str | None = None  # why this call is no turn of the conversation (a compaction call)
     measure: int | None = None  # what Codex compared with its limit before this call
+    # without messages: what the session builder reads of ``prompt``'s merged messages
+    opening_summary: bool = False  # a compaction summary opens them
+    count: int = 0  # how many there are
 
 
 def _tokens(size: int) -> int:
@@ -129,18 +147,36 @@ def _tokens(size: int) -> int:
 
 
 def _usage(last: dict[str, Any]) -> Usage:
-    total_in = as_int(last.get("input_tokens"))
-    cached = min(as_int(last.get("cached_input_tokens")), total_in)
-    return Usage(
-        input_tokens=total_in - cached,
-        cache_read_input_tokens=cached,
-        output_tokens=as_int(last.get("output_tokens")),
-        reasoning_tokens=as_int(last.get("reasoning_output_tokens")),
-    )
+    total_in, cached = last.get("input_tokens"), last.get("cached_input_tokens")
+    out, reasoning = last.get("output_tokens"), last.get("reasoning_output_tokens")
+    if not (  # the usual record (plain counts) costs no ``as_int``
+        total_in.__class__ is cached.__class__ is out.__class__ is reasoning.__class__ is int
+        and 0 <= total_in <= MAX_TOKENS
+        and 0 <= cached <= MAX_TOKENS
+        and 0 <= out <= MAX_TOKENS
+        and 0 <= reasoning <= MAX_TOKENS
+    ):
+        total_in, cached = as_int(total_in), as_int(cached)
+        out, reasoning = as_int(out), as_int(reasoning)
+    cached = min(cached, total_in)
+    return Usage(total_in - cached, 0, cached, out, 0, reasoning)
+
+
+_OUTPUT = Message("assistant", ())  # a model output item, read without its message
 
 
 class _CodexParser:
     def __init__(self) -> None:
+        self.messages = True  # False: requests without messages (the module's docstring)
+        self.inexact: str | None = None  # without messages: why the rows may differ
+        # without messages: a tool output's stand-in message -> (it, its item), read when
+        # its tags are asked for; the stand-ins not yet looked at for memory
+        self.deferred: dict[int, tuple[Message, _Rec]] = {}
+        self.unchecked: list[Message] = []
+        self.merged_count = 0  # messages the entries merge into (without messages)
+        self.events_since: list[str] = []  # kinds of the events since the last request
+        self.last_whole: tuple[bool, int] | None = None  # the last one's opening, count
+        self.opening: bool | None = None  # ``_opening``'s answer, once no later item changes it
         self.entries: list[tuple[bool, Message]] = []
         self.pending: _Pending | None = None
         self.model: str | None = None
@@ -257,14 +293,15 @@ class _CodexParser:
             return
         if self._is_base(p):  # the base instructions, sent as the first developer message
             return
-        entry = item_entry(p, ts)
+        entry = item_entry(p, ts) if self.messages else self._lean_entry(p, ts)
         if entry is None:
             kind = p.get("type")
             if not (isinstance(kind, str) and kind in QUIET_ITEMS):
                 out.append(Skipped(line, f"unknown response_item type {p.get('type')!r}"))
             return
         is_output, msg = entry
-        msg = self.intern(msg)
+        if self.messages:
+            msg = self.intern(msg)
         self._measure(p, is_output, msg)
         if not is_output:
             self._uncounted_call(out)
@@ -274,10 +311,68 @@ class _CodexParser:
                 self.run_line = line  # a run of model output starts
             if self.pending is not None:
                 self.pending.response.append(msg)
-        self.memory_seen = self.memory_seen or MEMORY in msg.tags
+        if self.memory_seen:
+            pass
+        elif id(msg) in self.deferred:
+            self.unchecked.append(msg)  # its tags are read when the system prompt needs them
+        else:
+            self.memory_seen = MEMORY in msg.tags
         if msg.role == "developer":
             self.developer_seen.update(b.text.strip() for b in msg.blocks)
+        if not (is_output and self.entries and self.entries[-1][0]):
+            self.merged_count += 1
         self.entries.append((is_output, msg))
+
+    def _lean_entry(self, p: _Rec, ts: str | None) -> tuple[bool, Message] | None:
+        """``item_entry`` without messages: a tool call or reasoning item is a stand-in (its
+        message has no tags), a reply or a tool's output a stand-in whose message is made
+        when its tags are asked for (``_real``: a reply or an output may read as memory)."""
+        kind = p.get("type")
+        if kind in CODEX_OUTPUT_ITEMS:
+            return True, _OUTPUT
+        if kind in CODEX_INPUT_ITEMS:
+            role = "tool"
+        elif kind == "message" and str(p.get("role") or "user") == "assistant":
+            role = "assistant"
+        else:
+            return item_entry(p, ts)
+        msg = Message(role, (), None, ts)
+        self.deferred[id(msg)] = (msg, p)
+        return role == "assistant", msg
+
+    def _real(self, msg: Message) -> Message:
+        """The message a stand-in stands for (``_lean_entry``)."""
+        held = self.deferred.get(id(msg))
+        if held is None or held[0] is not msg:
+            return msg
+        entry = item_entry(held[1], msg.timestamp)
+        assert entry is not None
+        return entry[1]
+
+    def _memory_seen(self) -> bool:
+        """Whether an item so far was memory (the tool outputs' looked at now)."""
+        if not self.memory_seen and self.unchecked:
+            self.memory_seen = any(MEMORY in self._real(m).tags for m in self.unchecked)
+            self.unchecked.clear()
+        return self.memory_seen
+
+    def _opening(self, cut: int) -> bool:
+        """Whether a compaction summary opens the messages of ``entries[:cut]`` (the
+        items until the first model output, at most ``SUMMARY_REACH``: once those are
+        all there, the answer holds until a compaction replaces the entries)."""
+        if self.opening is not None:
+            return self.opening
+        opening: list[Message] = []
+        answered = False  # the items reach a model output (an assistant message)
+        for output, m in self.entries[: min(cut, SUMMARY_REACH)]:
+            opening.append(_OUTPUT if output else self._real(m))
+            if output:
+                answered = True
+                break
+        found = opens_with_summary(opening)
+        if answered or len(opening) == SUMMARY_REACH:
+            self.opening = found
+        return found
 
     def _is_base(self, p: _Rec) -> bool:
         """A developer message that is the base instructions: the system prompt, counted as
@@ -324,6 +419,7 @@ class _CodexParser:
     def _release(self, out: _Out) -> None:
         if self.held is not None:
             out.append(self.held)
+            self.events_since.append(self.held.kind)
             self.held = None
 
     def _on_event_msg(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
@@ -333,7 +429,9 @@ class _CodexParser:
         elif kind == "error" and isinstance(p.get("message"), str):
             self._flush(out)
             self._release(out)
-            out.append(error_event(p["message"], ts))
+            event = error_event(p["message"], ts)
+            out.append(event)
+            self.events_since.append(event.kind)
         # every other event_msg repeats an item for the UI or carries no context
 
     def _on_compacted(self, line: int, ts: str | None, p: _Rec, out: _Out) -> None:
@@ -361,7 +459,7 @@ class _CodexParser:
             entries = compaction_rebuild(self.entries, summary, ts)
             detail = "history rebuilt as Codex does: user messages + summary (inferred)"
         self.entries = [
-            (o, self.intern(m))
+            (o, self.intern(m) if self.messages else m)
             for o, m in entries
             if not (
                 m.role == "developer"
@@ -369,6 +467,8 @@ class _CodexParser:
                 and "\n".join(b.text for b in m.blocks).strip() == self.base_text
             )
         ]
+        self.merged_count = len(merge(self.entries)) if not self.messages else 0
+        self.opening = None
         self.entries_at_call = len(self.entries)
         self.est = [0] * len(self.entries)
         self.reasoning = self.reasoning_before_user = 0
@@ -423,12 +523,15 @@ class _CodexParser:
             ts,
             self.model,
             usage,
-            self.entries[:cut],
+            self.entries[:cut] if self.messages else [],
             [m for _, m in self.entries[cut:]],
             fresh=any(not o for o, _ in since),
             silent=not any(o for o, _ in since),
             measure=self._codex_measure(),
         )
+        if not self.messages:
+            self.pending.count = self.merged_count - (cut < len(self.entries))
+            self.pending.opening_summary = self._opening(cut)
         self.entries_at_call = len(self.entries)
         self.last_total = as_int(last.get("total_tokens")) or usage.total_tokens
 
@@ -443,6 +546,8 @@ class _CodexParser:
         if cut == len(self.entries):
             return
         run = self.entries[cut:]
+        if not self.messages:
+            self.inexact = "a call without usage"
         self.pending = _Pending(
             self.run_line,
             run[0][1].timestamp,
@@ -458,11 +563,14 @@ class _CodexParser:
         if pend is None:
             return
         self.emitted += 1
-        out.append(self._request(pend, notes))
+        out.append(self._request(pend, notes) if self.messages else self._lean_request(pend))
+        self.events_since.clear()
 
-    def _request(self, pend: _Pending, notes: tuple[str, ...]) -> Request:
+    def _system(self) -> tuple[Block, ...]:
+        """The system prompt of a request sent now: the base instructions, AGENTS.md
+        (unless an item held it) and the developer instructions (unless one held them)."""
         system = self.turn_base or self.system
-        if self.user_instructions and not self.memory_seen:
+        if self.user_instructions and not self._memory_seen():
             system += tuple(
                 b if b.tag else Block(TEXT, b.text, tag=MEMORY, name="AGENTS.md")
                 for b in split_skills_section(self.user_instructions)
@@ -470,6 +578,10 @@ class _CodexParser:
         dev = self.developer_instructions
         if dev and dev.strip() not in self.developer_seen:
             system += (Block(TEXT, dev, name="developer_instructions"),)
+        return system
+
+    def _request(self, pend: _Pending, notes: tuple[str, ...]) -> Request:
+        system = self._system()
         whole = bool(system) and self.recorded_tools
         notes = (_NOTE_WHOLE if whole else _NOTE_BASE if system else _NOTE_TRANSCRIPT,) + notes
         if pend.side:
@@ -485,7 +597,7 @@ class _CodexParser:
             notes += (_NOTE_WINDOW,)
         reply = merge([(True, m) for m in pend.response])
         return Request(
-            index=0,
+            index=self.emitted - 1,  # as the session builder numbers them: no copy
             model=pend.model,
             timestamp=pend.timestamp,
             system=system,
@@ -500,6 +612,40 @@ class _CodexParser:
             window_hint=self.window,
             line=pend.line,
             notes=notes,
+            client=self.client,
+        )
+
+    def _lean_request(self, pend: _Pending) -> Request:
+        """``_request`` without messages (nor notes), with its system prompt and tools (the
+        session builder tells sub-agents apart by them). The builder also infers a
+        compaction from what a whole request's messages hold: where it would, ``inexact``
+        says so."""
+        system = self._system()
+        whole = bool(system) and self.recorded_tools
+        role = SUBAGENT if self.subagent else AUXILIARY if pend.side else MAIN
+        if whole and role == MAIN:
+            last, self.last_whole = self.last_whole, (pend.opening_summary, pend.count)
+            if (
+                last is not None
+                and COMPACT_BOUNDARY not in self.events_since
+                and pend.opening_summary
+                and (not last[0] or pend.count < last[1])
+            ):
+                self.inexact = "a compaction summary the builder would infer a compaction from"
+        return Request(
+            index=self.emitted - 1,
+            model=pend.model,
+            timestamp=pend.timestamp,
+            system=system,
+            tools=self.tools,
+            messages=(),
+            usage=pend.usage,
+            complete=whole,
+            sidechain=self.subagent,
+            role=role,
+            api="codex",
+            window_hint=self.window,
+            line=pend.line,
             client=self.client,
         )
 

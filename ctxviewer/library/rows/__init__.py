@@ -5,10 +5,11 @@ series of its prompt sizes) comes from the usage the API reported for each reque
 never from the text of its messages. ``ingest``'s readers build every message and
 block of a log (about 5x a raw parse of it), and the analysis behind a row reads them
 again (2x more): a first index of 2,000 sessions took 87 s. The row readers here
-(Claude Code, qwen-code: a module each; Gemini CLI: its own reader, told to build
-no messages) read only the records that carry usage or events, into
-``Request`` objects without messages, through the same ``SessionBuilder`` (streamed
-duplicates, order, events);
+(Claude Code, qwen-code: a module each, which parse only the records that carry usage
+or events; Codex: its own parser, which needs every item's place but not its message;
+Gemini CLI: its own reader; the last two told to build no messages) make ``Request``
+objects without messages, through the same ``SessionBuilder`` (streamed duplicates,
+order, events, roles);
 the row is then the same ``analysis`` code's (``Analysis``, ``summarize``) over them,
 without the details that need the text (``details=False``: the largest categories
 at the peak, the sub-agent runs) and with no skipped records counted: the second
@@ -16,7 +17,9 @@ pass, a full read, fills those in.
 
 A row reader gives the very numbers ``report`` gives, or declines (``Declined``):
 a request without usage (its prompt would be estimated from its text), an overflow
-or an API error in the log, another format. The caller then reads the file in full.
+or an API error in the log, a compaction the builder infers from the messages, a
+compressed file cut short, another format (a proxy recording, Cline, OpenCode,
+Aider). The caller then reads the file in full.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ctxviewer.errors import LoadError
 from ctxviewer.ingest.base import Item, lenient_loads
 from ctxviewer.ingest.builder import SessionBuilder
 from ctxviewer.ingest.claude import subagents as claude_subagents
-from ctxviewer.ingest.loader import detect, load, read_head, recorded_cwd
+from ctxviewer.ingest.loader import Truncated, detect, load, read_head, recorded_cwd
 from ctxviewer.model import Session
 
 RowReader = Callable[[str], Iterator[Item]]
@@ -78,9 +81,9 @@ WITHOUT_MESSAGES = frozenset({"gemini-cli", "gemini-cli-jsonl"})
 
 
 def _readers() -> dict[str, RowReader]:
-    from ctxviewer.library.rows import claude_code, qwen_code
+    from ctxviewer.library.rows import claude_code, codex, qwen_code
 
-    return {"claude-code": claude_code.items, "qwen-code": qwen_code.items}
+    return {"claude-code": claude_code.items, "codex": codex.items, "qwen-code": qwen_code.items}
 
 
 def lean_session(path: str, format: str | None = None) -> Session:
@@ -96,8 +99,11 @@ def lean_session(path: str, format: str | None = None) -> Session:
         if items is None:
             raise Declined(f"no row reader for {name}")
         builder = SessionBuilder(Session(path=path, format=name))
-        for item in items(path):
-            builder.add(item)
+        try:
+            for item in items(path):
+                builder.add(item)
+        except Truncated:  # a compressed log cut short: the full read says where
+            raise Declined("a compressed file cut short") from None
         session = builder.build()
         session.cwd = recorded_cwd(head)
     if any(r.usage is None for r in session.requests):  # never counted by the API: its
