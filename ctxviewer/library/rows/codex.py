@@ -40,5 +40,6 @@ def items(path: str) -> Iterator[Item]:
             raise Declined(f"line {lineno}: {type(e).__name__}: {e}") from None
         yield from found
     yield from parser.finish()
-    if parser.inexact:
-        raise Declined(parser.inexact)
+    inexact: str | None = getattr(parser, "inexact", None)  # the Codex parser's own
+    if inexact:
+        raise Declined(inexact)
