@@ -265,28 +265,45 @@ class Listener:
     @classmethod
     def bind(cls, host: str, port: int) -> Listener:
         """Bound to every address ``host`` names (all interfaces for ""), as
-        ``create_server`` binds; port 0 picks one port for all. Raises OSError."""
+        ``create_server`` binds: a family the machine lacks is passed over; port 0
+        picks one port for all. Raises OSError saying the address."""
         infos = socket.getaddrinfo(
             host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
         )
         bound: list[socket.socket] = []
         try:
             for family, kind, proto, _, address in dict.fromkeys(infos):
-                sock = socket.socket(family, kind, proto)
-                bound.append(sock)
+                try:
+                    sock = socket.socket(family, kind, proto)
+                except OSError:  # a family this machine does not have
+                    continue
                 if sys.platform != "win32":
                     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 if family == socket.AF_INET6:
                     sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
-                if port == 0 and len(bound) > 1:  # the port the first one got
+                if port == 0 and bound:  # the port the first one got
                     address = (address[0], bound[0].getsockname()[1], *address[2:])
-                sock.bind(address)
+                try:
+                    sock.bind(address)
+                except OSError as e:
+                    sock.close()
+                    if e.errno == errno.EADDRNOTAVAIL:  # the family is not enabled
+                        continue
+                    where, at = str(address[0]), str(address[1])
+                    said = OSError(
+                        f"cannot listen on {where} port {at}: {(e.strerror or str(e)).lower()}"
+                    )
+                    said.errno = e.errno  # the cause's, for a caller that asks
+                    raise said from None
+                bound.append(sock)
                 sock.listen(BACKLOG)
                 sock.setblocking(False)
         except OSError:
             for sock in bound:
                 sock.close()
             raise
+        if not bound:
+            raise OSError(f"cannot listen on {host!r}: none of its addresses can be bound")
         return cls(bound)
 
     def serve(self, guard: Guard, factory: Callable[[], asyncio.Protocol]) -> None:

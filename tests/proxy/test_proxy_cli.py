@@ -51,6 +51,7 @@ def test_port_in_use_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         assert main(["proxy", "--port", str(port), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "cannot start the proxy" in err and err.count("\n") == 1
+    assert f"cannot listen on 127.0.0.1 port {port}: address already in use" in err
     assert not out.exists()  # no recording for a proxy that never ran
 
 

@@ -426,3 +426,24 @@ def test_a_damaged_stream_keeps_its_request_recorded() -> None:
     record = ex.to_record()
     assert record["request"]["body"]["messages"][0]["content"] == "hi"
     assert "could not be reassembled: AttributeError" in record["response"]["body"]["_raw"]
+
+
+def test_a_listener_binds_every_address_of_its_host_on_one_port() -> None:
+    """``localhost`` names 127.0.0.1 and, where IPv6 is on, ::1: port 0 gives both the
+    same port, and a client of either family is answered."""
+    from ctxviewer.proxy.guard import Listener
+
+    listener = Listener.bind("localhost", 0)
+    try:
+        names = [s.getsockname() for s in listener.sockets]
+        assert names and len({n[1] for n in names}) == 1
+        for sock in listener.sockets:
+            sock.setblocking(True)
+            family, (host, port) = sock.family, sock.getsockname()[:2]
+            with socket.socket(family) as client:
+                client.connect((host, port))
+                accepted, _ = sock.accept()
+                accepted.close()
+    finally:
+        listener.close()
+    assert all(s.fileno() == -1 for s in listener.sockets)
