@@ -88,7 +88,7 @@ def read_head(path: str) -> Head:
                 head.document = value
         except orjson.JSONDecodeError:
             head.document = _parse_document(path)
-    head.records = head_records(data.split(b"\n"))
+    head.records = head_records(data.split(b"\n", HEAD_RECORDS))  # the rest in one piece
     if (
         b"\x00" in data[:8192]
         and not head.records
@@ -291,6 +291,7 @@ def load(
     limit: int | None = None,
     subagents: bool = True,
     messages: bool = True,
+    head: Head | None = None,
 ) -> Session:
     """Read a whole file into a ``Session``.
 
@@ -301,11 +302,12 @@ def load(
     logs, ``Cancelled`` when ``cancelled()`` turns true. With ``limit``, a line
     log is read only until ``limit`` bytes of it (decompressed) have been read
     (``head_session``). ``messages`` False: a reader that can leaves the requests'
-    messages out (``new_parser``). The cyclic garbage collector waits meanwhile
-    (``collector_paused``).
+    messages out (``new_parser``). ``head``: what ``read_head(path)`` gave, when the
+    caller has read it already (a JSON document's head holds it parsed). The cyclic
+    garbage collector waits meanwhile (``collector_paused``).
     """
     with collector_paused():
-        return _load(path, format, progress, cancelled, limit, subagents, messages)
+        return _load(path, format, progress, cancelled, limit, subagents, messages, head)
 
 
 def _load(
@@ -316,8 +318,9 @@ def _load(
     limit: int | None,
     subagents: bool,
     messages: bool = True,
+    head: Head | None = None,
 ) -> Session:
-    head = read_head(path)
+    head = head if head is not None else read_head(path)
     reader = get_reader(format) if format else detect(head)
     total = os.path.getsize(path)
     builder = SessionBuilder(Session(path=path, format=reader.name))

@@ -93,7 +93,7 @@ def lean_session(path: str, format: str | None = None) -> Session:
     head = read_head(path)
     name = format or detect(head).name
     if name in WITHOUT_MESSAGES:
-        session = load(path, format=name, subagents=False, messages=False)
+        session = load(path, format=name, subagents=False, messages=False, head=head)
     else:
         items = _readers().get(name)
         if items is None:
