@@ -7,13 +7,9 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
-import queue
 import resource
 import signal
 import socket
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +18,7 @@ import aiohttp
 import anthropic
 import orjson
 import pytest
+from cli_server import CliServer
 from proxy_fakes import API_KEY, FakeUpstream, read_lines
 
 from ctxviewer.cli import main
@@ -270,74 +267,33 @@ def test_proxy_out_on_a_claude_code_transcript_exits_2_and_leaves_it_alone(
     assert transcript.read_bytes() == source.read_bytes()
 
 
-def _start_cli_proxy(
+def _cli_proxy(
     out: Path, upstream: FakeUpstream, tmp_path: Path, preexec: Callable[[], None] | None = None
-) -> tuple[subprocess.Popen[str], str, queue.Queue[str]]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "ctxviewer",
-            "proxy",
-            "--port",
-            "0",
-            "--out",
-            str(out),
-            "--upstream",
-            upstream.url,
-            "--openai-upstream",
-            upstream.url,
-            "--quiet",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        preexec_fn=preexec,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.put(line.rstrip("\n"))
-
-    threading.Thread(target=pump, daemon=True).start()
-    while True:
-        line = lines.get(timeout=30)
-        if line.startswith("export ANTHROPIC_BASE_URL="):
-            base = line.removeprefix("export ANTHROPIC_BASE_URL=")
-        if line.startswith("Ctrl+C"):
-            return proc, base, lines
+) -> CliServer:
+    args = ["--out", str(out), "--upstream", upstream.url, "--openai-upstream", upstream.url]
+    return CliServer("proxy", [*args, "--quiet"], tmp_path, preexec=preexec)
 
 
 def test_kill_9_mid_stream_then_restart_keeps_the_recording_readable(
     tmp_path: Path, upstream: FakeUpstream
 ) -> None:
     out = tmp_path / "rec.jsonl"
-    proc, base, _ = _start_cli_proxy(out, upstream, tmp_path)
+    proxy = _cli_proxy(out, upstream, tmp_path)
     try:
-        with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:
+        with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as client:
             client.messages.create(**BODY)  # one whole exchange first
             with client.messages.stream(**BODY, extra_headers={"x-fake-mode": "drip"}) as s:
                 next(iter(s))  # mid-stream...
-                proc.send_signal(signal.SIGKILL)  # ...the proxy dies
+                proxy.proc.send_signal(signal.SIGKILL)  # ...the proxy dies
                 with pytest.raises(Exception):  # noqa: B017 - whatever the SDK makes of it
                     s.get_final_message()
     finally:
-        proc.kill()
-        proc.wait(timeout=10)
-    proc, base, lines = _start_cli_proxy(out, upstream, tmp_path)
-    try:
-        with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:
-            client.messages.create(**BODY)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
-    finally:
-        proc.kill()
-        proc.wait(timeout=10)
+        proxy.proc.kill()
+        proxy.proc.wait(timeout=10)
+    proxy = _cli_proxy(out, upstream, tmp_path)
+    with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as client:
+        client.messages.create(**BODY)
+    assert proxy.stop()[0] == 0
     records = read_lines(out)
     assert [r["type"] for r in records] == ["meta", "exchange", "meta", "exchange"]
     session = load(str(out))
@@ -355,9 +311,9 @@ def test_a_full_disk_stops_the_recording_in_one_line_and_forwarding_goes_on(
     """The file may not grow past 6 KB (as on a full disk): every call still gets its
     answer, the proxy says once why the recording stopped, and what was written reads."""
     out = tmp_path / "rec.jsonl"
-    proc, base, lines = _start_cli_proxy(out, upstream, tmp_path, _small_file_limit)
+    proxy = _cli_proxy(out, upstream, tmp_path, _small_file_limit)
     try:
-        with anthropic.Anthropic(base_url=base, api_key=API_KEY, max_retries=0) as client:
+        with anthropic.Anthropic(base_url=proxy.url, api_key=API_KEY, max_retries=0) as client:
             replies = [
                 client.messages.create(
                     **{
@@ -368,13 +324,9 @@ def test_a_full_disk_stops_the_recording_in_one_line_and_forwarding_goes_on(
                 for i in range(12)
             ]
         assert len(replies) == 12 and all(r.content for r in replies)
-        proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 1
-        assert proc.stderr is not None
-        err = proc.stderr.read()
     finally:
-        proc.kill()
-        proc.wait(timeout=10)
+        code, err = proxy.stop()
+    assert code == 1
     assert "Traceback" not in err
     said = [line for line in err.splitlines() if "ctxviewer proxy: recording stopped" in line]
     assert len(said) == 1 and "File too large" in said[0]  # once, when it happened
