@@ -25,7 +25,7 @@ from typing import Any
 from ctxviewer import __version__
 from ctxviewer.analysis.agents.sessions import split
 from ctxviewer.analysis.analysis import Analysis
-from ctxviewer.analysis.pricing.table import PriceTable, load_prices, user_prices_path
+from ctxviewer.analysis.pricing.table import current_prices
 from ctxviewer.analysis.session_summary import summarize
 from ctxviewer.errors import LoadError
 from ctxviewer.ingest.collector import collector_paused
@@ -34,23 +34,6 @@ from ctxviewer.ingest.loader import load
 from ctxviewer.ingest.registry import get_reader
 from ctxviewer.library.content import prompt_series, request_texts
 from ctxviewer.model import Session
-
-_prices: tuple[tuple[int, int] | None, PriceTable] | None = None
-
-
-def prices() -> PriceTable:
-    """The price table of this process's reads, loaded once (with the catalogue and
-    the models it has looked up), again when the user's prices file changes."""
-    global _prices
-    try:
-        st = os.stat(user_prices_path())
-        stamp: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
-    except OSError:
-        stamp = None
-    if _prices is None or _prices[0] != stamp:
-        _prices = (stamp, load_prices())
-    return _prices[1]
-
 
 # A kept state is read back only by the same ctxviewer: readers' classes change.
 STATE_VERSION = f"{__version__}/1"
@@ -192,7 +175,7 @@ def _read_rows(job: Job) -> JobResult | None:
         a = Analysis(part, estimates=False)
         out.parts.append(
             PartResult(
-                summarize(a, prices=prices(), details=False).as_dict(),
+                summarize(a, prices=current_prices(), details=False).as_dict(),
                 prompt_series(a.timeline),
                 [],
             )
@@ -223,7 +206,7 @@ def _read_whole(job: Job) -> JobResult:
         a = Analysis(part)
         out.parts.append(
             PartResult(
-                summarize(a, prices=prices(), details=job.full).as_dict(),
+                summarize(a, prices=current_prices(), details=job.full).as_dict(),
                 prompt_series(a.timeline),
                 request_texts(part.requests) if job.full else [],
             )

@@ -376,25 +376,3 @@ def test_the_session_files_listing_fits_the_terminal(corpus: Path, home: Path) -
     assert "\n" not in wide and _home(s.path) in wide
     head, below = render(s, len(wide) - 1).split("\n")
     assert wide == f"{head}  {below.strip()}" and below.strip().startswith(_home(s.path))
-
-
-def test_the_reads_price_with_the_user_s_file_as_it_is_now(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A process's reads share one price table (the catalogue read once), made again
-    when the user's prices file appears, changes or goes."""
-    from ctxviewer.library import reading
-
-    monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
-    monkeypatch.setattr(reading, "_prices", None)
-    shipped = reading.prices()
-    assert reading.prices() is shipped and shipped.lookup("my-model") is None
-    mine = tmp_path / "prices.json"
-    mine.write_text(json.dumps({"models": {"my-model": {"input": 2.0, "output": 4.0}}}))
-    first = reading.prices()
-    assert first is not shipped and first.lookup("my-model").input == 2.0
-    mine.write_text(json.dumps({"models": {"my-model": {"input": 3.0, "output": 6.0}}}))
-    os.utime(mine, ns=(1, 1))  # whatever the clock's grain: the stamp differs
-    assert reading.prices().lookup("my-model").input == 3.0
-    mine.unlink()
-    assert reading.prices().lookup("my-model") is None

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 from genai_prices import Usage as GUsage
@@ -14,6 +17,7 @@ from genai_prices.data_snapshot import get_snapshot
 from ctxviewer.analysis.insights import request_cost
 from ctxviewer.analysis.pricing import load_prices
 from ctxviewer.analysis.pricing.catalogue import Catalogue, build, cache_dir, data_file, snapshot
+from ctxviewer.analysis.pricing.table import current_prices
 from ctxviewer.model import Request, Usage
 
 
@@ -170,3 +174,25 @@ def test_a_damaged_snapshot_is_built_again(tmp_path, monkeypatch):
 def test_now_is_the_default_time():
     t = load_prices()
     assert t.lookup("claude-opus-4-6") == t.lookup("claude-opus-4-6", datetime.now(tz=UTC))
+
+
+def test_current_prices_follow_the_user_s_file_as_it_is_now(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process's reads (the library's) share one price table (the catalogue read
+    once), made again when the user's prices file appears, changes or goes."""
+    from ctxviewer.analysis.pricing import table
+
+    monkeypatch.setenv("CTXVIEWER_HOME", str(tmp_path))
+    monkeypatch.setattr(table, "_current", None)
+    shipped = current_prices()
+    assert current_prices() is shipped and shipped.lookup("my-model") is None
+    mine = tmp_path / "prices.json"
+    mine.write_text(json.dumps({"models": {"my-model": {"input": 2.0, "output": 4.0}}}))
+    first = current_prices()
+    assert first is not shipped and first.lookup("my-model").input == 2.0
+    mine.write_text(json.dumps({"models": {"my-model": {"input": 3.0, "output": 6.0}}}))
+    os.utime(mine, ns=(1, 1))  # whatever the clock's grain: the stamp differs
+    assert current_prices().lookup("my-model").input == 3.0
+    mine.unlink()
+    assert current_prices().lookup("my-model") is None

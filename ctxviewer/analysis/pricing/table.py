@@ -179,3 +179,23 @@ def load_prices(shipped: Path | None = None, user: Path | None = None) -> PriceT
         extra = _entries(raw, str(user), f"your prices file ({user})")
         user_file = str(user)
     return PriceTable(own, extra, data.get("as_of"), data.get("source", ""), user_file)
+
+
+_current: tuple[tuple[object, ...], PriceTable] | None = None
+
+
+def current_prices() -> PriceTable:
+    """``load_prices()`` as the user's prices file is now: made once per process (the
+    catalogue and the models looked up kept with it) and made again when that file
+    appears, changes or goes. For a caller that prices many sessions (the library's
+    reads); raises ``ValueError`` as ``load_prices`` does."""
+    global _current
+    user = user_prices_path()
+    try:
+        st = user.stat()
+        stamp: tuple[object, ...] = (str(user), st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (str(user),)
+    if _current is None or _current[0] != stamp:
+        _current = (stamp, load_prices(user=user))
+    return _current[1]
