@@ -6,7 +6,8 @@ Each PATH is a transcript or a folder searched for ``*.jsonl``. Of the Claude Co
 transcripts among them, those with parallel tool calls (an assistant message with
 two or more ``tool_use`` blocks; ``--all``: every one) are read, each file on its own
 (its sub-agent files are not joined to it unless ``--with-subagents``: a folder holding
-a session and its sub-agents then counts every request once). Per file it prints:
+a session and its sub-agents then counts every request once; a sub-agent file gets
+what its session recorded for it, ``Request.unrecorded``). Per file it prints:
 
 - the requests with an API count, and how their unattributed share of the prompt
   (``analysis.attribution``) is distributed: none, up to 5%, 10%, 15%, over 15%;
@@ -31,6 +32,7 @@ from pathlib import Path
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.compare.scoring import compare
 from ctxviewer.errors import LoadError
+from ctxviewer.ingest.claude.subagents import session_of
 from ctxviewer.ingest.loader import load
 from ctxviewer.model import TOOL_USE, Session
 
@@ -131,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     reps: list[FileReport] = []
     for path in files(args.paths):
         try:
-            session = load(str(path), subagents=args.with_subagents)
+            # a sub-agent file alone still reads what its session recorded for it
+            alone = session_of(path) is not None
+            session = load(str(path), subagents=args.with_subagents or alone)
         except LoadError as e:
             print(f"{path}: skipped: {e}", file=sys.stderr)
             continue

@@ -19,7 +19,9 @@ session's own clean steps, per model. So each request's prompt splits into:
   response has no count (the log does not hold its full length: "thinking:
   counted by the API beyond its visible text"); a TodoWrite call (Claude Code
   repeats the todo list in a reminder the transcript leaves out: at most the
-  list's own size);
+  list's own size); what the agent sent that another file of the session recorded
+  (``Request.unrecorded``: a Claude Code sub-agent's skill listing and deferred
+  tools, at most their estimate);
 - ``estimated``: the start of the chain (the first request, or the first after
   a break: a compaction, a prompt that shrank, a history that is not the
   previous one's plus more), whose split rests on estimates;
@@ -67,6 +69,10 @@ RESPONSE_CAUSE = (
 TOOL_SEARCH_CAUSE = "tools loaded by ToolSearch: their schemas, counted by the API"
 TODO_CAUSE = "todo list reminder: Claude Code repeats the list, the transcript does not"
 TODO_TOOLS = frozenset({"TodoWrite", "todo_write"})
+UNRECORDED_CAUSE = (
+    "skill listing and deferred tools sent to the sub-agent: recorded in its session, "
+    "not in its transcript"
+)
 UNATTRIBUTED = "unattributed: growth no recorded text explains"
 
 
@@ -82,6 +88,7 @@ class Step:
     thinking: bool  # a thinking block among the added messages
     tool_search: bool = False  # a ToolSearch result (tool_reference) among them
     todo: int = 0  # the estimate of TodoWrite inputs among them (the list it repeats)
+    unrecorded: int = 0  # the estimate of what the request sent beyond its log's messages
     # The previous response as the API counted it (its output tokens), where the log
     # holds a count of the whole response (0: unknown), and the estimate of what the
     # transcript keeps of it (its visible blocks).
@@ -97,7 +104,7 @@ class Step:
     @property
     def clean(self) -> bool:
         return (
-            not (self.thinking or self.unseen or self.tool_search or self.todo)
+            not (self.thinking or self.unseen or self.tool_search or self.todo or self.unrecorded)
             and self.estimate >= CLEAN_MIN
             and self.delta > 0
         )
@@ -110,7 +117,7 @@ class Step:
         None where the output count is unknown or the step has other unknowns."""
         if not (self.thinking or self.unseen) or not self.output:
             return None
-        if self.tool_search or self.todo:
+        if self.tool_search or self.todo or self.unrecorded:
             return None
         api, estimate = self.delta - self.output, self.estimate - self.visible
         return (api, estimate) if estimate >= CLEAN_MIN and api > 0 else None
@@ -187,8 +194,9 @@ def steps(session: Session, est: Estimator) -> dict[int, Step]:
             any(b.kind == THINKING for b in blocks),
             any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text for b in blocks),
             sum(est.block(b) for b in blocks if b.kind == TOOL_USE and b.name in TODO_TOOLS),
-            output,
-            visible,
+            output=output,
+            visible=visible,
+            unrecorded=est.messages(r.unrecorded) if r.unrecorded else 0,
         )
     return out
 
@@ -253,6 +261,10 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
     explained = round(s.estimate * ratio)
     rest = s.delta - explained
     causes = dict(before.causes)
+    if rest > 0 and s.unrecorded:  # sent, recorded elsewhere: never more than its estimate
+        part = min(rest, round(s.unrecorded * ratio))
+        causes[UNRECORDED_CAUSE] = causes.get(UNRECORDED_CAUSE, 0) + part
+        rest -= part
     if rest > 0 and s.todo:  # a reminder of known size: never more than the list itself
         part = min(rest, round(s.todo * ratio))
         causes[TODO_CAUSE] = causes.get(TODO_CAUSE, 0) + part
