@@ -305,14 +305,17 @@ def clean_steps(session: Session, est: Estimator) -> Sequence[Step]:
     return [s for s in steps(session, est).values() if s.sample() is not None]
 
 
-def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdown:
+def with_attribution(
+    b: Breakdown, a: Attribution, rows: bool = True, sent: Sequence[Message] = ()
+) -> Breakdown:
     """``b`` with ``a``'s numbers and, with ``rows`` (transcripts, whose Messages total
     holds what the log does not), Messages rows for the causes and the unexplained
-    growth (they are part of the Messages total, which is the API's)."""
+    growth (they are part of the Messages total, which is the API's). ``sent``: the
+    conversation's ``Request.unrecorded`` messages so far, the text of their row."""
     if not rows:
         return replace(b, attribution=a.as_dict())
     extra = [
-        Item(cause, tokens, "cause", ref=f"{cause}: {tokens:,} tokens of growth")
+        Item(cause, tokens, "cause", ref=_cause_text(cause, tokens, sent))
         for cause, tokens in a.causes.items()
         if tokens
     ]
@@ -336,3 +339,13 @@ def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdo
             for c in cats
         )
     return replace(b, categories=cats, attribution=a.as_dict())
+
+
+def _cause_text(cause: str, tokens: int, sent: Sequence[Message]) -> str:
+    """What a cause's row shows when selected: the text itself where the session
+    recorded it, else what the cause is."""
+    head = f"{cause}: {tokens:,} tokens of growth"
+    if cause != UNRECORDED_CAUSE or not sent:
+        return head
+    texts = "\n\n".join(b.text for m in sent for b in m.blocks)
+    return f"{head} (at most their estimate), as the session recorded them:\n\n{texts}"

@@ -146,8 +146,12 @@ def test_the_session_names_what_the_second_call_was_sent(tmp_path: Path, corpus:
     # carried along the conversation, and a row under Messages
     assert a[-1].causes[UNRECORDED_CAUSE] == named
     b = Analysis(s).breakdown(1)
-    rows = {i.name: i.tokens for c in b.categories if c.name == "messages" for i in c.items}
+    items = {i.name: i for c in b.categories if c.name == "messages" for i in c.items}
+    rows = {name: i.tokens for name, i in items.items()}
     assert rows[UNRECORDED_CAUSE] == named
+    # selected, the row shows the text that was sent, as the session recorded it
+    ref = items[UNRECORDED_CAUSE].ref
+    assert isinstance(ref, str) and "skill-35:" in ref and "WebSearch" in ref
     assert rows.get(UNATTRIBUTED, 0) < _unattributed_row(tmp_path / "a") - 1_000
     # compare does not score the estimators on a step holding text the log lacks
     assert 1 not in {r.index for r in compare(s).rows}
