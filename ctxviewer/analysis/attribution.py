@@ -21,12 +21,17 @@ session's own clean steps, per model. So each request's prompt splits into:
   repeats the todo list in a reminder the transcript leaves out: at most the
   list's own size); what the agent sent that another file of the session recorded
   (``Request.unrecorded``: a Claude Code sub-agent's skill listing and deferred
-  tools, at most their estimate);
+  tools, at most their estimate).
+  A clean step whose response's count matches its text (``Step.own_ratio``) is
+  explained by its own items at its own ratio, within ``RATIO_BOUNDS``: all it
+  added is recorded, and content the session's median does not fit (paths, CJK)
+  is the tokenizer's, shown as estimation error, not as text the log lacks;
 - ``estimated``: the start of the chain (the first request, or the first after
   a break: a compaction, a prompt that shrank, a history that is not the
   previous one's plus more), whose split rests on estimates;
 - ``unattributed``: growth no recorded text explains, shown as such. Recorded
-  text is never stretched past the calibrated ratio to make it vanish.
+  text is never stretched past the calibrated ratio to make it vanish, but for
+  a clean step's own items.
 
 Steps without thinking and with some size are "clean": they calibrate the
 ratio, and ``compare`` scores estimators against their exact deltas. A step
@@ -107,6 +112,18 @@ class Step:
             not (self.thinking or self.unseen or self.tool_search or self.todo or self.unrecorded)
             and self.estimate >= CLEAN_MIN
             and self.delta > 0
+        )
+
+    @property
+    def own_ratio(self) -> bool:
+        """A clean step whose response's whole count is known (so nothing unseen came
+        with it) and whose growth is within the ratios a tokenizer has to its estimate:
+        everything it added is recorded, and its tokens are those items' own (a Grep
+        result of paths, CJK text count more than the session's median ratio)."""
+        return (
+            self.clean
+            and self.output > 0
+            and RATIO_BOUNDS[0] * self.estimate <= self.delta <= RATIO_BOUNDS[1] * self.estimate
         )
 
     @property
@@ -258,7 +275,7 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
     everything added and less the causes named on evidence is what stays unexplained:
     a step whose items were over-estimated offsets one whose items were under-estimated
     (a tool result written to the transcript one step late)."""
-    explained = round(s.estimate * ratio)
+    explained = s.delta if s.own_ratio else round(s.estimate * ratio)
     rest = s.delta - explained
     causes = dict(before.causes)
     if rest > 0 and s.unrecorded:  # sent, recorded elsewhere: never more than its estimate
