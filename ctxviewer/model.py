@@ -194,6 +194,12 @@ class Request:
     # What the source knows about the prompt when it does not record it
     # (Codex, Gemini): e.g. {"instructions": 1234} estimated elsewhere.
     notes: tuple[str, ...] = ()
+    # Messages the agent sent with this call that its log leaves out, known from another
+    # file of the same session: Claude Code before 2.1.126 gave a sub-agent the skill
+    # listing and the deferred tools on its second call; its transcript does not hold
+    # them, the main session's does (``ingest.claude.subagents``). Not in ``messages``:
+    # the analysis names them as a cause of that call's growth.
+    unrecorded: tuple[Message, ...] = ()
     # a request made up by ctxviewer (a simulated compaction applied as a branch): its
     # usage is a local estimate, never an API count
     simulated: bool = False

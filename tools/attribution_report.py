@@ -6,7 +6,8 @@ Each PATH is a transcript or a folder searched for ``*.jsonl``. Of the Claude Co
 transcripts among them, those with parallel tool calls (an assistant message with
 two or more ``tool_use`` blocks; ``--all``: every one) are read, each file on its own
 (its sub-agent files are not joined to it unless ``--with-subagents``: a folder holding
-a session and its sub-agents then counts every request once). Per file it prints:
+a session and its sub-agents then counts every request once; a sub-agent file gets
+what its session recorded for it, ``Request.unrecorded``). Per file it prints:
 
 - the requests with an API count, and how their unattributed share of the prompt
   (``analysis.attribution``) is distributed: none, up to 5%, 10%, 15%, over 15%;
@@ -16,7 +17,9 @@ a session and its sub-agents then counts every request once). Per file it prints
   growth), and how many steps it scored.
 
 The last lines add the files up: the share of requests at most 10% unattributed,
-those over 15%, the worst, and the files whose best MAPE is 30% or more.
+those over 15%, the worst, the files whose best MAPE is 30% or more (of all, and
+of those scored on 20 steps or more), and the best estimator's MAPE over every
+scored step of every file pooled.
 ``--json`` prints one object a file and a total instead.
 """
 
@@ -31,6 +34,7 @@ from pathlib import Path
 from ctxviewer.analysis.analysis import Analysis
 from ctxviewer.analysis.compare.scoring import compare
 from ctxviewer.errors import LoadError
+from ctxviewer.ingest.claude.subagents import session_of
 from ctxviewer.ingest.loader import load
 from ctxviewer.model import TOOL_USE, Session
 
@@ -49,6 +53,9 @@ class FileReport:
     best: str | None = None
     mape: float | None = None  # percent
     scored: int = 0
+    # each estimator's absolute error over every scored step, percent (pooled over files)
+    errors: dict[str, list[float]] = field(default_factory=dict)
+    steps_20: bool = False  # scored on 20 steps or more
 
     def count(self, upto: float) -> int:
         return sum(1 for s in self.shares if s <= upto)
@@ -99,6 +106,9 @@ def report(session: Session, path: str) -> FileReport:
     if best is not None:
         rep.mape, rep.best = round(100 * best[0], 1), best[1]
     rep.scored = len(c.rows)
+    rep.steps_20 = rep.scored >= 20
+    for name in c.estimators:
+        rep.errors[name] = [100 * abs(p) for row in c.rows if (p := row.pct(name)) is not None]
     return rep
 
 
@@ -131,7 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     reps: list[FileReport] = []
     for path in files(args.paths):
         try:
-            session = load(str(path), subagents=args.with_subagents)
+            # a sub-agent file alone still reads what its session recorded for it
+            alone = session_of(path) is not None
+            session = load(str(path), subagents=args.with_subagents or alone)
         except LoadError as e:
             print(f"{path}: skipped: {e}", file=sys.stderr)
             continue
@@ -142,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
         rep = report(session, str(path))
         reps.append(rep)
         if args.json:
-            print(json.dumps(asdict(rep) | {"shares": [round(s, 2) for s in rep.shares]}))
+            shown = asdict(rep) | {"shares": [round(s, 2) for s in rep.shares]}
+            print(json.dumps({k: v for k, v in shown.items() if k != "errors"}))
         else:
             print(line(rep))
             if args.causes:
@@ -154,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     le10 = sum(1 for s in shares if s <= 10.0)
     over = [r for r in reps if r.over15]
     high = [r for r in reps if r.mape is not None and r.mape >= 30.0]
-    total = {
+    total: dict[str, object] = {
         "files": len(reps),
         "requests": n,
         "le10": le10,
@@ -164,7 +177,17 @@ def main(argv: list[str] | None = None) -> int:
         "worst": round(max(shares, default=0.0), 1),
         "mape_ge30": len(high),
         "mape_scored_files": sum(1 for r in reps if r.mape is not None),
+        "mape_ge30_of_20_steps": sum(1 for r in high if r.steps_20),
+        "files_of_20_steps": sum(1 for r in reps if r.steps_20),
     }
+    pooled: dict[str, list[float]] = {}
+    for r in reps:
+        for name, errs in r.errors.items():
+            pooled.setdefault(name, []).extend(errs)
+    mapes = sorted((sum(e) / len(e), name, len(e)) for name, e in pooled.items() if e)
+    if mapes:
+        total["pooled_best"], total["pooled_mape"] = mapes[0][1], round(mapes[0][0], 1)
+        total["pooled_steps"] = mapes[0][2]
     if args.json:
         print(json.dumps({"total": total}))
         return 0
@@ -177,6 +200,15 @@ def main(argv: list[str] | None = None) -> int:
         f"best MAPE >= 30%: {len(high)} of {total['mape_scored_files']} scored files"
         + (": " + ", ".join(f"{Path(r.path).name[:20]} {r.mape}%" for r in high) if high else "")
     )
+    print(
+        f"files scored on 20 steps or more: {total['mape_ge30_of_20_steps']} of "
+        f"{total['files_of_20_steps']} with best MAPE >= 30%"
+    )
+    if mapes:
+        print(
+            f"every scored step pooled: best {total['pooled_best']} "
+            f"{total['pooled_mape']}% MAPE on {total['pooled_steps']} steps"
+        )
     return 0
 
 

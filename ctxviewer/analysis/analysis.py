@@ -291,7 +291,13 @@ class Analysis:
         if not req.complete:
             b = self._with_disk(b)
         if req.usage is not None:
-            b = with_attribution(b, self.attribution[index], rows=not req.complete)
+            sent = tuple(
+                m
+                for r in self.session.requests[: index + 1]
+                if r.unrecorded and (r.role, r.agent) == (req.role, req.agent)
+                for m in r.unrecorded
+            )
+            b = with_attribution(b, self.attribution[index], rows=not req.complete, sent=sent)
         return balanced(b)  # last: every category is the sum of its rows
 
     def _size_without_usage(self, index: int) -> tuple[int, str] | None:

@@ -19,12 +19,19 @@ session's own clean steps, per model. So each request's prompt splits into:
   response has no count (the log does not hold its full length: "thinking:
   counted by the API beyond its visible text"); a TodoWrite call (Claude Code
   repeats the todo list in a reminder the transcript leaves out: at most the
-  list's own size);
+  list's own size); what the agent sent that another file of the session recorded
+  (``Request.unrecorded``: a Claude Code sub-agent's skill listing and deferred
+  tools, at most their estimate).
+  A clean step whose response's count matches its text (``Step.own_ratio``) is
+  explained by its own items at its own ratio, within ``RATIO_BOUNDS``: all it
+  added is recorded, and content the session's median does not fit (paths, CJK)
+  is the tokenizer's, shown as estimation error, not as text the log lacks;
 - ``estimated``: the start of the chain (the first request, or the first after
   a break: a compaction, a prompt that shrank, a history that is not the
   previous one's plus more), whose split rests on estimates;
 - ``unattributed``: growth no recorded text explains, shown as such. Recorded
-  text is never stretched past the calibrated ratio to make it vanish.
+  text is never stretched past the calibrated ratio to make it vanish, but for
+  a clean step's own items.
 
 Steps without thinking and with some size are "clean": they calibrate the
 ratio, and ``compare`` scores estimators against their exact deltas. A step
@@ -67,6 +74,10 @@ RESPONSE_CAUSE = (
 TOOL_SEARCH_CAUSE = "tools loaded by ToolSearch: their schemas, counted by the API"
 TODO_CAUSE = "todo list reminder: Claude Code repeats the list, the transcript does not"
 TODO_TOOLS = frozenset({"TodoWrite", "todo_write"})
+UNRECORDED_CAUSE = (
+    "skill listing and deferred tools sent to the sub-agent: recorded in its session, "
+    "not in its transcript"
+)
 UNATTRIBUTED = "unattributed: growth no recorded text explains"
 
 
@@ -82,6 +93,7 @@ class Step:
     thinking: bool  # a thinking block among the added messages
     tool_search: bool = False  # a ToolSearch result (tool_reference) among them
     todo: int = 0  # the estimate of TodoWrite inputs among them (the list it repeats)
+    unrecorded: int = 0  # the estimate of what the request sent beyond its log's messages
     # The previous response as the API counted it (its output tokens), where the log
     # holds a count of the whole response (0: unknown), and the estimate of what the
     # transcript keeps of it (its visible blocks).
@@ -97,9 +109,21 @@ class Step:
     @property
     def clean(self) -> bool:
         return (
-            not (self.thinking or self.unseen or self.tool_search or self.todo)
+            not (self.thinking or self.unseen or self.tool_search or self.todo or self.unrecorded)
             and self.estimate >= CLEAN_MIN
             and self.delta > 0
+        )
+
+    @property
+    def own_ratio(self) -> bool:
+        """A clean step whose response's whole count is known (so nothing unseen came
+        with it) and whose growth is within the ratios a tokenizer has to its estimate:
+        everything it added is recorded, and its tokens are those items' own (a Grep
+        result of paths, CJK text count more than the session's median ratio)."""
+        return (
+            self.clean
+            and self.output > 0
+            and RATIO_BOUNDS[0] * self.estimate <= self.delta <= RATIO_BOUNDS[1] * self.estimate
         )
 
     @property
@@ -110,7 +134,7 @@ class Step:
         None where the output count is unknown or the step has other unknowns."""
         if not (self.thinking or self.unseen) or not self.output:
             return None
-        if self.tool_search or self.todo:
+        if self.tool_search or self.todo or self.unrecorded:
             return None
         api, estimate = self.delta - self.output, self.estimate - self.visible
         return (api, estimate) if estimate >= CLEAN_MIN and api > 0 else None
@@ -187,8 +211,9 @@ def steps(session: Session, est: Estimator) -> dict[int, Step]:
             any(b.kind == THINKING for b in blocks),
             any(b.kind == TOOL_RESULT and '"tool_reference"' in b.text for b in blocks),
             sum(est.block(b) for b in blocks if b.kind == TOOL_USE and b.name in TODO_TOOLS),
-            output,
-            visible,
+            output=output,
+            visible=visible,
+            unrecorded=est.messages(r.unrecorded) if r.unrecorded else 0,
         )
     return out
 
@@ -250,9 +275,13 @@ def _grow(before: Attribution, s: Step, ratio: float) -> Attribution:
     everything added and less the causes named on evidence is what stays unexplained:
     a step whose items were over-estimated offsets one whose items were under-estimated
     (a tool result written to the transcript one step late)."""
-    explained = round(s.estimate * ratio)
+    explained = s.delta if s.own_ratio else round(s.estimate * ratio)
     rest = s.delta - explained
     causes = dict(before.causes)
+    if rest > 0 and s.unrecorded:  # sent, recorded elsewhere: never more than its estimate
+        part = min(rest, round(s.unrecorded * ratio))
+        causes[UNRECORDED_CAUSE] = causes.get(UNRECORDED_CAUSE, 0) + part
+        rest -= part
     if rest > 0 and s.todo:  # a reminder of known size: never more than the list itself
         part = min(rest, round(s.todo * ratio))
         causes[TODO_CAUSE] = causes.get(TODO_CAUSE, 0) + part
@@ -293,14 +322,17 @@ def clean_steps(session: Session, est: Estimator) -> Sequence[Step]:
     return [s for s in steps(session, est).values() if s.sample() is not None]
 
 
-def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdown:
+def with_attribution(
+    b: Breakdown, a: Attribution, rows: bool = True, sent: Sequence[Message] = ()
+) -> Breakdown:
     """``b`` with ``a``'s numbers and, with ``rows`` (transcripts, whose Messages total
     holds what the log does not), Messages rows for the causes and the unexplained
-    growth (they are part of the Messages total, which is the API's)."""
+    growth (they are part of the Messages total, which is the API's). ``sent``: the
+    conversation's ``Request.unrecorded`` messages so far, the text of their row."""
     if not rows:
         return replace(b, attribution=a.as_dict())
     extra = [
-        Item(cause, tokens, "cause", ref=f"{cause}: {tokens:,} tokens of growth")
+        Item(cause, tokens, "cause", ref=_cause_text(cause, tokens, sent))
         for cause, tokens in a.causes.items()
         if tokens
     ]
@@ -324,3 +356,13 @@ def with_attribution(b: Breakdown, a: Attribution, rows: bool = True) -> Breakdo
             for c in cats
         )
     return replace(b, categories=cats, attribution=a.as_dict())
+
+
+def _cause_text(cause: str, tokens: int, sent: Sequence[Message]) -> str:
+    """What a cause's row shows when selected: the text itself where the session
+    recorded it, else what the cause is."""
+    head = f"{cause}: {tokens:,} tokens of growth"
+    if cause != UNRECORDED_CAUSE or not sent:
+        return head
+    texts = "\n\n".join(b.text for m in sent for b in m.blocks)
+    return f"{head} (at most their estimate), as the session recorded them:\n\n{texts}"

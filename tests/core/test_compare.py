@@ -165,3 +165,36 @@ def test_bad_input_is_one_line_exit_2(corpus, capsys, argv):
     assert main(["compare", str(corpus / LEMMY), *argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("ctxviewer:")
+
+
+def test_the_affine_fit_weighs_relative_errors():
+    """MAPE scores relative errors, so the fit minimizes them: a few large requests do
+    not set the line for the many small ones (a transcript's steps)."""
+    # small steps of 100-400 estimated tokens that cost 60 + 1.5x, and two large ones
+    # that cost 1.2x: plain squares follow the large ones
+    small = [calibrate.Point("g", round(60 + 1.5 * e), {"b": e}) for e in range(100, 420, 40)]
+    large = [calibrate.Point("g", round(1.2 * e), {"b": e}) for e in (20_000, 30_000)]
+    f = calibrate.affine(small + large, "b")
+    assert f is not None
+    errs = [abs(f.apply(p.estimates["b"] or 0) - p.api) / p.api for p in small + large]
+    assert sum(errs) / len(errs) < 0.12
+    assert all(e < 0.12 for e in errs[: len(small)])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-code/d-kimuson__claude-code-viewer__mock-global-claude-dir_projects_"
+        "sample-project_fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl",
+        "claude-code/chiphuyen__sniffly__tests_mock-data_-Users-chip-dev-ai-music_"
+        "d3ad4cdc-5657-435d-98fa-0035d53e383d.jsonl",
+        "claude-code/marot__spotter__test_fixtures_transcripts_"
+        "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+    ],
+)
+def test_calibrated_beats_best_uncalibrated_on_transcript_steps(corpus, name):
+    """Real transcripts scored on their exact steps, most of a few hundred tokens."""
+    c = compare(load(str(corpus / name)), default_names())
+    held = c.calibration["held_out_mape"]
+    best = min(v for k, v in held.items() if k != "calibrated" and v is not None)
+    assert held["calibrated"] < best

@@ -217,3 +217,35 @@ def test_the_upper_bound_keeps_each_models_interquartile_range(corpus: Path) -> 
     for qs in big.values():
         assert qs[3 * len(qs) // 4] <= RATIO_BOUNDS[1]
     assert any(qs[3 * len(qs) // 4] > 1.6 for qs in big.values())
+
+
+# Claude Code 1.0.95, Sonnet 4, Chinese prompts: a Grep result of paths and CJK to-do
+# lists count far more than the session's median ratio
+MAI = "Mai0313__VibeCodingTracker__tests_fixtures_sessions_claude_code.jsonl"
+
+
+def test_a_clean_step_is_explained_by_its_own_items(corpus: Path) -> None:
+    """Everything a clean step added is recorded and its response's count matches its
+    text: its growth is those items' own tokens, even at a ratio far above the
+    session's median (a Grep result of paths), as long as a tokenizer could have it."""
+    s = load(str(corpus / "claude-code" / MAI))
+    est = get_estimator("qwen")
+    found = steps(s, est)
+    median = ratios(found, s)["*"]
+    grep = next(
+        st for st in found.values() if any(b.name == "Grep" for m in st.added for b in m.blocks)
+    )
+    assert grep.own_ratio and grep.output > 0
+    assert 1.5 * median * grep.estimate < grep.delta <= RATIO_BOUNDS[1] * grep.estimate
+    before = attribute(s, est)[grep.previous]
+    after = attribute(s, est)[grep.index]
+    assert after.explained - before.explained == grep.delta and after.unattributed == 0
+    # no request of the session is left with more than 10% the log does not explain
+    shares = [
+        a.unattributed / r.usage.prompt_tokens
+        for a, r in zip(attribute(s, est), s.requests, strict=True)
+        if r.usage is not None
+    ]
+    assert max(shares) < 0.10
+    # a step whose response's whole count is unknown is never its own explanation
+    assert all(not st.own_ratio for st in found.values() if st.output == 0)

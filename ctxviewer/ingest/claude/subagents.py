@@ -6,15 +6,31 @@ and its compaction call in ``agent-acompact-<id>.jsonl``. Opening the session
 reads them too: their calls join the session as sub-agent requests, in time
 order, each with its agent id. A call the main transcript already holds (from
 its ``progress`` records) is not counted twice.
+
+Claude Code before 2.1.126 gave a sub-agent the deferred tools (and, with
+them, the skill listing) only from its second call on: its changelog's "Fixed
+deferred tools ... not being available to ... subagents on their first turn".
+The sub-agent's transcript records neither; the session's records both, as
+``skill_listing`` and ``deferred_tools_delta`` attachments. So a sub-agent of
+such a version, read with its session or alone beside it, gets them on its
+second call as ``Request.unrecorded``, rendered as the session recorded them
+(``announcements``): on six real 2.1.114 sub-agents the second call grew by
+2,616-2,705 tokens more than its recorded text, and the session's two
+attachments come to 1,645 (qwen's estimate) times Opus 4.7's ratio of 1.56
+measured on the same files, 2,566.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ctxviewer.ingest.base import request_with
-from ctxviewer.model import SUBAGENT, Request, Session, Skipped
+import orjson
+
+from ctxviewer.ingest.base import as_dict, request_with
+from ctxviewer.ingest.claude.attachments import attachment_message
+from ctxviewer.model import SUBAGENT, Message, Request, Session, Skipped
 
 COMPACTION_PREFIX = "acompact"
 COMPACTION_NOTE = (
@@ -51,8 +67,75 @@ def is_compaction(agent: str | None) -> bool:
     return agent is not None and agent.startswith(COMPACTION_PREFIX)
 
 
+# The first version that gives a sub-agent its deferred tools on its first call.
+ANNOUNCED_FROM_FIRST_CALL = (2, 1, 126)
+ANNOUNCED = ("skill_listing", "deferred_tools_delta")
+_ANNOUNCED_BYTES = tuple(f'"{t}"'.encode() for t in ANNOUNCED)
+_VERSION = re.compile(r"claude-code/(\d+)\.(\d+)\.(\d+)")
+UNRECORDED_NOTE = (
+    "Claude Code before 2.1.126 sent a sub-agent the skill listing and the deferred "
+    "tools from its second call on: the sub-agent's transcript does not hold them, "
+    "its session's does (counted as they were recorded there)"
+)
+
+
+def announcements(session_file: Path, before: str | None) -> tuple[Message, ...]:
+    """The skill listing and deferred tools ``session_file`` recorded before the time
+    ``before`` (ISO 8601; None: all), each rendered as Claude Code sent it. Only the
+    attachment lines are parsed; a file that cannot be read gives none."""
+    out: list[Message] = []
+    try:
+        with open(session_file, "rb") as f:
+            for raw in f:
+                if b'"attachment"' not in raw or not any(t in raw for t in _ANNOUNCED_BYTES):
+                    continue
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    continue
+                if not isinstance(record, dict) or record.get("type") != "attachment":
+                    continue
+                if as_dict(record.get("attachment")).get("type") not in ANNOUNCED:
+                    continue
+                when = record.get("timestamp")
+                if before is not None and isinstance(when, str) and when > before:
+                    continue
+                message, _ = attachment_message(record)
+                if message is not None:
+                    out.append(message)
+    except OSError:
+        return ()
+    return tuple(out)
+
+
+def _announced_late(client: str | None) -> bool:
+    """True for a Claude Code version that announced deferred tools on the second call."""
+    found = _VERSION.search(client or "")
+    return found is not None and tuple(map(int, found.groups())) < ANNOUNCED_FROM_FIRST_CALL
+
+
+def announce(sub: Session, session_file: Path) -> Session:
+    """``sub`` (one sub-agent's calls) with the announcements of its session on its
+    second call (see the module doc); ``sub`` itself when the version announced them on
+    the first call, the session file recorded none, or the sub-agent made one call."""
+    calls = sub.requests
+    if len(calls) < 2 or not _announced_late(calls[0].client):
+        return sub
+    said = announcements(session_file, calls[0].timestamp)
+    if not said:
+        return sub
+    second = calls[1]
+    calls[1] = request_with(second, unrecorded=said, notes=(*second.notes, UNRECORDED_NOTE))
+    return sub
+
+
 def join(session: Session, load: Callable[[Path], Session]) -> Session:
-    """``session`` with the calls of its sub-agent files, in time order."""
+    """``session`` with the calls of its sub-agent files, in time order. A sub-agent
+    file read alone gets its session's announcements (``announce``)."""
+    path = Path(session.path or "")
+    parent = session_of(path)
+    if parent is not None:
+        return announce(session, parent) if parent.is_file() else session
     files = sidecar_files(session.path or "")
     if not files:
         return session
@@ -66,6 +149,8 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
             continue
         agent = agent_of(file)
         notes = (COMPACTION_NOTE,) if is_compaction(agent) else ()
+        if not is_compaction(agent):
+            sub = announce(sub, path)
         for r in sub.requests:
             if r.key is not None and r.key in known:
                 continue
