@@ -11,6 +11,7 @@ same size.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -178,3 +179,48 @@ def test_an_unreadable_or_foreign_session_gives_nothing(tmp_path: Path) -> None:
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b'{"type":"attachment", "skill_listing" broken\n\xff\xfe\n[1,2]\n')
     assert announcements(junk, None) == ()
+
+
+def test_a_session_with_no_deferred_tools_announces_nothing(tmp_path: Path, corpus: Path) -> None:
+    """The second-call announcement was seen with deferred tools: a session that
+    recorded only a skill listing gives its sub-agents nothing."""
+    sub = _project(tmp_path, corpus)
+    session = tmp_path / f"{SESSION}.jsonl"
+    lines = session.read_text("utf-8").splitlines(keepends=True)
+    session.write_text("".join(x for x in lines if "deferred_tools_delta" not in x), "utf-8")
+    assert all(not r.unrecorded for r in load(str(sub)).requests)
+
+
+def _opens(path: Path) -> list[str]:
+    """Each time this process opens ``path`` from now on (an audit hook: Python's own
+    record of ``open`` calls)."""
+    seen: list[str] = []
+    target = str(path)
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and str(args[0]) == target:
+            seen.append(event)
+
+    sys.addaudithook(hook)
+    return seen
+
+
+def test_the_session_is_read_once_for_all_its_subagents(tmp_path: Path, corpus: Path) -> None:
+    """Joined, a session's sub-agents share one read of its announcements: three
+    sub-agents open the session file as often as one does."""
+    opened = []
+    for n in (1, 3):
+        folder = tmp_path / str(n)
+        sub = _project(folder, corpus)
+        text = sub.read_text("utf-8")
+        for k in range(1, n):  # more sub-agents of the same shape, as other calls
+            copy = text.replace('"id":"msg_', f'"id":"msg_{k}').replace(
+                '"requestId":"req_', f'"requestId":"req_{k}'
+            )
+            (sub.parent / f"agent-{AGENT[:-1]}{k}.jsonl").write_text(copy, "utf-8")
+        session = folder / f"{SESSION}.jsonl"
+        seen = _opens(session)
+        s = load(str(session))
+        opened.append(len(seen))
+        assert sum(1 for r in s.requests if r.unrecorded) == n
+    assert opened[0] == opened[1]

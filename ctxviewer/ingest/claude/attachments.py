@@ -44,6 +44,7 @@ from ctxviewer.ingest.classify import SKILLS_LISTING, split_message_text
 from ctxviewer.model import MEMORY, SYSTEM_REMINDER, TEXT, Block, Message
 
 SKILLS_HEAD = SKILLS_LISTING + "\n\n"
+DEFERRED_HEAD = "The following deferred tools are now available via ToolSearch:\n"
 AGENTS_HEAD = "Available agent types for the Agent tool:\n"
 AGENTS_TAIL = (
     "\n\nWhen you launch multiple agents for independent work, send them in a single "
@@ -108,9 +109,7 @@ def _deferred_tools(a: dict[str, Any]) -> tuple[Block, ...]:
     lines = _lines(a.get("addedLines")) or _lines(a.get("addedNames"))
     if not lines:
         return ()
-    return _reminder(
-        "The following deferred tools are now available via ToolSearch:\n" + "\n".join(lines)
-    )
+    return _reminder(DEFERRED_HEAD + "\n".join(lines))
 
 
 def _nested_memory(a: dict[str, Any]) -> tuple[Block, ...]:

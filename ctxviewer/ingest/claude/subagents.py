@@ -12,12 +12,14 @@ them, the skill listing) only from its second call on: its changelog's "Fixed
 deferred tools ... not being available to ... subagents on their first turn".
 The sub-agent's transcript records neither; the session's records both, as
 ``skill_listing`` and ``deferred_tools_delta`` attachments. So a sub-agent of
-such a version, read with its session or alone beside it, gets them on its
-second call as ``Request.unrecorded``, rendered as the session recorded them
-(``announcements``): on six real 2.1.114 sub-agents the second call grew by
-2,616-2,705 tokens more than its recorded text, and the session's two
-attachments come to 1,645 (qwen's estimate) times Opus 4.7's ratio of 1.56
-measured on the same files, 2,566.
+such a version, read with its session (which is read for them once, whatever
+the number of sub-agents) or alone beside it, gets them on its second call as
+``Request.unrecorded``, rendered as the session recorded them before the
+sub-agent started (``announcements``), when they include deferred tools. On
+six real 2.1.114 sub-agents the second call grew by 2,616-2,705 tokens more
+than its recorded text, and the session's two attachments come to 1,645
+(qwen's estimate) times Opus 4.7's ratio of 1.56 measured on the same files,
+2,566.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 import orjson
 
 from ctxviewer.ingest.base import as_dict, request_with
-from ctxviewer.ingest.claude.attachments import attachment_message
+from ctxviewer.ingest.claude.attachments import DEFERRED_HEAD, attachment_message
 from ctxviewer.model import SUBAGENT, Message, Request, Session, Skipped
 
 COMPACTION_PREFIX = "acompact"
@@ -79,11 +81,11 @@ UNRECORDED_NOTE = (
 )
 
 
-def announcements(session_file: Path, before: str | None) -> tuple[Message, ...]:
-    """The skill listing and deferred tools ``session_file`` recorded before the time
-    ``before`` (ISO 8601; None: all), each rendered as Claude Code sent it. Only the
-    attachment lines are parsed; a file that cannot be read gives none."""
-    out: list[Message] = []
+def recorded_announcements(session_file: Path) -> tuple[tuple[str, Message], ...]:
+    """The skill listings and deferred tools ``session_file`` recorded, each with its
+    time (ISO 8601, '' when the record has none) and rendered as Claude Code sent it.
+    Only the attachment lines are parsed; a file that cannot be read gives none."""
+    out: list[tuple[str, Message]] = []
     try:
         with open(session_file, "rb") as f:
             for raw in f:
@@ -97,15 +99,22 @@ def announcements(session_file: Path, before: str | None) -> tuple[Message, ...]
                     continue
                 if as_dict(record.get("attachment")).get("type") not in ANNOUNCED:
                     continue
-                when = record.get("timestamp")
-                if before is not None and isinstance(when, str) and when > before:
-                    continue
                 message, _ = attachment_message(record)
                 if message is not None:
-                    out.append(message)
+                    when = record.get("timestamp")
+                    out.append((when if isinstance(when, str) else "", message))
     except OSError:
         return ()
     return tuple(out)
+
+
+def announcements(session_file: Path, before: str | None) -> tuple[Message, ...]:
+    """What ``recorded_announcements`` gives, recorded before the time ``before``."""
+    return _before(recorded_announcements(session_file), before)
+
+
+def _before(said: tuple[tuple[str, Message], ...], before: str | None) -> tuple[Message, ...]:
+    return tuple(m for when, m in said if before is None or not when or when <= before)
 
 
 def _announced_late(client: str | None) -> bool:
@@ -114,18 +123,26 @@ def _announced_late(client: str | None) -> bool:
     return found is not None and tuple(map(int, found.groups())) < ANNOUNCED_FROM_FIRST_CALL
 
 
-def announce(sub: Session, session_file: Path) -> Session:
+def announce(
+    sub: Session,
+    session_file: Path,
+    recorded: Callable[[], tuple[tuple[str, Message], ...]] | None = None,
+) -> Session:
     """``sub`` (one sub-agent's calls) with the announcements of its session on its
     second call (see the module doc); ``sub`` itself when the version announced them on
-    the first call, the session file recorded none, or the sub-agent made one call."""
+    the first call, the session recorded no deferred tools before the sub-agent started
+    (the behaviour was seen with them), or the sub-agent made one call. ``recorded``:
+    the session's ``recorded_announcements``, when the caller keeps them (one read of
+    the session for all its sub-agents)."""
     calls = sub.requests
     if len(calls) < 2 or not _announced_late(calls[0].client):
         return sub
-    said = announcements(session_file, calls[0].timestamp)
-    if not said:
+    said = recorded() if recorded is not None else recorded_announcements(session_file)
+    sent = _before(said, calls[0].timestamp)
+    if not any(DEFERRED_HEAD in b.text for m in sent for b in m.blocks):
         return sub
     second = calls[1]
-    calls[1] = request_with(second, unrecorded=said, notes=(*second.notes, UNRECORDED_NOTE))
+    calls[1] = request_with(second, unrecorded=sent, notes=(*second.notes, UNRECORDED_NOTE))
     return sub
 
 
@@ -141,6 +158,13 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
         return session
     known: set[tuple[str, str] | None] = {r.key for r in session.requests if r.key is not None}
     added: list[Request] = []
+    said: list[tuple[tuple[str, Message], ...]] = []
+
+    def recorded() -> tuple[tuple[str, Message], ...]:  # the session read once, if at all
+        if not said:
+            said.append(recorded_announcements(path))
+        return said[0]
+
     for file in files:
         try:
             sub = load(file)
@@ -150,7 +174,7 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
         agent = agent_of(file)
         notes = (COMPACTION_NOTE,) if is_compaction(agent) else ()
         if not is_compaction(agent):
-            sub = announce(sub, path)
+            sub = announce(sub, path, recorded)
         for r in sub.requests:
             if r.key is not None and r.key in known:
                 continue
