@@ -18,7 +18,12 @@ from ctxviewer.analysis.agents.fired import Fired, fired
 from ctxviewer.analysis.agents.identify import Identity, identify
 from ctxviewer.analysis.agents.policy import AGENT, rule_thresholds
 from ctxviewer.analysis.agents.window import Window, agent_window
-from ctxviewer.analysis.attribution import Attribution, attribute, with_attribution
+from ctxviewer.analysis.attribution import (
+    UNRECORDED_CAUSE,
+    Attribution,
+    attribute,
+    with_attribution,
+)
 from ctxviewer.analysis.balance import balanced
 from ctxviewer.analysis.breakdown import (
     Breakdown,
@@ -291,13 +296,18 @@ class Analysis:
         if not req.complete:
             b = self._with_disk(b)
         if req.usage is not None:
-            sent = tuple(
-                m
-                for r in self.session.requests[: index + 1]
-                if r.unrecorded and (r.role, r.agent) == (req.role, req.agent)
-                for m in r.unrecorded
+            a = self.attribution[index]
+            sent = (
+                tuple(
+                    m
+                    for r in self.session.requests[: index + 1]
+                    if r.unrecorded and (r.role, r.agent) == (req.role, req.agent)
+                    for m in r.unrecorded
+                )
+                if UNRECORDED_CAUSE in a.causes
+                else ()
             )
-            b = with_attribution(b, self.attribution[index], rows=not req.complete, sent=sent)
+            b = with_attribution(b, a, rows=not req.complete, sent=sent)
         return balanced(b)  # last: every category is the sum of its rows
 
     def _size_without_usage(self, index: int) -> tuple[int, str] | None:

@@ -28,7 +28,7 @@ from ctxviewer.analysis.attribution import (
 from ctxviewer.analysis.compare.scoring import compare
 from ctxviewer.analysis.tokens.estimators import get_estimator
 from ctxviewer.ingest import load
-from ctxviewer.ingest.claude.subagents import UNRECORDED_NOTE, announcements
+from ctxviewer.ingest.claude.subagents import UNRECORDED_NOTE, recorded_announcements
 
 SESSION = "ef958aa1-0e93-49f0-bb71-150f63befcd1"
 AGENT = "a52886dc180afb356"
@@ -175,10 +175,10 @@ def test_a_version_that_announces_on_the_first_call_gets_nothing(
 
 
 def test_an_unreadable_or_foreign_session_gives_nothing(tmp_path: Path) -> None:
-    assert announcements(tmp_path / "missing.jsonl", None) == ()
+    assert recorded_announcements(tmp_path / "missing.jsonl") == ()
     junk = tmp_path / "junk.jsonl"
     junk.write_bytes(b'{"type":"attachment", "skill_listing" broken\n\xff\xfe\n[1,2]\n')
-    assert announcements(junk, None) == ()
+    assert recorded_announcements(junk) == ()
 
 
 def test_a_session_with_no_deferred_tools_announces_nothing(tmp_path: Path, corpus: Path) -> None:

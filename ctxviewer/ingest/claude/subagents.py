@@ -14,18 +14,19 @@ The sub-agent's transcript records neither; the session's records both, as
 ``skill_listing`` and ``deferred_tools_delta`` attachments. So a sub-agent of
 such a version, read with its session (which is read for them once, whatever
 the number of sub-agents) or alone beside it, gets them on its second call as
-``Request.unrecorded``, rendered as the session recorded them before the
-sub-agent started (``announcements``), when they include deferred tools. On
-six real 2.1.114 sub-agents the second call grew by 2,616-2,705 tokens more
-than its recorded text, and the session's two attachments come to 1,645
-(qwen's estimate) times Opus 4.7's ratio of 1.56 measured on the same files,
-2,566.
+``Request.unrecorded``, rendered as the session recorded them
+(``recorded_announcements``) before the sub-agent started, when they include
+deferred tools. On six real 2.1.114 sub-agents the second call grew by
+2,616-2,705 tokens more than its recorded text, and the session's two
+attachments come to 1,645 (qwen's estimate) times Opus 4.7's ratio of 1.56
+measured on the same files, 2,566.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 
 import orjson
@@ -108,11 +109,6 @@ def recorded_announcements(session_file: Path) -> tuple[tuple[str, Message], ...
     return tuple(out)
 
 
-def announcements(session_file: Path, before: str | None) -> tuple[Message, ...]:
-    """What ``recorded_announcements`` gives, recorded before the time ``before``."""
-    return _before(recorded_announcements(session_file), before)
-
-
 def _before(said: tuple[tuple[str, Message], ...], before: str | None) -> tuple[Message, ...]:
     return tuple(m for when, m in said if before is None or not when or when <= before)
 
@@ -158,13 +154,8 @@ def join(session: Session, load: Callable[[Path], Session]) -> Session:
         return session
     known: set[tuple[str, str] | None] = {r.key for r in session.requests if r.key is not None}
     added: list[Request] = []
-    said: list[tuple[tuple[str, Message], ...]] = []
-
-    def recorded() -> tuple[tuple[str, Message], ...]:  # the session read once, if at all
-        if not said:
-            said.append(recorded_announcements(path))
-        return said[0]
-
+    # the session's announcements, read once for all its sub-agents, if one needs them
+    recorded = cache(partial(recorded_announcements, path))
     for file in files:
         try:
             sub = load(file)
